@@ -1,0 +1,276 @@
+/* cpufreq.c — CPU frequency policies, modern cpufreq/policyN or the legacy per-cpu cpuN/cpufreq layout. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sensors-internal.h"
+#include "sysfs-util.h"
+
+static int cpufreq_add_policy(struct sensors *s, const char *dir, int index) {
+        struct cpufreq_policy *p;
+
+        p = realloc(s->policies, (s->n_policies + 1) * sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        s->policies = p;
+        p = &s->policies[s->n_policies++];
+        memset(p, 0, sizeof(*p));
+        p->fd_cur = p->fd_cpuinfo_cur = p->fd_governor = -1;
+        p->fd_scaling_min = p->fd_scaling_max = p->fd_time_in_state = -1;
+        snprintf(p->id, sizeof(p->id), "policy%d", index);
+        sysfs_strlcpy(p->dir, dir, sizeof(p->dir));
+        return 0;
+}
+
+static struct cpufreq_policy *cpufreq_find_dir(struct sensors *s, const char *dir) {
+        for (size_t i = 0; i < s->n_policies; i++)
+                if (strcmp(s->policies[i].dir, dir) == 0)
+                        return &s->policies[i];
+        return NULL;
+}
+
+/* Modern kernels: one directory per policy under cpu/cpufreq/. */
+static int cpufreq_list_modern(struct sensors *s, const char *cpu_dir) {
+        char path[600], dir[512];
+        int *idx, n, r = 0;
+
+        r = sysfs_path(path, sizeof(path), "%s/cpufreq", cpu_dir);
+        if (r < 0)
+                return r;
+        n = sysfs_list_indices(path, "policy", "", &idx);
+        for (int i = 0; i < n && r >= 0; i++) {
+                r = sysfs_path(path, sizeof(path), "%s/cpufreq/policy%d", cpu_dir, idx[i]);
+                if (r >= 0 && sysfs_resolve(s->sysfs_root, path, dir, sizeof(dir)) >= 0)
+                        r = cpufreq_add_policy(s, dir, idx[i]);
+        }
+        free(idx);
+        return r < 0 ? r : n;
+}
+
+/* Walk cpuN/cpufreq: on the legacy 3.x layout this creates one policy per
+ * distinct directory (cpu1..3/cpufreq are symlinks to cpu0's); on both
+ * layouts it records which CPUs lead to which policy, the fallback when
+ * related_cpus is missing. */
+static int cpufreq_walk_cpus(struct sensors *s, const char *cpu_dir, bool create) {
+        char path[600], dir[512];
+        int *idx, n, r = 0;
+
+        n = sysfs_list_indices(cpu_dir, "cpu", "", &idx);
+        for (int i = 0; i < n && r >= 0; i++) {
+                struct cpufreq_policy *p;
+
+                r = sysfs_path(path, sizeof(path), "%s/cpu%d/cpufreq", cpu_dir, idx[i]);
+                if (r < 0 || sysfs_resolve(s->sysfs_root, path, dir, sizeof(dir)) < 0)
+                        continue;
+                p = cpufreq_find_dir(s, dir);
+                if (!p && create) {
+                        r = cpufreq_add_policy(s, dir, idx[i]);
+                        p = r >= 0 ? &s->policies[s->n_policies - 1] : NULL;
+                }
+                if (p && p->n_cpus < SENSORS_CPUS_MAX)
+                        p->cpus[p->n_cpus++] = idx[i];
+        }
+        free(idx);
+        return r < 0 ? r : n < 0 ? n : 0;
+}
+
+static int cpufreq_open_attr(const struct cpufreq_policy *p, const char *name) {
+        char path[600];
+
+        if (sysfs_path(path, sizeof(path), "%s/%s", p->dir, name) < 0)
+                return -ENAMETOOLONG;
+        return sysfs_open(path);
+}
+
+static int cpufreq_read_attr(const struct cpufreq_policy *p, const char *name, char *buf, size_t size) {
+        char path[600];
+        ssize_t n;
+
+        buf[0] = '\0';
+        if (sysfs_path(path, sizeof(path), "%s/%s", p->dir, name) < 0)
+                return -ENAMETOOLONG;
+        n = sysfs_read_file(path, buf, size);
+        return n < 0 ? (int) n : 0;
+}
+
+static void cpufreq_parse_available(struct cpufreq_policy *p, const char *text) {
+        const char *q = text;
+
+        while (*q && p->n_available < SENSORS_FREQS_MAX) {
+                char *end;
+                unsigned long long v = strtoull(q, &end, 10);
+
+                if (end == q)
+                        break;
+                if (v <= UINT32_MAX)
+                        p->available_khz[p->n_available++] = (uint32_t) v;     /* kHz */
+                q = end;
+        }
+}
+
+static void cpufreq_read_static(struct cpufreq_policy *p) {
+        char text[1024];
+        int r;
+
+        if (cpufreq_read_attr(p, "cpuinfo_min_freq", text, sizeof(text)) >= 0)
+                (void) sysfs_parse_khz(text, &p->min_khz);
+        if (cpufreq_read_attr(p, "cpuinfo_max_freq", text, sizeof(text)) >= 0)
+                (void) sysfs_parse_khz(text, &p->max_khz);
+        if (cpufreq_read_attr(p, "scaling_driver", text, sizeof(text)) >= 0)
+                sysfs_strlcpy(p->driver, text, sizeof(p->driver));
+        if (cpufreq_read_attr(p, "scaling_available_frequencies", text, sizeof(text)) >= 0)
+                cpufreq_parse_available(p, text);
+
+        /* related_cpus (3.x and later), else affected_cpus, else the CPUs
+         * whose cpufreq link resolved here (already in p->cpus). */
+        r = cpufreq_read_attr(p, "related_cpus", text, sizeof(text));
+        if (r >= 0)
+                r = sysfs_parse_cpu_list(text, p->cpus, SENSORS_CPUS_MAX);
+        if (r <= 0 && cpufreq_read_attr(p, "affected_cpus", text, sizeof(text)) >= 0)
+                r = sysfs_parse_cpu_list(text, p->cpus, SENSORS_CPUS_MAX);
+        if (r > 0)
+                p->n_cpus = (size_t) r;
+}
+
+static int cpufreq_open_policy(struct cpufreq_policy *p) {
+        p->fd_cur = cpufreq_open_attr(p, "scaling_cur_freq");
+        if (p->fd_cur < 0) {
+                p->error = -p->fd_cur;
+                p->fd_cur = -1;
+        }
+        /* cpuinfo_cur_freq is 0400: EACCES/EPERM when not root is normal. */
+        p->fd_cpuinfo_cur = cpufreq_open_attr(p, "cpuinfo_cur_freq");
+        if (p->fd_cpuinfo_cur < 0)
+                p->fd_cpuinfo_cur = -1;
+        p->has_cpuinfo_cur = p->fd_cpuinfo_cur >= 0;
+        /* The rest is optional (no stats/ without CONFIG_CPU_FREQ_STAT). */
+        p->fd_governor = cpufreq_open_attr(p, "scaling_governor");
+        p->fd_scaling_min = cpufreq_open_attr(p, "scaling_min_freq");
+        p->fd_scaling_max = cpufreq_open_attr(p, "scaling_max_freq");
+        p->fd_time_in_state = cpufreq_open_attr(p, "stats/time_in_state");
+        if (p->fd_governor < 0)
+                p->fd_governor = -1;
+        if (p->fd_scaling_min < 0)
+                p->fd_scaling_min = -1;
+        if (p->fd_scaling_max < 0)
+                p->fd_scaling_max = -1;
+        if (p->fd_time_in_state < 0)
+                p->fd_time_in_state = -1;
+        cpufreq_read_static(p);
+        return 0;
+}
+
+int cpufreq_probe(struct sensors *s) {
+        char cpu_dir[400];
+        int r;
+
+        r = sysfs_path(cpu_dir, sizeof(cpu_dir), "%s/sys/devices/system/cpu", sysfs_prefix(s->sysfs_root));
+        if (r < 0)
+                return r;
+        r = cpufreq_list_modern(s, cpu_dir);
+        if (r < 0)
+                return r;
+        r = cpufreq_walk_cpus(s, cpu_dir, r == 0);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < s->n_policies; i++)
+                cpufreq_open_policy(&s->policies[i]);
+        return 0;
+}
+
+/* Only scaling_cur_freq is checked for deletion (sensors_pread): one fstat
+ * per policy is enough to notice a vanished policy in a fixture tree. */
+static int cpufreq_read_khz(struct sensors *s, int fd, uint32_t *ret) {
+        char buf[32];
+        ssize_t n;
+
+        n = s ? sensors_pread(s, fd, buf, sizeof(buf)) : sysfs_pread(fd, buf, sizeof(buf));
+        if (n < 0)
+                return (int) n;
+        return sysfs_parse_khz(buf, ret) < 0 ? -EBADMSG : 0;
+}
+
+static int cpufreq_read_governor(struct cpufreq_policy *p) {
+        char buf[sizeof(p->governor)];
+        ssize_t n;
+
+        n = sysfs_pread(p->fd_governor, buf, sizeof(buf));
+        if (n < 0)
+                return (int) n;
+        sysfs_strlcpy(p->governor, buf, sizeof(p->governor));
+        return 0;
+}
+
+/* stats/time_in_state: "<kHz> <10 ms units>" per line. At most 64 rows of
+ * at most 32 bytes each, so the buffer never cuts a row we keep. */
+static int cpufreq_read_tis(struct cpufreq_policy *p) {
+        char buf[4096];
+        const char *q = buf;
+        size_t k = 0;
+        ssize_t n;
+
+        n = sysfs_pread(p->fd_time_in_state, buf, sizeof(buf));
+        if (n < 0)
+                return (int) n;
+        while (*q && k < SENSORS_FREQS_MAX) {
+                char *end;
+                unsigned long long khz, t;
+
+                khz = strtoull(q, &end, 10);
+                if (end == q)
+                        break;
+                q = end;
+                t = strtoull(q, &end, 10);
+                if (end == q || khz > UINT32_MAX)
+                        break;
+                q = end;
+                p->tis_khz[k] = (uint32_t) khz;         /* kHz */
+                p->tis_10ms[k] = (uint64_t) t;          /* 10 ms units (USER_HZ ticks on old kernels) */
+                k++;
+        }
+        p->n_tis = k;
+        return 0;
+}
+
+int cpufreq_read(struct sensors *s, struct cpufreq_policy *p) {
+        int r, first = 0;
+
+        if (p->fd_cur < 0)
+                return -p->error;
+        r = cpufreq_read_khz(s, p->fd_cur, &p->cur_khz);
+        if (r < 0)
+                first = r;
+        /* "<unknown>" when the driver cannot tell: then it is simply absent. */
+        if (p->fd_cpuinfo_cur >= 0)
+                p->has_cpuinfo_cur = cpufreq_read_khz(NULL, p->fd_cpuinfo_cur, &p->cpuinfo_cur_khz) >= 0;
+        if (p->fd_governor >= 0 && (r = cpufreq_read_governor(p)) < 0 && first == 0)
+                first = r;
+        if (p->fd_scaling_min >= 0 && (r = cpufreq_read_khz(NULL, p->fd_scaling_min, &p->scaling_min_khz)) < 0 && first == 0)
+                first = r;
+        if (p->fd_scaling_max >= 0 && (r = cpufreq_read_khz(NULL, p->fd_scaling_max, &p->scaling_max_khz)) < 0 && first == 0)
+                first = r;
+        if (p->fd_time_in_state >= 0 && (r = cpufreq_read_tis(p)) < 0 && first == 0)
+                first = r;
+
+        p->ok = first == 0;
+        p->error = -first;
+        sensors_note_error(s, first);
+        return first;
+}
+
+void cpufreq_free(struct sensors *s) {
+        for (size_t i = 0; i < s->n_policies; i++) {
+                struct cpufreq_policy *p = &s->policies[i];
+                int fds[] = { p->fd_cur, p->fd_cpuinfo_cur, p->fd_governor,
+                              p->fd_scaling_min, p->fd_scaling_max, p->fd_time_in_state };
+
+                for (size_t k = 0; k < sizeof(fds) / sizeof(fds[0]); k++)
+                        if (fds[k] >= 0)
+                                close(fds[k]);
+        }
+        free(s->policies);
+        s->policies = NULL;
+        s->n_policies = 0;
+}

@@ -1,0 +1,44 @@
+/* sensors-internal.h — probe and read entry points shared between the files of the sensors library. */
+#pragma once
+
+#include <sys/types.h>
+
+#include "sensors.h"
+
+/* Growable arrays during probe. */
+int sensors_add_temp(struct sensors *s, struct temp_sensor **ret);
+
+/* Parse a temperature with a per-sensor unit state: *quirk and *fixed are
+ * in/out so the whole-degree decision sticks once an unambiguous value was
+ * seen. Returns 0, -EBADMSG or -ERANGE (not a plausible temperature). */
+int sensors_parse_temp_sticky(const char *text, int32_t *ret_mc, bool *quirk, bool *fixed);
+
+/* Parse a limit (trip point, hwmon max/crit): false when absent, garbage or
+ * a sentinel. *quirk says whether the whole-degree rule was applied. */
+bool sensors_parse_limit(const char *text, int32_t *ret_mc, bool *quirk);
+
+/* pread a kept fd; on fixture trees a deleted file reads as -ENOENT. */
+ssize_t sensors_pread(const struct sensors *s, int fd, char *buf, size_t size);
+
+/* Record a per-tick read error: a vanished file asks the caller to re-probe. */
+void sensors_note_error(struct sensors *s, int r);
+
+/* Set the sensor's starting state after probe opened (or failed to open) its fd. */
+void sensors_temp_init(struct temp_sensor *t, const char *path, int fd);
+
+int thermal_probe(struct sensors *s);
+void thermal_free(struct sensors *s);
+int cooling_read(struct sensors *s, struct cooling_device *c);
+
+int hwmon_probe(struct sensors *s);
+
+int cpufreq_probe(struct sensors *s);
+void cpufreq_free(struct sensors *s);
+int cpufreq_read(struct sensors *s, struct cpufreq_policy *p);
+
+int load_probe(struct sensors *s);
+void load_free(struct cpu_load *l);
+int load_read(struct sensors *s);
+void load_carry_over(struct cpu_load *to, const struct cpu_load *from);
+
+int board_probe(struct sensors *s);

@@ -1,0 +1,344 @@
+/* sensors.c — probe, read, re-probe and free the whole set of sensors; temperature parsing rules. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "sensors-internal.h"
+#include "sysfs-util.h"
+
+#define SYSFS_MAGIC_NUMBER 0x62656572  /* linux/magic.h SYSFS_MAGIC */
+
+/* A raw value that scaled to millidegrees cannot fit: garbage, not a temperature. */
+#define RAW_TEMP_LIMIT 1000000000000LL
+
+bool sensors_temp_is_sentinel(long long raw) {
+        /* 65261850 is NVMe's "no limit"; -273150 is absolute zero, used the
+         * same way; nothing real is hotter than 1000 C. */
+        return raw == 65261850LL || raw <= -273150LL || raw > 1000000LL;
+}
+
+int sensors_parse_temp_sticky(const char *text, int32_t *ret_mc, bool *quirk, bool *fixed) {
+        long long raw, mc;
+        int r;
+
+        r = sysfs_parse_ll(text, &raw);
+        if (r == -ERANGE)
+                return -ERANGE;
+        if (r < 0)
+                return -EBADMSG;
+        if (raw > RAW_TEMP_LIMIT || raw < -RAW_TEMP_LIMIT)
+                return -ERANGE;
+
+        /* 1..999 can only be whole degrees (0.001..0.999 C on a board is
+         * implausible); >= 1000 or <= -1000 can only be millidegrees. 0 and
+         * -999..-1 are ambiguous and leave the decision for later. */
+        if (!*fixed && raw > 0 && raw < SENSORS_DEGREE_QUIRK_BELOW) {
+                *quirk = true;
+                *fixed = true;
+        } else if (!*fixed && (raw >= SENSORS_DEGREE_QUIRK_BELOW || raw <= -SENSORS_DEGREE_QUIRK_BELOW)) {
+                *quirk = false;
+                *fixed = true;
+        }
+
+        mc = *quirk ? raw * 1000 : raw;         /* whole degrees -> millidegrees */
+        if (sensors_temp_is_sentinel(mc))
+                return -ERANGE;
+        *ret_mc = (int32_t) mc;
+        return 0;
+}
+
+int sensors_parse_temp(const char *text, int32_t *ret_mc, bool *ret_quirk) {
+        bool quirk = false, fixed = false;
+        int32_t mc;
+        int r;
+
+        r = sensors_parse_temp_sticky(text, &mc, &quirk, &fixed);
+        if (r < 0)
+                return r;
+        *ret_mc = mc;
+        if (ret_quirk)
+                *ret_quirk = quirk;
+        return 0;
+}
+
+bool sensors_parse_limit(const char *text, int32_t *ret_mc, bool *quirk) {
+        long long raw;
+
+        *quirk = false;
+        if (sysfs_parse_ll(text, &raw) < 0 || sensors_temp_is_sentinel(raw))
+                return false;
+        if (raw > 0 && raw < SENSORS_DEGREE_QUIRK_BELOW) {
+                raw *= 1000;                    /* whole degrees -> millidegrees */
+                *quirk = true;
+        }
+        *ret_mc = (int32_t) raw;
+        return true;
+}
+
+int sensors_add_temp(struct sensors *s, struct temp_sensor **ret) {
+        struct temp_sensor *n;
+
+        n = realloc(s->temps, (s->n_temps + 1) * sizeof(*n));
+        if (!n)
+                return -ENOMEM;
+        s->temps = n;
+        n = &s->temps[s->n_temps++];
+        memset(n, 0, sizeof(*n));
+        n->fd = -1;
+        *ret = n;
+        return 0;
+}
+
+void sensors_temp_init(struct temp_sensor *t, const char *path, int fd) {
+        sysfs_strlcpy(t->path, path, sizeof(t->path));
+        /* Not read yet: ok stays false with no error until the first tick.
+         * An open failure (EACCES, EIO) keeps the sensor, failed. */
+        t->fd = fd < 0 ? -1 : fd;
+        t->ok = false;
+        t->error = fd < 0 ? -fd : 0;
+}
+
+ssize_t sensors_pread(const struct sensors *s, int fd, char *buf, size_t size) {
+        ssize_t n;
+
+        n = sysfs_pread(fd, buf, size);
+        if (n >= 0 && s->check_unlinked && sysfs_check_linked(fd) < 0)
+                return -ENOENT;
+        return n;
+}
+
+void sensors_note_error(struct sensors *s, int r) {
+        if (r == -ENOENT || r == -ENODEV)
+                s->need_reprobe = true;
+}
+
+static int temp_read(struct sensors *s, struct temp_sensor *t, int64_t now_ms) {
+        char buf[32];
+        int32_t mc;
+        ssize_t n;
+        int r;
+
+        if (t->fd < 0)
+                return -t->error;
+        n = sensors_pread(s, t->fd, buf, sizeof(buf));
+        r = n < 0 ? (int) n : sensors_parse_temp_sticky(buf, &mc, &t->unit_quirk, &t->unit_fixed);
+        if (r < 0) {
+                t->ok = false;
+                t->error = -r;
+                sensors_note_error(s, r);
+                return r;
+        }
+        t->ok = true;
+        t->error = 0;
+        t->temp_mc = mc;
+        t->last_good_ms = now_ms;
+        return 0;
+}
+
+int sensors_read(struct sensors *s, int64_t now_ms) {
+        int failed = 0;
+
+        s->time_ms = now_ms;
+        for (size_t i = 0; i < s->n_temps; i++)
+                if (temp_read(s, &s->temps[i], now_ms) < 0)
+                        failed++;
+        for (size_t i = 0; i < s->n_cooling; i++)
+                if (cooling_read(s, &s->cooling[i]) < 0)
+                        failed++;
+        for (size_t i = 0; i < s->n_policies; i++)
+                if (cpufreq_read(s, &s->policies[i]) < 0)
+                        failed++;
+        if (load_read(s) < 0)
+                failed++;
+        return failed;
+}
+
+static int sensors_set_roots(struct sensors *s, const char *sysfs_root, const char *procfs_root) {
+        char path[300];
+        struct statfs sfs;
+        struct stat st;
+        int r;
+
+        if (strlen(sysfs_root) >= sizeof(s->sysfs_root) || strlen(procfs_root) >= sizeof(s->procfs_root))
+                return -ENAMETOOLONG;
+        strcpy(s->sysfs_root, sysfs_root);
+        strcpy(s->procfs_root, procfs_root);
+
+        /* A wrong --sysfs-root should fail loudly, not give an empty board. */
+        r = sysfs_path(path, sizeof(path), "%s/sys", sysfs_prefix(sysfs_root));
+        if (r < 0)
+                return r;
+        if (stat(path, &st) < 0)
+                return -errno;
+        if (!S_ISDIR(st.st_mode))
+                return -ENOTDIR;
+        if (stat(procfs_root, &st) < 0)
+                return -errno;
+
+        /* Real sysfs answers ENODEV for a removed device; a fixture tree on
+         * tmpfs/ext4 keeps serving a deleted file, so there we fstat(). */
+        s->check_unlinked = !(statfs(path, &sfs) == 0 && sfs.f_type == SYSFS_MAGIC_NUMBER);
+        return 0;
+}
+
+int sensors_probe(const char *sysfs_root, const char *procfs_root, struct sensors **ret) {
+        struct sensors *s;
+        int r;
+
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->load.fd = -1;
+
+        r = sensors_set_roots(s, sysfs_root ? sysfs_root : "/", procfs_root ? procfs_root : "/");
+        if (r >= 0)
+                r = board_probe(s);
+        if (r >= 0)
+                r = thermal_probe(s);
+        if (r >= 0)
+                r = hwmon_probe(s);
+        if (r >= 0)
+                r = cpufreq_probe(s);
+        if (r >= 0)
+                r = load_probe(s);
+        if (r < 0) {
+                sensors_free(s);
+                return r;
+        }
+        *ret = s;
+        return 0;
+}
+
+void sensors_free(struct sensors *s) {
+        if (!s)
+                return;
+        for (size_t i = 0; i < s->n_temps; i++)
+                if (s->temps[i].fd >= 0)
+                        close(s->temps[i].fd);
+        free(s->temps);
+        thermal_free(s);
+        cpufreq_free(s);
+        load_free(&s->load);
+        free(s);
+}
+
+static const struct temp_sensor *find_temp(const struct sensors *s, const char *id) {
+        for (size_t i = 0; i < s->n_temps; i++)
+                if (strcmp(s->temps[i].id, id) == 0)
+                        return &s->temps[i];
+        return NULL;
+}
+
+static void carry_temps(struct sensors *to, const struct sensors *from) {
+        for (size_t i = 0; i < to->n_temps; i++) {
+                struct temp_sensor *t = &to->temps[i];
+                const struct temp_sensor *o = find_temp(from, t->id);
+
+                if (!o)
+                        continue;
+                t->temp_mc = o->temp_mc;
+                t->last_good_ms = o->last_good_ms;
+                t->unit_quirk = o->unit_quirk;
+                t->unit_fixed = o->unit_fixed;
+                if (t->fd >= 0) {
+                        /* Reopened fine: show the old state until the next read. */
+                        t->ok = o->ok;
+                        t->error = o->error;
+                }
+        }
+}
+
+static void carry_cooling(struct sensors *to, const struct sensors *from) {
+        for (size_t i = 0; i < to->n_cooling; i++)
+                for (size_t j = 0; j < from->n_cooling; j++) {
+                        struct cooling_device *c = &to->cooling[i];
+                        const struct cooling_device *o = &from->cooling[j];
+
+                        if (strcmp(c->id, o->id) != 0 || c->fd_cur < 0)
+                                continue;
+                        c->cur_state = o->cur_state;
+                        c->ok = o->ok;
+                        c->error = o->error;
+                }
+}
+
+static void carry_policies(struct sensors *to, const struct sensors *from) {
+        for (size_t i = 0; i < to->n_policies; i++)
+                for (size_t j = 0; j < from->n_policies; j++) {
+                        struct cpufreq_policy *p = &to->policies[i];
+                        const struct cpufreq_policy *o = &from->policies[j];
+
+                        if (strcmp(p->id, o->id) != 0 || p->fd_cur < 0)
+                                continue;
+                        p->cur_khz = o->cur_khz;
+                        p->cpuinfo_cur_khz = o->cpuinfo_cur_khz;
+                        p->scaling_min_khz = o->scaling_min_khz;
+                        p->scaling_max_khz = o->scaling_max_khz;
+                        memcpy(p->governor, o->governor, sizeof(p->governor));
+                        p->n_tis = o->n_tis;
+                        memcpy(p->tis_khz, o->tis_khz, sizeof(p->tis_khz));
+                        memcpy(p->tis_10ms, o->tis_10ms, sizeof(p->tis_10ms));
+                        p->ok = o->ok;
+                        p->error = o->error;
+                }
+}
+
+int sensors_reprobe(struct sensors **sp) {
+        struct sensors *old = *sp, *s;
+        int r;
+
+        r = sensors_probe(old->sysfs_root, old->procfs_root, &s);
+        if (r < 0)
+                return r;       /* the old set stays in use */
+        carry_temps(s, old);
+        carry_cooling(s, old);
+        carry_policies(s, old);
+        load_carry_over(&s->load, &old->load);
+        s->time_ms = old->time_ms;
+        sensors_free(old);
+        *sp = s;
+        return 0;
+}
+
+const struct temp_sensor *sensors_hottest(const struct sensors *s) {
+        const struct temp_sensor *best = NULL;
+
+        for (size_t i = 0; i < s->n_temps; i++) {
+                const struct temp_sensor *t = &s->temps[i];
+
+                if (t->ok && (!best || t->temp_mc > best->temp_mc))
+                        best = t;
+        }
+        return best;
+}
+
+/* A trip at 0 C or below is a disabled trip (x86_pkg_temp prints 0), not a limit. */
+static bool trip_is_hot(const struct trip_point *tp) {
+        return tp->has_temp && tp->temp_mc > 0 &&
+                (strcmp(tp->type, "hot") == 0 || strcmp(tp->type, "critical") == 0);
+}
+
+bool sensors_lowest_hot_trip(const struct sensors *s, int32_t *ret_mc) {
+        bool found = false;
+        int32_t low = 0;
+
+        for (size_t i = 0; i < s->n_temps; i++) {
+                const struct temp_sensor *t = &s->temps[i];
+
+                for (size_t k = 0; k < t->n_trips; k++)
+                        if (trip_is_hot(&t->trips[k]) && (!found || t->trips[k].temp_mc < low)) {
+                                low = t->trips[k].temp_mc;
+                                found = true;
+                        }
+                if (t->has_crit && t->crit_mc > 0 && (!found || t->crit_mc < low)) {
+                        low = t->crit_mc;
+                        found = true;
+                }
+        }
+        if (found && ret_mc)
+                *ret_mc = low;
+        return found;
+}

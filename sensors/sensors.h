@@ -1,0 +1,165 @@
+/* sensors.h — discover and read thermal zones, hwmon, cpufreq, CPU load and board identity. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Library contract: no logging, no globals. Functions return 0 or a negative
+ * errno. Probe once (open every file, keep the fds), then sensors_read() on
+ * every tick does straight-line pread() on the kept fds. All temperatures are
+ * millidegrees Celsius (int32_t, "_mc"), frequencies kHz as the kernel gives
+ * them ("_khz"), times Unix milliseconds ("_ms", int64_t so 32-bit time_t
+ * boards are fine).
+ */
+
+#define SENSORS_ID_MAX 96
+#define SENSORS_NAME_MAX 64
+#define SENSORS_TRIPS_MAX 16
+#define SENSORS_FREQS_MAX 64
+#define SENSORS_CPUS_MAX 256
+
+/* The SBC community's rule: a positive raw value below this is whole degrees. */
+#define SENSORS_DEGREE_QUIRK_BELOW 1000
+
+enum temp_source {
+        TEMP_SOURCE_THERMAL,
+        TEMP_SOURCE_HWMON,
+};
+
+struct trip_point {
+        int index;                      /* N in trip_point_N_* */
+        char type[16];                  /* passive, active, hot, critical */
+        bool has_temp;
+        int32_t temp_mc;                /* millidegrees C */
+        bool has_hyst;
+        int32_t hyst_mc;                /* millidegrees C */
+};
+
+struct temp_sensor {
+        char id[SENSORS_ID_MAX];        /* "thermal_zone0", "hwmon:<chip-id>/temp1" */
+        enum temp_source source;
+        char type[SENSORS_NAME_MAX];    /* thermal: zone type; hwmon: chip name ("" when none) */
+        char chip[SENSORS_NAME_MAX];    /* hwmon: chip name, "" for thermal */
+        char sensor[16];                /* hwmon: "temp1", "" for thermal */
+        char label[SENSORS_NAME_MAX];   /* hwmon tempN_label, "" when none */
+        char mode[16];                  /* thermal zone mode (enabled/disabled), "" when absent */
+        char path[512];                 /* file read every tick, for error messages */
+        int fd;                         /* kept open, -1 when the open failed */
+
+        struct trip_point trips[SENSORS_TRIPS_MAX];
+        size_t n_trips;
+        bool has_max, has_crit;
+        int32_t max_mc, crit_mc;        /* millidegrees C, hwmon limits (sentinels dropped) */
+
+        bool ok;                        /* last read succeeded */
+        int error;                      /* positive errno of the last failed read, 0 when ok */
+        int32_t temp_mc;                /* millidegrees C, the last good value */
+        int64_t last_good_ms;           /* Unix ms of the last good value, 0 for never */
+        bool unit_quirk;                /* the chip reports whole degrees; scaled by 1000 */
+        bool unit_fixed;                /* unit decided by an unambiguous value; unit_quirk then sticks */
+};
+
+struct cooling_device {
+        char id[SENSORS_ID_MAX];        /* "cooling_device0" */
+        char type[SENSORS_NAME_MAX];
+        int fd_cur;                     /* cur_state, kept open */
+        long cur_state, max_state;      /* device steps */
+        bool ok;
+        int error;                      /* positive errno, 0 when ok */
+};
+
+struct cpufreq_policy {
+        char id[SENSORS_ID_MAX];        /* "policy0"; legacy per-cpu layout: "policy<first cpu>" */
+        char dir[512];                  /* the policy directory */
+        int cpus[SENSORS_CPUS_MAX];     /* related CPUs */
+        size_t n_cpus;
+        char driver[32];
+        char governor[32];              /* re-read on every tick */
+        int fd_cur, fd_cpuinfo_cur, fd_governor, fd_scaling_min, fd_scaling_max, fd_time_in_state;
+        bool has_cpuinfo_cur;           /* cpuinfo_cur_freq readable (root only: EACCES is normal) */
+        uint32_t cur_khz, cpuinfo_cur_khz;  /* kHz */
+        uint32_t min_khz, max_khz;      /* kHz, cpuinfo (hardware) limits */
+        uint32_t scaling_min_khz, scaling_max_khz;  /* kHz, current policy limits */
+        uint32_t available_khz[SENSORS_FREQS_MAX];  /* kHz, scaling_available_frequencies */
+        size_t n_available;
+        uint32_t tis_khz[SENSORS_FREQS_MAX];        /* kHz, stats/time_in_state rows */
+        uint64_t tis_10ms[SENSORS_FREQS_MAX];       /* time in state, 10 ms units as the kernel counts */
+        size_t n_tis;
+        bool ok;
+        int error;                      /* positive errno, 0 when ok */
+};
+
+struct cpu_times {
+        uint64_t busy, total;           /* jiffies (USER_HZ) */
+};
+
+struct cpu_load {
+        int fd;                         /* /proc/stat, kept open */
+        size_t n_cpus;                  /* per-cpu rows found at probe */
+        int *cpu_index;                 /* n_cpus: the N of each cpuN row */
+        struct cpu_times prev_total, *prev;   /* previous sample */
+        bool have_prev;
+        double total;                   /* fraction 0..1 busy since the previous read */
+        double *per_cpu;                /* n_cpus fractions 0..1 */
+        bool ok;
+        int error;                      /* positive errno, 0 when ok */
+        char *stat_buf;                 /* read buffer sized at probe, so reads do not allocate */
+        size_t stat_buf_size;           /* bytes */
+};
+
+struct board_info {
+        char model[128];                /* device-tree model, else DMI product name, else "" */
+        char kernel[64];                /* uname release (from procfs sys/kernel/osrelease) */
+        char hostname[64];
+        int cpus;                       /* possible/online CPUs counted at probe */
+};
+
+struct sensors {
+        char sysfs_root[256];           /* "/" or a fixture tree */
+        char procfs_root[256];
+        struct board_info board;
+        struct temp_sensor *temps;
+        size_t n_temps;
+        struct cooling_device *cooling;
+        size_t n_cooling;
+        struct cpufreq_policy *policies;
+        size_t n_policies;
+        struct cpu_load load;
+        int64_t time_ms;                /* Unix ms of the last sensors_read() */
+        bool need_reprobe;              /* a sensor vanished (ENOENT/ENODEV): caller should re-probe */
+        bool check_unlinked;            /* roots are not sysfs (fixture tree): also fstat() each kept
+                                         * fd so a deleted file reads as ENOENT, as sysfs would say */
+};
+
+/* Discover everything under the two roots (NULL means "/"). */
+int sensors_probe(const char *sysfs_root, const char *procfs_root, struct sensors **ret);
+
+/* Read every sensor; a failing sensor is marked ok=false and the rest go on.
+ * Returns the number of sensors that failed (>= 0). */
+int sensors_read(struct sensors *s, int64_t now_ms);
+
+/* Re-discover, keeping last good values and last_good_ms of sensors whose id survives.
+ * On failure *s is left as it was, still usable. */
+int sensors_reprobe(struct sensors **s);
+
+void sensors_free(struct sensors *s);
+
+/* Hottest sensor that is ok, NULL when none. */
+const struct temp_sensor *sensors_hottest(const struct sensors *s);
+
+/* Lowest hot/critical trip (or hwmon crit) over all sensors in mC; false when none.
+ * Limits at or below 0 C are disabled trips (x86_pkg_temp prints 0) and skipped.
+ * ret_mc may be NULL. */
+bool sensors_lowest_hot_trip(const struct sensors *s, int32_t *ret_mc);
+
+/* Parse a sysfs temperature text into millidegrees, applying the whole-degree
+ * quirk. Returns 0, -EBADMSG on garbage, -ERANGE on sentinel limits (anything
+ * sensors_temp_is_sentinel() calls one). Stateless: sensors_read() also keeps
+ * the unit decision per sensor (unit_fixed). */
+int sensors_parse_temp(const char *text, int32_t *ret_mc, bool *ret_quirk);
+
+/* Limits like 65261850 or -273150 mean "no limit" on some chips; so does
+ * anything at or below -273150 or above 1000000 (1000 C). */
+bool sensors_temp_is_sentinel(long long raw);
