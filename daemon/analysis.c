@@ -1,0 +1,1298 @@
+/* analysis.c — exponential curve fits, stop rules and run metrics; pure functions, no I/O. */
+#include "analysis.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GRID1_RATIO     1.12    /* exp1 tau grid step */
+#define GRID2_RATIO     1.40    /* exp2 tau grid step (coarse, refined by Nelder-Mead) */
+#define EXP2_MIN_RATIO  1.5     /* tau / tau_fast */
+#define BIN_FRACTION    0.03    /* bin width, as a share of the time since the first sample */
+#define U_TOL           1e-5    /* tolerance on ln(tau) */
+#define RUNS_Z_STRUCTURED (-3.0)
+#define BIC_MARGIN      6.0
+#define RHO_MAX         0.95
+#define DECAY_REANCHOR  256u
+#define FREQ_TOLERANCE  0.005   /* below max_allowed by more than 0.5 %: throttled */
+
+const char *analysis_model_to_string(enum analysis_model m) {
+        switch (m) {
+        case ANALYSIS_MODEL_EXP1:
+                return "exp1";
+        case ANALYSIS_MODEL_EXP2:
+                return "exp2";
+        default:
+                return NULL;
+        }
+}
+
+/*
+ * A series to fit: valid samples only, times relative to t0, optional
+ * weights (bins). ybar/syy are weighted mean and centred sum of squares.
+ */
+struct series {
+        const double *t, *y, *w;
+        size_t n;
+        double t0;              /* s, subtracted from t */
+        double dt0;             /* s, mean step */
+        double span;            /* s */
+        double wsum, ybar, syy;
+        double *owned;          /* compacted copy when some samples were NaN */
+};
+
+static void series_done(struct series *s) {
+        free(s->owned);
+        s->owned = NULL;
+}
+
+static void series_stats(struct series *s) {
+        double sw = 0, swy = 0, syy = 0;
+
+        for (size_t i = 0; i < s->n; i++) {
+                double w = s->w ? s->w[i] : 1.0;
+                sw += w;
+                swy += w * s->y[i];
+        }
+        s->wsum = sw;
+        s->ybar = swy / sw;
+        for (size_t i = 0; i < s->n; i++) {
+                double w = s->w ? s->w[i] : 1.0, d = s->y[i] - s->ybar;
+                syy += w * d * d;
+        }
+        s->syy = syy;
+        s->span = s->t[s->n - 1] - s->t[0];
+        s->dt0 = s->n > 1 ? s->span / (double) (s->n - 1) : 0;
+}
+
+/* Checks times, drops NaN temperatures (copying only when there are any). */
+static int series_init(struct series *s, const double *t, const double *y, size_t n, size_t min_n) {
+        size_t m = 0;
+        double last = -INFINITY;
+
+        *s = (struct series) {};
+        if (!t || !y)
+                return -EINVAL;
+        for (size_t i = 0; i < n; i++) {
+                if (isnan(y[i]))
+                        continue;
+                if (!isfinite(y[i]) || !isfinite(t[i]) || t[i] <= last)
+                        return -EINVAL;
+                last = t[i];
+                m++;
+        }
+        if (m < min_n)
+                return -ENODATA;
+        s->t = t;
+        s->y = y;
+        s->n = m;
+        if (m < n) {
+                double *buf = malloc(2 * m * sizeof(double));
+                if (!buf)
+                        return -ENOMEM;
+                for (size_t i = 0, k = 0; i < n; i++)
+                        if (!isnan(y[i])) {
+                                buf[k] = t[i];
+                                buf[m + k++] = y[i];
+                        }
+                s->owned = buf;
+                s->t = buf;
+                s->y = buf + m;
+        }
+        s->t0 = s->t[0];
+        series_stats(s);
+        return 0;
+}
+
+/*
+ * Geometric bins for the coarse searches: a bin spans at most BIN_FRACTION
+ * of the time elapsed since the first sample, so the first seconds stay
+ * sample by sample and the tail is averaged. An exponential's curvature
+ * inside such a bin changes the bin mean by under 1e-4 of its amplitude.
+ */
+static size_t bins_count(const struct series *s) {
+        size_t nb = 0;
+
+        for (size_t i = 0; i < s->n; nb++) {
+                double start = s->t[i] - s->t0, width = BIN_FRACTION * start;
+                for (i++; i < s->n && s->t[i] - s->t0 - start < width; i++)
+                        ;
+        }
+        return nb;
+}
+
+static int bins_init(const struct series *s, struct series *ret) {
+        size_t nb = bins_count(s), b = 0;
+        double *buf;
+
+        buf = malloc(3 * nb * sizeof(double));
+        if (!buf)
+                return -ENOMEM;
+        *ret = (struct series) { .t = buf, .y = buf + nb, .w = buf + 2 * nb, .n = nb, .owned = buf };
+        for (size_t i = 0; i < s->n; b++) {
+                double start = s->t[i] - s->t0, width = BIN_FRACTION * start;
+                double st = 0, sy = 0, k = 0;
+                do {
+                        st += s->t[i] - s->t0;
+                        sy += s->y[i];
+                        k++;
+                        i++;
+                } while (i < s->n && s->t[i] - s->t0 - start < width);
+                buf[b] = st / k;
+                buf[nb + b] = sy / k;
+                buf[2 * nb + b] = k;
+        }
+        series_stats(ret);
+        ret->t0 = 0;
+        return 0;
+}
+
+/*
+ * e^{-t/tau} along increasing t without one exp() per sample: for steps
+ * close to the mean step dt0 the factor e^{-dt0/tau} is corrected by a
+ * cubic Taylor term (error below 1e-13 per step), other steps and every
+ * DECAY_REANCHOR-th sample are computed exactly. Tiny values flush to 0.
+ */
+struct decay {
+        double rate, dt0, f0, e, t;
+        unsigned k;
+};
+
+static void decay_init(struct decay *d, double tau, double dt0) {
+        d->rate = 1.0 / tau;
+        d->dt0 = dt0;
+        d->f0 = exp(-d->rate * dt0);
+        d->e = 0;
+        d->t = NAN;
+        d->k = DECAY_REANCHOR;
+}
+
+static inline double decay_at(struct decay *d, double t) {
+        double x = d->rate * (t - d->t - d->dt0);
+
+        if (d->k >= DECAY_REANCHOR || !(fabs(x) < 1e-3)) {
+                d->e = exp(-d->rate * t);
+                d->k = 0;
+        } else {
+                d->e *= d->f0 * (1.0 - x * (1.0 - x * (0.5 - x / 6.0)));
+                d->k++;
+        }
+        if (d->e < 1e-250)
+                d->e = 0;
+        d->t = t;
+        return d->e;
+}
+
+/* Columns are e^{-t/tau} - shift; shifting by 1 for slow taus keeps the
+ * centred sums free of cancellation. The fit does not depend on it. */
+static double column_shift(double tau, double span) {
+        return tau > span ? 1.0 : 0.0;
+}
+
+/* Residual sum of squares of the exp1 model at a fixed tau; the linear part
+ * (T_inf, a) in closed form. INFINITY when degenerate. */
+static double exp1_sse(const struct series *s, double tau, double *ret_tinf, double *ret_a, double *ret_v) {
+        struct decay d;
+        double shift = column_shift(tau, s->span), sc = 0, scc = 0, scy = 0;
+
+        decay_init(&d, tau, s->dt0);
+        for (size_t i = 0; i < s->n; i++) {
+                double w = s->w ? s->w[i] : 1.0;
+                double c = decay_at(&d, s->t[i] - s->t0) - shift;
+                sc += w * c;
+                scc += w * c * c;
+                scy += w * c * (s->y[i] - s->ybar);
+        }
+        double cc = scc - sc * sc / s->wsum;
+        if (!(cc > 1e-14 * scc) || !(cc > 0))
+                return INFINITY;
+        double beta = scy / cc, alpha = s->ybar - beta * sc / s->wsum;
+        if (ret_tinf)
+                *ret_tinf = alpha - beta * shift;
+        if (ret_a)
+                *ret_a = -beta;
+        if (ret_v)      /* Var(T_inf) / sigma^2 at this fixed tau */
+                *ret_v = 1 / s->wsum + (sc / s->wsum + shift) * (sc / s->wsum + shift) / cc;
+        return fmax(s->syy - beta * scy, 0.0);
+}
+
+/* Solves the centred 2x2 normal equations of exp2; returns the SSE. */
+static double exp2_solve(double c11, double c22, double c12, double y1, double y2,
+                         double syy, double *b1, double *b2) {
+        double det = c11 * c22 - c12 * c12;
+
+        if (!(c11 > 0) || !(c22 > 0) || !(det > 1e-12 * c11 * c22))
+                return INFINITY;
+        *b1 = (c22 * y1 - c12 * y2) / det;
+        *b2 = (c11 * y2 - c12 * y1) / det;
+        return fmax(syy - *b1 * y1 - *b2 * y2, 0.0);
+}
+
+struct exp2_params {
+        double tinf, a_fast, a;
+};
+
+static double exp2_sse(const struct series *s, double tau_fast, double tau, struct exp2_params *ret) {
+        struct decay d1, d2;
+        double h1 = column_shift(tau_fast, s->span), h2 = column_shift(tau, s->span);
+        double s1 = 0, s2 = 0, s11 = 0, s22 = 0, s12 = 0, s1y = 0, s2y = 0, b1, b2;
+
+        decay_init(&d1, tau_fast, s->dt0);
+        decay_init(&d2, tau, s->dt0);
+        for (size_t i = 0; i < s->n; i++) {
+                double w = s->w ? s->w[i] : 1.0, tt = s->t[i] - s->t0, dy = s->y[i] - s->ybar;
+                double c1 = decay_at(&d1, tt) - h1, c2 = decay_at(&d2, tt) - h2;
+                s1 += w * c1;
+                s2 += w * c2;
+                s11 += w * c1 * c1;
+                s22 += w * c2 * c2;
+                s12 += w * c1 * c2;
+                s1y += w * c1 * dy;
+                s2y += w * c2 * dy;
+        }
+        double W = s->wsum;
+        double sse = exp2_solve(s11 - s1 * s1 / W, s22 - s2 * s2 / W, s12 - s1 * s2 / W,
+                                s1y, s2y, s->syy, &b1, &b2);
+        if (ret && isfinite(sse)) {
+                ret->tinf = s->ybar - b1 * (s1 / W + h1) - b2 * (s2 / W + h2);
+                ret->a_fast = -b1;
+                ret->a = -b2;
+        }
+        return sse;
+}
+
+/* Brent's minimiser on [a, b] (golden section with parabolic steps). */
+typedef double (*objective1_t)(double u, void *ctx);
+
+static double brent_min(objective1_t f, void *ctx, double a, double b, double tol, double *ret_fx) {
+        const double g = 0.3819660112501051;
+        double x = a + g * (b - a), w = x, v = x, fx = f(x, ctx), fw = fx, fv = fx, d = 0, e = 0;
+
+        for (int it = 0; it < 100; it++) {
+                double m = 0.5 * (a + b), tol1 = tol + 1e-10 * fabs(x), tol2 = 2 * tol1;
+                if (fabs(x - m) <= tol2 - 0.5 * (b - a))
+                        break;
+                bool golden = true;
+                if (fabs(e) > tol1) {
+                        double r = (x - w) * (fx - fv), q = (x - v) * (fx - fw), p = (x - v) * q - (x - w) * r;
+                        q = 2 * (q - r);
+                        if (q > 0)
+                                p = -p;
+                        q = fabs(q);
+                        if (fabs(p) < fabs(0.5 * q * e) && p > q * (a - x) && p < q * (b - x)) {
+                                e = d;
+                                d = p / q;
+                                if ((x + d) - a < tol2 || b - (x + d) < tol2)
+                                        d = x < m ? tol1 : -tol1;
+                                golden = false;
+                        }
+                }
+                if (golden) {
+                        e = (x < m ? b : a) - x;
+                        d = g * e;
+                }
+                double u = x + (fabs(d) >= tol1 ? d : (d > 0 ? tol1 : -tol1)), fu = f(u, ctx);
+                if (fu <= fx) {
+                        if (u < x)
+                                b = x;
+                        else
+                                a = x;
+                        v = w, fv = fw, w = x, fw = fx, x = u, fx = fu;
+                } else {
+                        if (u < x)
+                                a = u;
+                        else
+                                b = u;
+                        if (fu <= fw || w == x)
+                                v = w, fv = fw, w = u, fw = fu;
+                        else if (fu <= fv || v == x || v == w)
+                                v = u, fv = fu;
+                }
+        }
+        *ret_fx = fx;
+        return x;
+}
+
+/* Nelder-Mead in two dimensions. */
+typedef double (*objective2_t)(const double u[2], void *ctx);
+
+static void nm_sort(double p[3][2], double fp[3]) {
+        for (int i = 1; i < 3; i++)
+                for (int j = i; j > 0 && fp[j] < fp[j - 1]; j--) {
+                        double tf = fp[j], t0 = p[j][0], t1 = p[j][1];
+                        fp[j] = fp[j - 1], p[j][0] = p[j - 1][0], p[j][1] = p[j - 1][1];
+                        fp[j - 1] = tf, p[j - 1][0] = t0, p[j - 1][1] = t1;
+                }
+}
+
+static double nm_try(objective2_t f, void *ctx, double p[3][2], double fp[3], const double c[2], double k) {
+        double q[2] = { c[0] + k * (p[2][0] - c[0]), c[1] + k * (p[2][1] - c[1]) }, fq = f(q, ctx);
+
+        if (fq < fp[2]) {
+                p[2][0] = q[0], p[2][1] = q[1], fp[2] = fq;
+        }
+        return fq;
+}
+
+static double nelder_mead2(objective2_t f, void *ctx, double u[2], double step, double tol, int max_evals) {
+        double p[3][2] = { { u[0], u[1] }, { u[0] + step, u[1] }, { u[0], u[1] + step } }, fp[3];
+        int evals = 3;
+
+        for (int i = 0; i < 3; i++)
+                fp[i] = f(p[i], ctx);
+        while (evals < max_evals) {
+                nm_sort(p, fp);
+                double size = fmax(fmax(fabs(p[1][0] - p[0][0]), fabs(p[1][1] - p[0][1])),
+                                   fmax(fabs(p[2][0] - p[0][0]), fabs(p[2][1] - p[0][1])));
+                if (size < tol)
+                        break;
+                double c[2] = { 0.5 * (p[0][0] + p[1][0]), 0.5 * (p[0][1] + p[1][1]) };
+                double fr = nm_try(f, ctx, p, fp, c, -1.0);
+                evals++;
+                if (fr < fp[0]) {
+                        nm_try(f, ctx, p, fp, c, 2.0);  /* p[2] is now the reflected point */
+                        evals++;
+                } else if (!(fr < fp[1])) {
+                        double fc = nm_try(f, ctx, p, fp, c, fr < fp[2] ? -0.5 : 0.5);
+                        evals++;
+                        if (!(fc <= fp[2]) || fp[2] >= fp[1]) {
+                                for (int i = 1; i < 3; i++) {
+                                        p[i][0] = 0.5 * (p[0][0] + p[i][0]);
+                                        p[i][1] = 0.5 * (p[0][1] + p[i][1]);
+                                        fp[i] = f(p[i], ctx);
+                                }
+                                evals += 2;
+                        }
+                }
+        }
+        nm_sort(p, fp);
+        u[0] = p[0][0], u[1] = p[0][1];
+        return fp[0];
+}
+
+/* Two-sided 95 % Student t quantile. */
+static double student_t975(double df) {
+        static const double table[] = { NAN, 12.706, 4.303, 3.182, 2.776, 2.571,
+                                        2.447, 2.365, 2.306, 2.262, 2.228 };
+        const double z = 1.959963985, z2 = z * z;
+
+        if (df < 1)
+                return NAN;
+        if (df <= 10)
+                return table[(int) df];
+        double g1 = (z2 * z + z) / 4;
+        double g2 = (5 * z2 * z2 * z + 16 * z2 * z + 3 * z) / 96;
+        double g3 = (3 * z2 * z2 * z2 * z + 19 * z2 * z2 * z + 17 * z2 * z - 15 * z) / 384;
+        return z + g1 / df + g2 / (df * df) + g3 / (df * df * df);
+}
+
+/* Solves M x = b for a symmetric positive definite k x k (k <= 4, lower
+ * triangle used), scaled to unit diagonal first. Returns b^T x, INFINITY
+ * when M is singular. */
+static double chol_solve(double m[4][4], const double b[4], int k, double x[4]) {
+        double l[4][4] = {}, sc[4], y[4], q = 0;
+
+        for (int i = 0; i < k; i++) {
+                if (!(m[i][i] > 0))
+                        return INFINITY;
+                sc[i] = 1.0 / sqrt(m[i][i]);
+        }
+        for (int i = 0; i < k; i++)
+                for (int j = 0; j <= i; j++) {
+                        double sum = m[i][j] * sc[i] * sc[j];
+                        for (int r = 0; r < j; r++)
+                                sum -= l[i][r] * l[j][r];
+                        if (i == j) {
+                                if (!(sum > 1e-13))
+                                        return INFINITY;
+                                l[i][i] = sqrt(sum);
+                        } else
+                                l[i][j] = sum / l[j][j];
+                }
+        for (int i = 0; i < k; i++) {
+                double sum = b[i] * sc[i];
+                for (int r = 0; r < i; r++)
+                        sum -= l[i][r] * y[r];
+                y[i] = sum / l[i][i];
+        }
+        for (int i = k - 1; i >= 0; i--) {
+                double sum = y[i];
+                for (int r = i + 1; r < k; r++)
+                        sum -= l[r][i] * x[r];
+                x[i] = sum / l[i][i];
+        }
+        for (int i = 0; i < k; i++) {
+                x[i] *= sc[i];
+                q += b[i] * x[i];
+        }
+        return q;
+}
+
+/* Residual statistics of a finished fit, accumulated in one pass: SSE,
+ * lag-1 products, runs of residual signs, and the centred Gram matrix of
+ * the Jacobian columns other than T_inf (Welford co-moments). */
+struct fit_stats {
+        double sse, lag1, rprev, mean[4], m[4][4];
+        size_t pos, neg, runs;
+        int last_sign;
+};
+
+static void stats_add(struct fit_stats *st, size_t i, double r, const double c[4], int k) {
+        st->sse += r * r;
+        if (i > 0)
+                st->lag1 += r * st->rprev;
+        st->rprev = r;
+        if (r != 0) {
+                int sign = r > 0 ? 1 : -1;
+                if (sign != st->last_sign)
+                        st->runs++;
+                st->last_sign = sign;
+                if (sign > 0)
+                        st->pos++;
+                else
+                        st->neg++;
+        }
+        double delta[4], inv = 1.0 / (double) (i + 1);
+        for (int a = 0; a < k; a++) {
+                delta[a] = c[a] - st->mean[a];
+                st->mean[a] += delta[a] * inv;
+        }
+        for (int a = 0; a < k; a++)
+                for (int b = 0; b <= a; b++)
+                        st->m[a][b] += delta[a] * (c[b] - st->mean[b]);
+}
+
+/* Runs test on residual signs: z < 0 means fewer sign changes than chance. */
+static double stats_runs_z(const struct fit_stats *st) {
+        double n1 = (double) st->pos, n2 = (double) st->neg, nn = n1 + n2;
+
+        if (n1 < 1 || n2 < 1 || nn < 3)
+                return NAN;
+        double e = 2 * n1 * n2 / nn + 1, v = 2 * n1 * n2 * (2 * n1 * n2 - nn) / (nn * nn * (nn - 1));
+        return v > 0 ? ((double) st->runs - e) / sqrt(v) : NAN;
+}
+
+/* Model value at model time tt and the Jacobian columns other than T_inf
+ * (amplitudes and log time constants; signs do not matter here). */
+static double fit_columns(const struct analysis_fit *f, double tt, double c[4]) {
+        double e = exp(-tt / f->tau_s), v = f->t_inf_c - f->a_c * e;
+
+        c[0] = e;
+        c[1] = f->a_c * e * tt / f->tau_s;
+        if (f->model == ANALYSIS_MODEL_EXP2) {
+                double ef = exp(-tt / f->tau_fast_s);
+                c[2] = ef;
+                c[3] = f->a_fast_c * ef * tt / f->tau_fast_s;
+                v -= f->a_fast_c * ef;
+        }
+        return v;
+}
+
+/* Reading step of the sensor: 1, 0.5 or 0.25 C when every value is a
+ * multiple of it, else 0 (fine enough not to matter). */
+static double series_quantum(const struct series *s) {
+        static const double steps[] = { 1.0, 0.5, 0.25 };
+
+        for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
+                size_t i = 0;
+                while (i < s->n && fabs(s->y[i] / steps[k] - round(s->y[i] / steps[k])) < 1e-6)
+                        i++;
+                if (i == s->n)
+                        return steps[k];
+        }
+        return 0;
+}
+
+/*
+ * Quantised readings of a slowly moving temperature carry a systematic
+ * error: E[round(T + noise)] - T is a periodic function of T whose
+ * harmonics have amplitude (q / (pi j)) e^{-2 pi^2 j^2 sigma^2 / q^2}. It
+ * does not average out like noise, and looks like curvature when the curve
+ * crosses only a few levels. T_inf is linear in the readings with weights
+ * w_i, so its bias is bounded by sum_j amplitude_j |sum_i w_i e^{2 pi i j T_i / q}|
+ * (first three harmonics; sigma from the RMS residual minus q^2/12).
+ */
+static double fit_quant_bias(const struct series *s, const struct analysis_fit *f, double m[4][4],
+                             const double mean[4], int k) {
+        double q = series_quantum(s), g[4], c[4], re[3] = {}, im[3] = {}, nn = (double) s->n, bias = 0;
+
+        if (q == 0)
+                return 0;
+        if (!isfinite(chol_solve(m, mean, k, g)))
+                return INFINITY;
+        for (size_t i = 0; i < s->n; i++) {
+                double v = fit_columns(f, s->t[i] - s->t0, c), w = 1 / nn;
+                for (int a = 0; a < k; a++)
+                        w -= g[a] * (c[a] - mean[a]);
+                double th = 2 * M_PI * v / q, zr = cos(th), zi = sin(th), hr = zr, hi = zi;
+                for (int j = 0; j < 3; j++) {   /* e^{i (j+1) th} by complex products */
+                        re[j] += w * hr;
+                        im[j] += w * hi;
+                        double t = hr * zr - hi * zi;
+                        hi = hr * zi + hi * zr;
+                        hr = t;
+                }
+        }
+        double sigma2 = fmax(f->rms_c * f->rms_c - q * q / 12, 0);
+        for (int j = 0; j < 3; j++) {
+                double h = j + 1, amp = q / (M_PI * h) * exp(-2 * M_PI * M_PI * h * h * sigma2 / (q * q));
+                bias += amp * hypot(re[j], im[j]);
+        }
+        return bias;
+}
+
+/*
+ * The grid points of a search, kept for the profile-likelihood interval of
+ * T_inf: at fixed time constants the model is linear, so the set of T_inf
+ * whose best SSE stays below a threshold is T(tau) +- sqrt((thr - sse) v).
+ * sse is made comparable to raw SSEs by adding the within-bin sum of
+ * squares (constant over tau).
+ */
+struct profile_point {
+        double sse;             /* C^2 */
+        double tinf;            /* C, best T_inf at these time constants */
+        double v;               /* Var(T_inf) / sigma^2 at these time constants */
+        bool edge;              /* the slow tau is on the upper search bound */
+};
+
+/* Widens f->ci95_c to cover the profile interval: every grid point within
+ * thr_add of the minimum SSE contributes; one on the upper tau bound means
+ * the plateau is not bounded by the data. */
+static void fit_profile_ci(struct analysis_fit *f, const struct profile_point *p, size_t np, double thr_add) {
+        double thr = f->rms_c * f->rms_c * (double) f->n + thr_add;
+        double lo = f->t_inf_c - f->ci95_c, hi = f->t_inf_c + f->ci95_c;
+
+        for (size_t i = 0; isfinite(f->ci95_c) && i < np; i++) {
+                if (!(p[i].sse <= thr))
+                        continue;
+                if (p[i].edge) {
+                        f->ci95_c = INFINITY;
+                        return;
+                }
+                double d = sqrt((thr - p[i].sse) * p[i].v);
+                lo = fmin(lo, p[i].tinf - d);
+                hi = fmax(hi, p[i].tinf + d);
+        }
+        if (isfinite(f->ci95_c))
+                f->ci95_c = fmax(hi - f->t_inf_c, f->t_inf_c - lo) + f->quant_bias_c;
+}
+
+/* RMS, residual structure and the linearised 95 % interval of T_inf (see
+ * analysis.h). Returns t^2 s^2 (1 + rho) / (1 - rho), the SSE increase that
+ * bounds the profile interval. */
+static double fit_finish(const struct series *s, struct analysis_fit *f, bool unidentifiable) {
+        struct fit_stats st = {};
+        int k = f->model == ANALYSIS_MODEL_EXP2 ? 4 : 2;
+        double c[4], nn = (double) s->n;
+
+        for (size_t i = 0; i < s->n; i++) {
+                double v = fit_columns(f, s->t[i] - s->t0, c);
+                stats_add(&st, i, s->y[i] - v, c, k);
+        }
+        f->n = s->n;
+        f->rms_c = sqrt(st.sse / nn);
+        f->rho = st.sse > 0 ? fmax(fmin(st.lag1 / st.sse, 1.0), -1.0) : 0.0;
+        f->runs_z = stats_runs_z(&st);
+
+        double rho = fmin(fmax(f->rho, 0.0), RHO_MAX), df = nn - (k + 1);
+        double g[4], factor = 1.0 / nn + chol_solve(st.m, st.mean, k, g);
+        double s2 = st.sse / df * (1 + rho) / (1 - rho), tq = student_t975(df);
+        f->ci95_c = unidentifiable || !isfinite(s2 * factor) ? INFINITY : tq * sqrt(s2 * factor);
+        f->quant_bias_c = fit_quant_bias(s, f, st.m, st.mean, k);
+        return tq * tq * s2;
+}
+
+static void tau_range(const struct series *s, double *umin, double *umax) {
+        *umin = log(fmin(ANALYSIS_TAU_MIN_S, s->span / 100));
+        *umax = log(ANALYSIS_TAU_MAX_SPANS * s->span);
+}
+
+static double exp1_objective(double u, void *ctx) {
+        return exp1_sse(ctx, exp(u), NULL, NULL, NULL);
+}
+
+/* Coarse log grid over tau on the bins; returns the best grid index. */
+static int exp1_grid(const struct series *s, double umin, double du, size_t nu,
+                     struct profile_point *prof, size_t *ret) {
+        struct series bins;
+        double best = INFINITY;
+        int r = bins_init(s, &bins);
+
+        if (r < 0)
+                return r;
+        for (size_t k = 0; k < nu; k++) {
+                struct profile_point *p = prof + k;
+                p->sse = exp1_sse(&bins, exp(umin + du * (double) k), &p->tinf, NULL, &p->v) + s->syy - bins.syy;
+                p->edge = k == nu - 1;
+                if (p->sse < best) {
+                        best = p->sse;
+                        *ret = k;
+                }
+        }
+        series_done(&bins);
+        return isfinite(best) ? 0 : -EDOM;
+}
+
+static int exp1_refine(const struct series *s, double umin, double umax, double du, size_t nu, size_t kbest,
+                       struct analysis_fit *ret) {
+        double lo = umin + du * (double) (kbest > 0 ? kbest - 1 : 0);
+        double hi = umin + du * (double) (kbest + 1 < nu ? kbest + 1 : nu - 1);
+        double fx, tinf, a, u = brent_min(exp1_objective, (void *) s, lo, hi, U_TOL, &fx);
+
+        if (!isfinite(exp1_sse(s, exp(u), &tinf, &a, NULL)))
+                return -EDOM;
+        *ret = (struct analysis_fit) {
+                .model = ANALYSIS_MODEL_EXP1,
+                .t_origin_s = s->t0,
+                .t_inf_c = tinf,
+                .t0_c = tinf - a,
+                .a_c = a,
+                .tau_s = exp(u),
+                .tau_fast_s = NAN,
+                .tau_at_bound = umax - u < 1e-3 || u - umin < 1e-3,
+        };
+        return 0;
+}
+
+static int exp1_fit_series(const struct series *s, struct analysis_fit *ret) {
+        struct profile_point *prof;
+        double umin, umax;
+        size_t kbest = 0, nu;
+        int r;
+
+        if (!(s->syy > 0))
+                return -EDOM;
+        tau_range(s, &umin, &umax);
+        nu = (size_t) ceil((umax - umin) / log(GRID1_RATIO)) + 1;
+        double du = (umax - umin) / (double) (nu - 1);
+        prof = malloc(nu * sizeof(struct profile_point));
+        if (!prof)
+                return -ENOMEM;
+        r = exp1_grid(s, umin, du, nu, prof, &kbest);
+        if (r >= 0)
+                r = exp1_refine(s, umin, umax, du, nu, kbest, ret);
+        if (r >= 0) {
+                double thr = fit_finish(s, ret, umax - log(ret->tau_s) < 1e-3);
+                fit_profile_ci(ret, prof, nu, thr);
+        }
+        free(prof);
+        return r;
+}
+
+int analysis_fit_exp1(const double *t_s, const double *temp_c, size_t n, struct analysis_fit *ret) {
+        struct series s;
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        r = series_init(&s, t_s, temp_c, n, 4);
+        if (r >= 0)
+                r = exp1_fit_series(&s, ret);
+        series_done(&s);
+        return r;
+}
+
+int analysis_fit_exp1_after(const double *t_s, const double *temp_c, size_t n,
+                            double tau_fast_s, double k, struct analysis_fit *ret) {
+        size_t i = 0;
+
+        if (!t_s || !temp_c || n == 0 || !(tau_fast_s >= 0) || !(k >= 0) || !isfinite(tau_fast_s * k))
+                return -EINVAL;
+        while (i < n && !(t_s[i] >= t_s[0] + k * tau_fast_s))
+                i++;
+        return analysis_fit_exp1(t_s + i, temp_c + i, n - i, ret);
+}
+
+/* Per-column sums of the coarse exp2 grid, columns precomputed on the bins. */
+struct exp2_grid {
+        size_t nu, nb;
+        double *col, *h, *sc, *scc, *scy;       /* col: nu x nb */
+};
+
+static int exp2_grid_init(struct exp2_grid *g, const struct series *b, double umin, double du) {
+        g->col = malloc((g->nu * b->n + 4 * g->nu) * sizeof(double));
+        if (!g->col)
+                return -ENOMEM;
+        g->nb = b->n;
+        g->h = g->col + g->nu * b->n;
+        g->sc = g->h + g->nu;
+        g->scc = g->sc + g->nu;
+        g->scy = g->scc + g->nu;
+        for (size_t k = 0; k < g->nu; k++) {
+                double tau = exp(umin + du * (double) k), h = column_shift(tau, b->span);
+                double *c = g->col + k * b->n, sc = 0, scc = 0, scy = 0;
+                for (size_t j = 0; j < b->n; j++) {
+                        c[j] = exp(-b->t[j] / tau) - h;
+                        sc += b->w[j] * c[j];
+                        scc += b->w[j] * c[j] * c[j];
+                        scy += b->w[j] * c[j] * (b->y[j] - b->ybar);
+                }
+                g->h[k] = h, g->sc[k] = sc, g->scc[k] = scc, g->scy[k] = scy;
+        }
+        return 0;
+}
+
+/* SSE (on the bins), T_inf and its unscaled variance at grid taus i < k. */
+static void exp2_grid_pair(const struct exp2_grid *g, const struct series *b, size_t i, size_t k,
+                           struct profile_point *p) {
+        const double *ci = g->col + i * g->nb, *ck = g->col + k * g->nb;
+        double s12 = 0, W = b->wsum, b1, b2;
+
+        for (size_t j = 0; j < g->nb; j++)
+                s12 += b->w[j] * ci[j] * ck[j];
+        double c11 = g->scc[i] - g->sc[i] * g->sc[i] / W, c22 = g->scc[k] - g->sc[k] * g->sc[k] / W;
+        double c12 = s12 - g->sc[i] * g->sc[k] / W;
+        p->sse = exp2_solve(c11, c22, c12, g->scy[i], g->scy[k], b->syy, &b1, &b2);
+        p->edge = k == g->nu - 1;
+        if (!isfinite(p->sse))
+                return;
+        double m1 = g->sc[i] / W + g->h[i], m2 = g->sc[k] / W + g->h[k], det = c11 * c22 - c12 * c12;
+        p->tinf = b->ybar - b1 * m1 - b2 * m2;
+        p->v = 1 / W + (c22 * m1 * m1 - 2 * c12 * m1 * m2 + c11 * m2 * m2) / det;
+}
+
+/* Coarse grid on the bins: best (ln tau_fast, ln tau), and every pair as a
+ * profile point (*ret_prof, to be freed). */
+static int exp2_grid_search(const struct series *s, const struct series *bins, double umin, double umax,
+                            double u[2], double *ret_du, struct profile_point **ret_prof, size_t *ret_np) {
+        struct exp2_grid g = { .nu = (size_t) ceil((umax - umin) / log(GRID2_RATIO)) + 1 };
+        double best = INFINITY, du = (umax - umin) / (double) (g.nu - 1);
+        size_t dmin = (size_t) ceil(log(EXP2_MIN_RATIO) / du - 1e-9), np = 0;
+        struct profile_point *prof = malloc(g.nu * g.nu / 2 * sizeof(struct profile_point) + 1);
+        int r = prof ? exp2_grid_init(&g, bins, umin, du) : -ENOMEM;
+
+        for (size_t i = 0; r >= 0 && i < g.nu; i++)
+                for (size_t k = i + dmin; k < g.nu; k++) {
+                        struct profile_point *p = prof + np++;
+                        exp2_grid_pair(&g, bins, i, k, p);
+                        p->sse += s->syy - bins->syy;
+                        if (p->sse < best) {
+                                best = p->sse;
+                                u[0] = umin + du * (double) i;
+                                u[1] = umin + du * (double) k;
+                        }
+                }
+        free(g.col);
+        if (r >= 0 && !isfinite(best))
+                r = -EDOM;
+        if (r < 0) {
+                free(prof);
+                return r;
+        }
+        *ret_du = du;
+        *ret_prof = prof;
+        *ret_np = np;
+        return 0;
+}
+
+struct exp2_ctx {
+        const struct series *s;
+        double umin, umax;
+};
+
+/* Keeps umin <= u0, u0 + ln 1.5 <= u1 <= umax; returns the squared move. */
+static double exp2_project(const struct exp2_ctx *x, const double u[2], double p[2]) {
+        double lr = log(EXP2_MIN_RATIO);
+
+        p[0] = fmin(fmax(u[0], x->umin), x->umax - lr);
+        p[1] = fmin(fmax(u[1], p[0] + lr), x->umax);
+        return (p[0] - u[0]) * (p[0] - u[0]) + (p[1] - u[1]) * (p[1] - u[1]);
+}
+
+static double exp2_objective(const double u[2], void *ctx) {
+        const struct exp2_ctx *x = ctx;
+        double p[2], d = exp2_project(x, u, p);
+
+        return exp2_sse(x->s, exp(p[0]), exp(p[1]), NULL) + d * (x->s->syy + 1);
+}
+
+/* (ln tau_fast, ln tau): coarse grid and Nelder-Mead on the bins, then a
+ * short Nelder-Mead polish on the raw samples (a raw evaluation costs
+ * 20-30 times a binned one). */
+static int exp2_search(struct exp2_ctx *x, double u[2], struct profile_point **ret_prof, size_t *ret_np) {
+        struct series bins;
+        double du;
+        int r;
+
+        r = bins_init(x->s, &bins);
+        if (r < 0)
+                return r;
+        r = exp2_grid_search(x->s, &bins, x->umin, x->umax, u, &du, ret_prof, ret_np);
+        if (r >= 0) {
+                const struct series *raw = x->s;
+                x->s = &bins;
+                nelder_mead2(exp2_objective, x, u, 0.5 * du, 1e-4, 300);
+                x->s = raw;
+                nelder_mead2(exp2_objective, x, u, 0.01, 1e-4, 60);
+        }
+        series_done(&bins);
+        return r;
+}
+
+static int exp2_finish(const struct exp2_ctx *x, const double u[2], struct analysis_fit *ret) {
+        struct exp2_params q;
+        double p[2];
+
+        exp2_project(x, u, p);
+        if (!isfinite(exp2_sse(x->s, exp(p[0]), exp(p[1]), &q)))
+                return -EDOM;
+        *ret = (struct analysis_fit) {
+                .model = ANALYSIS_MODEL_EXP2,
+                .t_origin_s = x->s->t0,
+                .t_inf_c = q.tinf,
+                .t0_c = q.tinf - q.a - q.a_fast,
+                .a_c = q.a,
+                .tau_s = exp(p[1]),
+                .a_fast_c = q.a_fast,
+                .tau_fast_s = exp(p[0]),
+                .tau_at_bound = x->umax - p[1] < 1e-3 || p[0] - x->umin < 1e-3 ||
+                                p[1] - p[0] - log(EXP2_MIN_RATIO) < 1e-3,
+        };
+        return 0;
+}
+
+static int exp2_fit_series(const struct series *s, struct analysis_fit *ret) {
+        struct exp2_ctx x = { .s = s };
+        struct profile_point *prof = NULL;
+        double u[2];
+        size_t np = 0;
+        int r;
+
+        if (!(s->syy > 0))
+                return -EDOM;
+        tau_range(s, &x.umin, &x.umax);
+        r = exp2_search(&x, u, &prof, &np);
+        if (r >= 0)
+                r = exp2_finish(&x, u, ret);
+        if (r >= 0) {
+                double thr = fit_finish(s, ret, x.umax - log(ret->tau_s) < 1e-3);
+                fit_profile_ci(ret, prof, np, thr);
+        }
+        free(prof);
+        return r;
+}
+
+int analysis_fit_exp2(const double *t_s, const double *temp_c, size_t n, struct analysis_fit *ret) {
+        struct series s;
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        r = series_init(&s, t_s, temp_c, n, 8);
+        if (r >= 0)
+                r = exp2_fit_series(&s, ret);
+        series_done(&s);
+        return r;
+}
+
+/* BIC difference (exp1 minus exp2) with the effective sample size of exp2's
+ * residuals, so that correlated residuals (quantisation) do not count as
+ * independent evidence for the bigger model. */
+static bool exp2_preferred(const struct analysis_fit *f1, const struct analysis_fit *f2) {
+        double rho = fmin(fmax(f2->rho, 0.0), RHO_MAX);
+        double neff = (double) f2->n * (1 - rho) / (1 + rho);
+
+        if (f2->tau_at_bound || !(f2->rms_c < f1->rms_c) || neff < 8)
+                return false;
+        if (f2->rms_c == 0)
+                return true;
+        double dbic = neff * 2 * log(f1->rms_c / f2->rms_c) - 2 * log(neff);
+        return dbic > BIC_MARGIN;
+}
+
+int analysis_fit_auto(const double *t_s, const double *temp_c, size_t n, struct analysis_fit *ret) {
+        struct analysis_fit f1, f2;
+        struct series s;
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        r = series_init(&s, t_s, temp_c, n, 4);
+        if (r >= 0)
+                r = exp1_fit_series(&s, &f1);
+        if (r >= 0) {
+                *ret = f1;
+                if (s.n >= 8 && f1.runs_z < RUNS_Z_STRUCTURED &&
+                    exp2_fit_series(&s, &f2) >= 0 && exp2_preferred(&f1, &f2))
+                        *ret = f2;
+        }
+        series_done(&s);
+        return r;
+}
+
+double analysis_fit_eval(const struct analysis_fit *f, double t_s) {
+        double c[4];
+
+        if (!f || f->model == ANALYSIS_MODEL_NONE)
+                return NAN;
+        return fit_columns(f, t_s - f->t_origin_s, c);
+}
+
+/* The trailing window [t_last - window_s, t_last] over the valid samples:
+ * its first index, valid count and t_last. Checks the times on the way. */
+struct window {
+        size_t start, count;
+        double t_last;
+};
+
+static int window_find(const double *t, const double *y, size_t n, double window_s, struct window *ret) {
+        double next = INFINITY;
+
+        *ret = (struct window) { .start = n, .t_last = NAN };
+        if (!t || !y || !(window_s >= 0))
+                return -EINVAL;
+        for (size_t i = n; i-- > 0;) {
+                if (isnan(y[i]))
+                        continue;
+                if (!isfinite(y[i]) || !isfinite(t[i]) || t[i] >= next)
+                        return -EINVAL;
+                if (isnan(ret->t_last))
+                        ret->t_last = t[i];
+                if (t[i] < ret->t_last - window_s)
+                        break;
+                next = t[i];
+                ret->start = i;
+                ret->count++;
+        }
+        return 0;
+}
+
+int analysis_slope(const double *t_s, const double *y, size_t n, double window_s, double *ret) {
+        struct window w;
+        double st = 0, sy = 0, sxx = 0, sxy = 0;
+        int r = window_find(t_s, y, n, window_s, &w);
+
+        if (r < 0)
+                return r;
+        if (w.count < 3)
+                return -ENODATA;
+        for (size_t i = w.start; i < n; i++)
+                if (!isnan(y[i])) {
+                        st += t_s[i] - w.t_last;
+                        sy += y[i];
+                }
+        st /= (double) w.count;
+        sy /= (double) w.count;
+        for (size_t i = w.start; i < n; i++)
+                if (!isnan(y[i])) {
+                        double dt = t_s[i] - w.t_last - st;
+                        sxx += dt * dt;
+                        sxy += dt * (y[i] - sy);
+                }
+        if (!(sxx > 0))
+                return -EDOM;
+        *ret = sxy / sxx;
+        return 0;
+}
+
+static int compare_double(const void *a, const void *b) {
+        double x = *(const double *) a, y = *(const double *) b;
+
+        return (x > y) - (x < y);
+}
+
+/* Median of the non-NaN values of y[from..to). */
+static int median_range(const double *y, size_t from, size_t to, double *ret) {
+        size_t m = 0;
+        double *buf;
+
+        for (size_t i = from; i < to; i++)
+                m += !isnan(y[i]);
+        if (m == 0)
+                return -ENODATA;
+        buf = malloc(m * sizeof(double));
+        if (!buf)
+                return -ENOMEM;
+        m = 0;
+        for (size_t i = from; i < to; i++)
+                if (!isnan(y[i]))
+                        buf[m++] = y[i];
+        qsort(buf, m, sizeof(double), compare_double);
+        *ret = m % 2 ? buf[m / 2] : 0.5 * (buf[m / 2 - 1] + buf[m / 2]);
+        free(buf);
+        return 0;
+}
+
+int analysis_median(const double *t_s, const double *y, size_t n, double window_s, double *ret) {
+        struct window w;
+        int r = window_find(t_s, y, n, window_s, &w);
+
+        if (r < 0)
+                return r;
+        if (!ret)
+                return -EINVAL;
+        return median_range(y, w.start, n, ret);
+}
+
+/* The valid samples reach back over the whole window (2 % slack for the
+ * timing of samples). */
+static bool window_covered(const double *t_s, const double *y, size_t n, double window_s) {
+        struct window w;
+
+        if (window_find(t_s, y, n, window_s, &w) < 0 || w.count < 3)
+                return false;
+        return w.t_last - t_s[w.start] >= 0.98 * window_s;
+}
+
+bool analysis_is_stable(const double *t_s, const double *temp_c, size_t n,
+                        double window_s, double max_slope_c_per_s) {
+        double slope;
+
+        if (!window_covered(t_s, temp_c, n, window_s))
+                return false;
+        if (analysis_slope(t_s, temp_c, n, window_s, &slope) < 0)
+                return false;
+        return fabs(slope) <= max_slope_c_per_s;
+}
+
+bool analysis_is_at_baseline(const double *t_s, const double *temp_c, size_t n,
+                             double baseline_c, double tolerance_c) {
+        double m;
+
+        if (!isfinite(baseline_c) || analysis_median(t_s, temp_c, n, ANALYSIS_BASELINE_WINDOW_S, &m) < 0)
+                return false;
+        return fabs(m - baseline_c) <= tolerance_c;
+}
+
+int analysis_check_plateau(const double *t_s, const double *temp_c, size_t n, struct analysis_plateau *ret) {
+        return analysis_check_plateau_window(t_s, temp_c, n, ANALYSIS_PLATEAU_WINDOW_S, ret);
+}
+
+int analysis_check_plateau_window(const double *t_s, const double *temp_c, size_t n, double window_s,
+                                  struct analysis_plateau *ret) {
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        *ret = (struct analysis_plateau) {
+                .plateau_c = NAN,
+                .ci95_c = NAN,
+                .slope_c_per_s = NAN,
+        };
+        r = analysis_fit_auto(t_s, temp_c, n, &ret->fit);
+        if (r < 0)
+                return r;
+        ret->plateau_c = ret->fit.t_inf_c;
+        ret->ci95_c = ret->fit.ci95_c;
+        if (window_covered(t_s, temp_c, n, window_s) &&
+            analysis_slope(t_s, temp_c, n, window_s, &ret->slope_c_per_s) < 0)
+                ret->slope_c_per_s = NAN;
+        ret->reached = ret->ci95_c <= ANALYSIS_PLATEAU_CI95_C &&
+                fabs(ret->slope_c_per_s) <= ANALYSIS_PLATEAU_SLOPE_C_PER_S;
+        return 0;
+}
+
+/* Consecutive samples of one phase kind, [start, end). */
+struct segment {
+        size_t start, end;
+};
+
+static bool segment_find(const enum analysis_phase *ph, size_t n, enum analysis_phase kind,
+                         size_t from, struct segment *ret) {
+        size_t i = from;
+
+        while (i < n && ph[i] != kind)
+                i++;
+        if (i >= n)
+                return false;
+        ret->start = i;
+        while (i < n && ph[i] == kind)
+                i++;
+        ret->end = i;
+        return true;
+}
+
+/* The segment of that kind ending last at or before index `before`. */
+static bool segment_find_last(const enum analysis_phase *ph, size_t before, enum analysis_phase kind,
+                              struct segment *ret) {
+        size_t i = before;
+
+        while (i > 0 && ph[i - 1] != kind)
+                i--;
+        if (i == 0)
+                return false;
+        ret->end = i;
+        while (i > 0 && ph[i - 1] == kind)
+                i--;
+        ret->start = i;
+        return true;
+}
+
+static int metrics_check_input(const struct analysis_samples *s) {
+        if (!s || !s->t_s || !s->temp_c || !s->phase)
+                return -EINVAL;
+        for (size_t i = 0; i < s->n; i++) {
+                if (!isfinite(s->t_s[i]) || (i > 0 && s->t_s[i] <= s->t_s[i - 1]))
+                        return -EINVAL;
+                if (s->phase[i] > ANALYSIS_PHASE_COOLDOWN)
+                        return -EINVAL;
+        }
+        return 0;
+}
+
+/* First time in [t_s[from], t_s[to - 1]] at which the fitted curve reaches
+ * level, coming from the side of `from`; NaN when it does not. */
+static double fit_time_to_level(const struct analysis_fit *f, const double *t_s, size_t from, size_t to,
+                                double level, double sign) {
+        double lo, hi;
+        size_t i;
+
+        for (i = from; i < to; i++)
+                if ((analysis_fit_eval(f, t_s[i]) - level) * sign >= 0)
+                        break;
+        if (i >= to)
+                return NAN;
+        if (i == from)
+                return t_s[from];
+        lo = t_s[i - 1];
+        hi = t_s[i];
+        for (int k = 0; k < 60 && hi - lo > 1e-6; k++) {
+                double mid = 0.5 * (lo + hi);
+                if ((analysis_fit_eval(f, mid) - level) * sign >= 0)
+                        hi = mid;
+                else
+                        lo = mid;
+        }
+        return hi;
+}
+
+static void metrics_heating(const struct analysis_samples *s, const struct segment *load, struct run_metrics *m) {
+        struct analysis_fit f;
+
+        if (analysis_fit_auto(s->t_s + load->start, s->temp_c + load->start, load->end - load->start, &f) < 0)
+                return;
+        m->fit_model = f.model;
+        m->fit_residual_c = f.rms_c;
+        if (isfinite(f.ci95_c)) {
+                m->plateau_c = f.t_inf_c;
+                m->plateau_ci95_c = f.ci95_c;
+        }
+        if (!f.tau_at_bound) {
+                m->tau_heat_s = f.tau_s;
+                if (f.model == ANALYSIS_MODEL_EXP2) {
+                        m->tau_heat_fast_s = f.tau_fast_s;
+                        m->heat_fast_fraction = f.a_fast_c / (f.a_fast_c + f.a_c);
+                }
+        }
+        if (isfinite(m->plateau_c)) {
+                double base = isfinite(m->baseline_c) ? m->baseline_c : f.t0_c;
+                double level = base + 0.9 * (m->plateau_c - base);
+                double t = fit_time_to_level(&f, s->t_s, load->start, load->end, level,
+                                             m->plateau_c >= base ? 1.0 : -1.0);
+                m->t90_heat_s = t - s->t_s[load->start];
+        }
+}
+
+static void metrics_cooling(const struct analysis_samples *s, const struct segment *cool, struct run_metrics *m) {
+        const double *t = s->t_s + cool->start, *y = s->temp_c + cool->start;
+        size_t len = cool->end - cool->start;
+        struct analysis_fit f;
+
+        if (analysis_fit_auto(t, y, len, &f) >= 0) {
+                m->cool_fit_model = f.model;
+                m->cool_fit_residual_c = f.rms_c;
+                if (!f.tau_at_bound) {
+                        m->tau_cool_s = f.tau_s;
+                        if (f.model == ANALYSIS_MODEL_EXP2)
+                                m->tau_cool_fast_s = f.tau_fast_s;
+                }
+        }
+        for (size_t i = 0; isfinite(m->baseline_c) && i < len; i++)
+                if (!isnan(y[i]) &&
+                    analysis_is_at_baseline(t, y, i + 1, m->baseline_c, ANALYSIS_BASELINE_TOLERANCE_C)) {
+                        m->t_back_to_baseline_s = t[i] - t[0];
+                        break;
+                }
+}
+
+/* Throttled share and frequencies under load. */
+static void metrics_freq(const struct analysis_samples *s, const struct segment *load, struct run_metrics *m) {
+        double sum = 0, min = INFINITY;
+        size_t nf = 0, known = 0, throttled = 0;
+
+        for (size_t i = load->start; i < load->end; i++) {
+                double f = s->freq_hz ? s->freq_hz[i] : NAN;
+                double max = s->max_allowed_hz ? s->max_allowed_hz[i] : NAN;
+                bool cooling = s->cooling_active && s->cooling_active[i];
+                bool capped = isfinite(f) && isfinite(max) && f < max * (1 - FREQ_TOLERANCE);
+                if (isfinite(f)) {
+                        sum += f;
+                        min = fmin(min, f);
+                        nf++;
+                }
+                if (s->cooling_active || (isfinite(f) && isfinite(max))) {
+                        known++;
+                        throttled += capped || cooling;
+                }
+        }
+        if (nf > 0) {
+                m->freq_mean_hz = sum / (double) nf;
+                m->freq_min_hz = min;
+        }
+        if (known > 0)
+                m->throttled_fraction = (double) throttled / (double) known;
+}
+
+static void metrics_work(const struct analysis_samples *s, const struct segment *load, struct run_metrics *m) {
+        const double *t = s->t_s;
+        size_t first = load->start, last = load->end;
+
+        if (!s->work_rate)
+                return;
+        while (first < load->end && t[first] < t[load->start] + ANALYSIS_WORK_RATE_WINDOW_S)
+                first++;
+        while (last > load->start && t[last - 1] > t[load->end - 1] - ANALYSIS_WORK_RATE_WINDOW_S)
+                last--;
+        if (median_range(s->work_rate, load->start, first, &m->work_rate_start) < 0)
+                m->work_rate_start = NAN;
+        if (median_range(s->work_rate, last, load->end, &m->work_rate_end) < 0)
+                m->work_rate_end = NAN;
+        if (m->work_rate_start > 0 && isfinite(m->work_rate_end))
+                m->work_rate_drop_pct = 100 * (m->work_rate_start - m->work_rate_end) / m->work_rate_start;
+}
+
+void analysis_metrics_init(struct run_metrics *m, double ambient_c) {
+        *m = (struct run_metrics) {
+                .baseline_c = NAN, .ambient_c = ambient_c, .peak_c = NAN,
+                .plateau_c = NAN, .plateau_ci95_c = NAN, .rise_c = NAN, .rise_over_ambient_c = NAN,
+                .tau_heat_s = NAN, .tau_heat_fast_s = NAN, .heat_fast_fraction = NAN, .t90_heat_s = NAN,
+                .tau_cool_s = NAN, .tau_cool_fast_s = NAN, .t_back_to_baseline_s = NAN,
+                .throttled_fraction = NAN, .freq_mean_hz = NAN, .freq_min_hz = NAN,
+                .work_rate_start = NAN, .work_rate_end = NAN, .work_rate_drop_pct = NAN,
+                .fit_residual_c = NAN, .fit_model = ANALYSIS_MODEL_NONE,
+                .cool_fit_residual_c = NAN, .cool_fit_model = ANALYSIS_MODEL_NONE,
+        };
+}
+
+int analysis_compute_metrics(const struct analysis_samples *s, struct run_metrics *ret) {
+        struct segment load = {}, idle, cool;
+        bool has_load;
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        r = metrics_check_input(s);
+        if (r < 0)
+                return r;
+        analysis_metrics_init(ret, s->ambient_c);
+        for (size_t i = 0; i < s->n; i++)
+                if (isfinite(s->temp_c[i]) && (isnan(ret->peak_c) || s->temp_c[i] > ret->peak_c))
+                        ret->peak_c = s->temp_c[i];
+        has_load = segment_find(s->phase, s->n, ANALYSIS_PHASE_STRESS, 0, &load);
+        /* On failure (no valid idle sample) baseline_c stays NaN. */
+        if (segment_find_last(s->phase, has_load ? load.start : s->n, ANALYSIS_PHASE_IDLE, &idle))
+                (void) analysis_median(s->t_s + idle.start, s->temp_c + idle.start, idle.end - idle.start,
+                                       ANALYSIS_BASELINE_IDLE_S, &ret->baseline_c);
+        if (!has_load)
+                return 0;
+        metrics_heating(s, &load, ret);
+        ret->rise_c = ret->plateau_c - ret->baseline_c;
+        ret->rise_over_ambient_c = ret->plateau_c - ret->ambient_c;
+        metrics_freq(s, &load, ret);
+        metrics_work(s, &load, ret);
+        if (segment_find(s->phase, s->n, ANALYSIS_PHASE_COOLDOWN, load.end, &cool))
+                metrics_cooling(s, &cool, ret);
+        return 0;
+}

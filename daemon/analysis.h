@@ -1,0 +1,195 @@
+/* analysis.h — curve analysis of runs: exponential fits, stop rules (stable, plateau, baseline), run metrics. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * Pure functions: no I/O, no logging, no global state. Times are seconds
+ * (double, any origin, strictly increasing over the samples that carry a
+ * value), temperatures degrees C. A NaN temperature marks a missing sample
+ * and is skipped. Errors are returned as -errno:
+ *   -EINVAL   bad arguments, non-finite or non-increasing times
+ *   -ENODATA  too few valid samples (or too short a span) for the question
+ *   -EDOM     degenerate data: a flat line, or no fit could be made
+ *   -ENOMEM   out of memory (the fits allocate O(n) scratch once per call)
+ */
+
+/* Stop rule defaults (DESIGN.md, "Runs"). */
+#define ANALYSIS_STABLE_WINDOW_S        300.0
+#define ANALYSIS_STABLE_SLOPE_C_PER_S   (0.1 / 60.0)    /* 0.1 C/min */
+#define ANALYSIS_PLATEAU_CI95_C         0.5             /* predicted plateau known within +-0.5 C */
+#define ANALYSIS_PLATEAU_WINDOW_S       300.0           /* slope over the last 5 min ... */
+#define ANALYSIS_PLATEAU_SLOPE_C_PER_S  (0.1 / 60.0)    /* ... below 0.1 C/min */
+#define ANALYSIS_BASELINE_TOLERANCE_C   1.0             /* "back within 1 C of the baseline" */
+#define ANALYSIS_BASELINE_WINDOW_S      10.0            /* median over this trailing window */
+#define ANALYSIS_BASELINE_IDLE_S        60.0            /* baseline: median of the last 60 s of idle */
+#define ANALYSIS_WORK_RATE_WINDOW_S     30.0            /* work rate: median of first/last 30 s of load */
+
+enum analysis_model {
+        ANALYSIS_MODEL_NONE,
+        ANALYSIS_MODEL_EXP1,    /* T(t) = T_inf - a e^{-t/tau} */
+        ANALYSIS_MODEL_EXP2,    /* T(t) = T_inf - a_fast e^{-t/tau_fast} - a e^{-t/tau} */
+};
+
+/* "exp1", "exp2"; NULL for ANALYSIS_MODEL_NONE. */
+const char *analysis_model_to_string(enum analysis_model m);
+
+/*
+ * One fitted curve. t is measured from t_origin_s, the time of the first
+ * fitted sample. Heating has a > 0, cooling a < 0 (T_inf is then the
+ * asymptote below). For exp2, tau_s is the slow time constant (the one that
+ * decides the plateau) and tau_fast_s the fast one.
+ *
+ * ci95_c is the half-width of a 95 % interval for t_inf_c, the widest of:
+ *  - the linearised covariance of (T_inf, amplitudes, log time constants)
+ *    at the optimum, Student t quantile;
+ *  - the profile-likelihood interval over the search grid of time
+ *    constants (at fixed taus the model is linear, so this is exact up to
+ *    the grid step); it matters with little data, where T_inf depends on
+ *    tau far from linearly;
+ * both with the residual variance widened by (1 + rho) / (1 - rho) for the
+ * lag-1 autocorrelation rho of the residuals (misfit makes them
+ * correlated), made symmetric around t_inf_c, plus quant_bias_c, a bound on
+ * the systematic error of whole-degree (or 0.5, 0.25 C) readings. It is
+ * +infinity when the plateau is not bounded by the data (the slow tau of the
+ * best fit, or of any fit within the interval, reaches the upper search
+ * bound: no curvature yet). Coverage is measured by tests/unit/test-analysis.c.
+ */
+struct analysis_fit {
+        enum analysis_model model;
+        size_t n;               /* samples used */
+        double t_origin_s;      /* s, model time 0 */
+        double t_inf_c;         /* C, asymptote (plateau) */
+        double t0_c;            /* C, model value at t_origin_s */
+        double a_c;             /* C, amplitude of the (slow) exponential */
+        double tau_s;           /* s, (slow) time constant */
+        double a_fast_c;        /* C, exp2 only, else 0 */
+        double tau_fast_s;      /* s, exp2 only, else NaN */
+        double ci95_c;          /* C, half-width of the 95 % interval of t_inf_c, or +inf */
+        double quant_bias_c;    /* C, bound on the bias from quantised readings, included in ci95_c */
+        double rms_c;           /* C, RMS residual */
+        double rho;             /* lag-1 autocorrelation of the residuals */
+        double runs_z;          /* runs test on residual signs; below -3: structured residuals */
+        bool tau_at_bound;      /* a time constant ended on the search bounds */
+};
+
+/* Search range for the time constants: tau_min = min(0.5 s, span / 100),
+ * tau_max = 20 * span, span = time from first to last valid sample. */
+#define ANALYSIS_TAU_MIN_S      0.5
+#define ANALYSIS_TAU_MAX_SPANS  20.0
+
+/* Single exponential: for a fixed tau the model is linear in (T_inf, a) and
+ * solved in closed form; tau is searched on a log grid (on geometrically
+ * binned data), then refined by Brent's method on the raw samples. Needs at
+ * least 4 valid samples. */
+int analysis_fit_exp1(const double *t_s, const double *temp_c, size_t n, struct analysis_fit *ret);
+
+/* Same, ignoring samples earlier than t_s[0] + k * tau_fast_s: fits the slow
+ * part after a fast transient of time constant tau_fast_s has died out
+ * (k = 5 leaves 0.7 % of it). */
+int analysis_fit_exp1_after(const double *t_s, const double *temp_c, size_t n,
+                            double tau_fast_s, double k, struct analysis_fit *ret);
+
+/* Two exponentials, tau_fast * 1.5 <= tau: 2-D log grid over (tau_fast, tau)
+ * on binned data, then Nelder-Mead on the raw samples. Needs at least 8
+ * valid samples. */
+int analysis_fit_exp2(const double *t_s, const double *temp_c, size_t n, struct analysis_fit *ret);
+
+/* exp1; when its residual signs are structured (runs test z < -3), also
+ * exp2, kept when it wins on BIC computed with the effective sample size
+ * n (1 - rho) / (1 + rho) of exp2's residuals by more than 6. */
+int analysis_fit_auto(const double *t_s, const double *temp_c, size_t n, struct analysis_fit *ret);
+
+/* The fitted curve at absolute time t_s, C. */
+double analysis_fit_eval(const struct analysis_fit *f, double t_s);
+
+/* Least-squares slope of the samples with t >= t_last - window_s, C/s.
+ * -ENODATA with fewer than 3 valid samples in the window. */
+int analysis_slope(const double *t_s, const double *y, size_t n, double window_s, double *ret);
+
+/* Median of the valid samples with t >= t_last - window_s. */
+int analysis_median(const double *t_s, const double *y, size_t n, double window_s, double *ret);
+
+/* until: stable. True when the samples cover window_s and the |slope| over
+ * the window is at most max_slope_c_per_s. */
+bool analysis_is_stable(const double *t_s, const double *temp_c, size_t n,
+                        double window_s, double max_slope_c_per_s);
+
+/* until: baseline. True when the median of the last
+ * ANALYSIS_BASELINE_WINDOW_S is within tolerance_c of baseline_c. */
+bool analysis_is_at_baseline(const double *t_s, const double *temp_c, size_t n,
+                             double baseline_c, double tolerance_c);
+
+/* until: plateau, on the samples of the stress phase so far. */
+struct analysis_plateau {
+        bool reached;           /* ci95 <= ANALYSIS_PLATEAU_CI95_C and |slope| <= ANALYSIS_PLATEAU_SLOPE_C_PER_S */
+        double plateau_c;       /* C, predicted plateau, NaN when no fit */
+        double ci95_c;          /* C, half-width, +inf when not identifiable, NaN when no fit */
+        double slope_c_per_s;   /* C/s over the last ANALYSIS_PLATEAU_WINDOW_S, NaN when not covered yet */
+        struct analysis_fit fit;
+};
+int analysis_check_plateau(const double *t_s, const double *temp_c, size_t n, struct analysis_plateau *ret);
+/* The same with the slope taken over window_s instead of ANALYSIS_PLATEAU_WINDOW_S
+ * (a run phase's "window", for short experiments). */
+int analysis_check_plateau_window(const double *t_s, const double *temp_c, size_t n, double window_s,
+                                  struct analysis_plateau *ret);
+
+enum analysis_phase {
+        ANALYSIS_PHASE_IDLE,
+        ANALYSIS_PHASE_STRESS,
+        ANALYSIS_PHASE_COOLDOWN,
+};
+
+/*
+ * A run's samples, parallel arrays of n. Consecutive samples of the same
+ * phase kind form a segment. The metrics use the first stress segment (the
+ * "load"), the idle segment just before it (baseline) and the first cooldown
+ * segment after it. Optional arrays may be NULL; NaN marks a missing value.
+ */
+struct analysis_samples {
+        size_t n;
+        const double *t_s;                      /* s, strictly increasing */
+        const double *temp_c;                   /* C, the run's reference temperature (hottest sensor) */
+        const double *freq_hz;                  /* Hz, current CPU frequency, optional */
+        const double *max_allowed_hz;           /* Hz, highest frequency the policy allows without thermal capping, optional */
+        const bool *cooling_active;             /* a cooling device is in a state > 0, optional */
+        const double *work_rate;                /* ops/s (or IOPS), optional */
+        const enum analysis_phase *phase;       /* phase kind of each sample */
+        double ambient_c;                       /* C, given by the user or a sensor, NaN when unknown */
+};
+
+/* Every metric of DESIGN.md; NaN when it cannot be computed. */
+struct run_metrics {
+        double baseline_c;              /* C, median of the last 60 s of idle before the load */
+        double ambient_c;               /* C, as given */
+        double peak_c;                  /* C, highest temperature of the run */
+        double plateau_c;               /* C, T_inf of the heating fit */
+        double plateau_ci95_c;          /* C, half-width of its 95 % interval */
+        double rise_c;                  /* C, plateau - baseline */
+        double rise_over_ambient_c;     /* C, plateau - ambient */
+        double tau_heat_s;              /* s, heating time constant (the slow one for exp2) */
+        double tau_heat_fast_s;         /* s, exp2 only */
+        double heat_fast_fraction;      /* share of the rise carried by the fast exponential, exp2 only */
+        double t90_heat_s;              /* s from load start until the fitted curve reaches 90 % of the rise */
+        double tau_cool_s;              /* s, cooling time constant (the slow one for exp2) */
+        double tau_cool_fast_s;         /* s, exp2 only */
+        double t_back_to_baseline_s;    /* s from load end until back within 1 C of baseline */
+        double throttled_fraction;      /* share of load samples below the allowed max freq or with cooling active */
+        double freq_mean_hz;            /* Hz, under load */
+        double freq_min_hz;             /* Hz, under load */
+        double work_rate_start;         /* ops/s, median of the first 30 s of load */
+        double work_rate_end;           /* ops/s, median of the last 30 s of load */
+        double work_rate_drop_pct;      /* %, 100 (start - end) / start */
+        double fit_residual_c;          /* C, RMS residual of the heating fit */
+        enum analysis_model fit_model;  /* heating fit */
+        double cool_fit_residual_c;     /* C, RMS residual of the cooling fit */
+        enum analysis_model cool_fit_model;
+};
+
+/* Fills every field (NaN / ANALYSIS_MODEL_NONE where not computable).
+ * -EINVAL on bad input (NULL t_s/temp_c/phase, non-increasing times). */
+/* Every metric unknown (NaN, ANALYSIS_MODEL_NONE) but ambient_c. */
+void analysis_metrics_init(struct run_metrics *m, double ambient_c);
+
+int analysis_compute_metrics(const struct analysis_samples *s, struct run_metrics *ret);
