@@ -1,0 +1,88 @@
+/* daemon.h — the one state object of heatcurved and its lifecycle. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include <json-c/json.h>
+
+#include "config.h"
+#include "history.h"
+#include "sensors.h"
+#include "simulate.h"
+
+struct http_server;
+struct run;
+
+#define DAEMON_OVERRIDES_MAX 32
+
+/* A setting given on the command line; re-applied on top of the file at every reload. */
+struct config_override {
+        const char *section, *key, *value;
+};
+
+/* What the command line asked for, besides config settings. */
+struct options {
+        const char *config_path;        /* NULL: the default path, if it exists */
+        struct config_override overrides[DAEMON_OVERRIDES_MAX];
+        size_t n_overrides;
+        bool once, check_config;
+};
+
+struct daemon {
+        sd_event *event;
+        sd_event_source *tick_source;   /* sampling timer */
+        sd_event_source *save_source;   /* periodic history save */
+        struct config cfg;
+        const struct options *opts;     /* owned by main() */
+
+        struct sensors *sensors;
+        struct simulator *sim;
+        struct history *hist;
+        int *temp_col, *freq_col, *cpu_col;   /* history column of each sensor */
+        int load_col;
+        bool *was_ok;                   /* per temperature: ok at the previous tick, for change-of-state logs */
+
+        struct http_server *http;
+        int listen_port;                /* actual port (when configured as 0) */
+        char *sensors_json;             /* GET /api/v1/sensors, rebuilt at every tick */
+        size_t sensors_json_len;        /* bytes */
+
+        int64_t started_ms;             /* Unix ms */
+        uint64_t ticks;
+        int64_t history_saved_ms;       /* Unix ms of the last successful save, 0 for never */
+        bool state_dir_ok;              /* the state directory exists and is writable */
+        bool state_ok;                  /* ... and the last save went through */
+        char state_error[1200];         /* why it is not, "" when ok */
+        bool clock_warned;              /* wall clock went backwards; logged once */
+
+        struct run *run;                /* the current or the last run started, NULL for none */
+        json_object **runs;             /* documents of the runs that ended, oldest first */
+        size_t n_runs;
+        unsigned next_run_id;
+        char token[256];                /* bearer token for mutating requests, "" for none */
+};
+
+/* Defaults, then the config file, then the command line; validated. Used at
+ * start, by --check-config and by reload, so all three judge a file alike. */
+int daemon_config_build(const struct options *o, struct config *ret, char *err, size_t errlen);
+
+/* Probe the sensors (or build the simulated board); with `serve`, also the
+ * history, the HTTP server, timers and signals. Errors are logged here. */
+int daemon_new(const struct options *o, const struct config *cfg, bool serve, struct daemon **ret);
+int daemon_run(struct daemon *d);
+/* Accepts NULL and half-built objects; saves the history first. */
+void daemon_free(struct daemon *d);
+
+/* One snapshot printed as JSON (heatcurved --once). */
+int daemon_print_once(struct daemon *d);
+
+/* A run ended: keep its final document in d->runs. */
+void daemon_run_ended(struct daemon *d, struct run *r);
+/* The document of run id (the current run's is live), or NULL; caller puts it. */
+json_object *daemon_run_document(struct daemon *d, unsigned id);
+
+/* History file path in the state directory. */
+void daemon_history_path(const struct daemon *d, char *buf, size_t size);

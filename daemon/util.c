@@ -1,0 +1,52 @@
+/* util.c — small helpers shared by the daemon, the web layer and the client: clocks, cleanup, paths. */
+#include "util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+int64_t util_now_ms(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+uint64_t util_monotonic_us(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+}
+
+int util_mkdir_p(const char *path, mode_t mode) {
+        char buf[1024];
+        size_t len = strlen(path);
+
+        if (len == 0 || len >= sizeof buf)
+                return -ENAMETOOLONG;
+        memcpy(buf, path, len + 1);
+        for (char *p = buf + 1; ; p++) {
+                if (*p != '/' && *p != '\0')
+                        continue;
+                char saved = *p;
+                *p = '\0';
+                if (mkdir(buf, mode) < 0 && errno != EEXIST)
+                        return -errno;
+                if (saved == '\0')
+                        break;
+                *p = saved;
+        }
+        struct stat st;
+        if (stat(path, &st) < 0)
+                return -errno;
+        return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
+const char *util_errno_name(int err) {
+        const char *name = strerrorname_np(err);
+
+        return name ? name : "EUNKNOWN";
+}

@@ -1,0 +1,31 @@
+/* util.h — small helpers shared by the daemon, the web layer and the client: clocks, cleanup, paths. */
+#pragma once
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* Unix time in ms (int64_t: boards with 32-bit time_t still get past 2038 here). */
+int64_t util_now_ms(void);
+/* CLOCK_MONOTONIC in microseconds, the clock sd-event timers use. */
+uint64_t util_monotonic_us(void);
+
+/* mkdir -p with mode for each missing component. */
+int util_mkdir_p(const char *path, mode_t mode);
+
+/* errno name ("EIO"), "EUNKNOWN" for numbers glibc has no name for. */
+const char *util_errno_name(int err);
+
+static inline void freep(void *p) {
+        free(*(void **) p);
+}
+
+static inline void closep(int *fd) {
+        if (*fd >= 0)
+                close(*fd);
+}
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _cleanup_free_ _cleanup_(freep)
+#define _cleanup_close_ _cleanup_(closep)
+#define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))

@@ -1,0 +1,149 @@
+"""Shared pieces of the integration suite: start the real heatcurved binary and talk HTTP to it."""
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+HEATCURVED = os.environ.get("HEATCURVED", "")
+FIXTURES_DIR = os.environ.get(
+    "FIXTURES_DIR", os.path.join(os.path.dirname(__file__), "..", "fixtures"))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def fixture_path(board):
+    return os.path.join(FIXTURES_DIR, board)
+
+
+class Daemon:
+    """One heatcurved process on a free loopback port, with its own state dir."""
+
+    def __init__(self, args, state_dir, env=None):
+        self.port = free_port()
+        self.state_dir = state_dir
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = state_dir.rstrip("/") + ".log"     # outside: tests fill or freeze the state dir
+        self.log = open(self.log_path, "w+")
+        full_env = dict(os.environ)
+        full_env.pop("JOURNAL_STREAM", None)
+        full_env.pop("NOTIFY_SOCKET", None)
+        full_env.update(env or {})
+        self.proc = subprocess.Popen(
+            [HEATCURVED, "--listen", f"127.0.0.1:{self.port}", "--state-dir", state_dir] + list(args),
+            stdout=self.log, stderr=subprocess.STDOUT, env=full_env)
+        self.wait_ready()
+
+    def wait_ready(self, timeout=15):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"heatcurved exited with {self.proc.returncode}:\n{self.logs()}")
+            try:
+                status, _ = self.get("/api/v1/status")
+                if status == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError(f"heatcurved not ready after {timeout}s:\n{self.logs()}")
+
+    def logs(self):
+        self.log.flush()
+        with open(self.log_path) as f:
+            return f.read()
+
+    def request(self, method, path, body=None, headers=None, timeout=10):
+        data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers or {})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as resp:
+                raw = resp.read()
+                return resp.status, self._decode(raw, resp.headers.get("Content-Type", ""))
+        except urllib.error.HTTPError as e:
+            raw = e.read()
+            return e.code, self._decode(raw, e.headers.get("Content-Type", ""))
+
+    @staticmethod
+    def _decode(raw, ctype):
+        if "json" in ctype and raw:
+            return json.loads(raw)
+        return raw.decode(errors="replace")
+
+    def get(self, path, **kw):
+        return self.request("GET", path, **kw)
+
+    def wait_for(self, predicate, timeout=10, interval=0.1, what="condition"):
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            try:
+                last = predicate()
+            except (OSError, http.client.HTTPException) as e:
+                last = e         # not answering yet counts as "not yet"
+            else:
+                if last:
+                    return last
+            time.sleep(interval)
+        raise AssertionError(f"timed out waiting for {what}; last={last!r}\nlog:\n{self.logs()}")
+
+    def signal(self, sig):
+        self.proc.send_signal(sig)
+
+    def stop(self, timeout=10):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError("heatcurved did not stop on SIGTERM within %ss" % timeout)
+        self.log.close()
+        return self.proc.returncode
+
+
+@pytest.fixture
+def heatcurved_bin():
+    if not HEATCURVED or not os.access(HEATCURVED, os.X_OK):
+        pytest.skip("HEATCURVED is not set to the built binary (run through meson test)")
+    return HEATCURVED
+
+
+@pytest.fixture
+def start_daemon(heatcurved_bin, tmp_path):
+    """start_daemon(*args, state_dir=None, env=None) -> Daemon; all stopped at teardown."""
+    started = []
+
+    def start(*args, state_dir=None, env=None):
+        sd = state_dir or str(tmp_path / f"state{len(started)}")
+        os.makedirs(sd, exist_ok=True)
+        d = Daemon(args, sd, env)
+        started.append(d)
+        return d
+
+    yield start
+    for d in started:
+        d.stop()
+
+
+@pytest.fixture
+def fixture_copy(tmp_path):
+    """A writable copy of a fixture tree (symlinks kept), for tests that change sensor files."""
+    def copy(board):
+        dst = tmp_path / ("tree-" + board)
+        shutil.copytree(fixture_path(board), dst, symlinks=True)
+        return str(dst)
+    return copy

@@ -1,0 +1,162 @@
+"""The read-only HTTP API of the real heatcurved on fixture trees: documents, history, errors, limits."""
+import http.client
+import json
+import os
+import signal
+import socket
+import time
+
+import pytest
+
+from conftest import fixture_path
+
+
+def start_on(start_daemon, board, *extra):
+    root = fixture_path(board)
+    return start_daemon("--sysfs-root", root, "--procfs-root", root, "--interval", "100ms", *extra)
+
+
+def test_status_document(start_daemon):
+    d = start_on(start_daemon, "rpi4")
+    status, st = d.get("/api/v1/status")
+    assert status == 200
+    assert st["board"]["model"].startswith("Raspberry Pi 4")
+    assert st["interval"] == "100ms" and st["interval_ms"] == 100
+    assert st["sensors"]["temperatures"] >= 1 and st["sensors"]["failing"] == 0
+    assert st["sensors"]["hottest"]["celsius"] > 0
+    assert st["storage"]["ok"] is True and st["storage"]["state_dir"] == d.state_dir
+    assert st["simulator"] is None and st["current_run"] is None
+
+
+def test_sensors_matches_once(start_daemon, heatcurved_bin):
+    import subprocess
+    d = start_on(start_daemon, "rpi4")
+    status, doc = d.get("/api/v1/sensors")
+    assert status == 200
+    root = fixture_path("rpi4")
+    once = json.loads(subprocess.run([heatcurved_bin, "--once", "--sysfs-root", root, "--procfs-root", root],
+                                     check=True, capture_output=True, text=True).stdout)
+    strip = lambda doc: [{k: v for k, v in t.items() if k != "last_good_ms"} for t in doc["temperatures"]]
+    assert strip(doc) == strip(once)
+    assert doc["cpufreq"] == once["cpufreq"] and doc["board"] == once["board"]
+
+
+def test_history_series_and_downsampling(start_daemon):
+    d = start_on(start_daemon, "rpi4")
+    d.wait_for(lambda: d.get("/api/v1/status")[1]["history"]["samples"] >= 12, what="12 samples")
+    status, h = d.get("/api/v1/history?from=-1m&points=5")
+    assert status == 200
+    ids = [s["id"] for s in h["series"]]
+    assert "thermal_zone0" in ids and "load:cpu" in ids
+    assert any(i.startswith("cpufreq:") for i in ids)
+    assert not any(i.startswith("load:cpu") and i != "load:cpu" for i in ids)
+    assert 1 <= len(h["t_ms"]) <= 5
+    assert h["t_ms"] == sorted(h["t_ms"])
+    tz = next(s for s in h["series"] if s["id"] == "thermal_zone0")
+    assert tz["unit"] == "celsius" and len(tz["mean"]) == len(h["t_ms"])
+    for lo, mean, hi in zip(tz["min"], tz["mean"], tz["max"]):
+        assert lo <= mean <= hi
+    _, sensors = d.get("/api/v1/sensors")
+    assert tz["mean"][-1] == pytest.approx(sensors["temperatures"][0]["celsius"], abs=0.01)
+
+    status, one = d.get("/api/v1/history?sensors=thermal_zone0,load:cpu0&points=1")
+    assert status == 200
+    assert [s["id"] for s in one["series"]] == ["thermal_zone0", "load:cpu0"]
+    assert len(one["t_ms"]) == 1
+
+
+@pytest.mark.parametrize("query,param", [
+    ("from=abc", "from"),
+    ("from=12x", "from"),
+    ("to=-5q", "to"),
+    ("from=2000&to=1000", "to"),
+    ("points=0", "points"),
+    ("points=10001", "points"),
+    ("points=1e3", "points"),
+    ("points=", "points"),
+    ("sensors=nope", "sensors"),
+    ("sensors=thermal_zone0,,load:cpu", "sensors"),
+    ("pionts=5", "pionts"),
+])
+def test_history_bad_parameters(start_daemon, query, param):
+    d = start_on(start_daemon, "rpi4")
+    status, body = d.get("/api/v1/history?" + query)
+    assert status == 400
+    assert body["error"]["code"] == "bad_parameter"
+    assert body["error"]["message"].startswith(param + ":"), body
+
+
+def test_not_found_and_method_not_allowed(start_daemon):
+    d = start_on(start_daemon, "rpi4")
+    status, body = d.get("/api/v1/nothing")
+    assert status == 404 and body["error"]["code"] == "not_found"
+    status, body = d.request("POST", "/api/v1/sensors", body=b"{}")
+    assert status == 405 and body["error"]["code"] == "method_not_allowed"
+    status, body = d.request("DELETE", "/api/v1/status")
+    assert status == 405
+
+
+def raw_request(port, data, timeout=5):
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(data)
+        chunks = []
+        try:
+            while True:
+                c = s.recv(65536)
+                if not c:
+                    break
+                chunks.append(c)
+        except (ConnectionResetError, socket.timeout):
+            pass
+    return b"".join(chunks)
+
+
+def test_oversized_requests_are_refused_and_daemon_survives(start_daemon):
+    d = start_on(start_daemon, "rpi4")
+    # a header block larger than the per-connection limit
+    resp = raw_request(d.port, b"GET /api/v1/status HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 40000 + b"\r\n\r\n")
+    assert resp == b"" or int(resp.split()[1]) in (400, 413, 414, 431)
+    # a URL longer than the limit
+    resp = raw_request(d.port, b"GET /api/v1/history?sensors=" + b"x" * 40000 + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert resp == b"" or int(resp.split()[1]) in (400, 413, 414, 431)
+    # a body over the cap on a path that takes none
+    conn = http.client.HTTPConnection("127.0.0.1", d.port, timeout=5)
+    conn.request("POST", "/api/v1/sensors", body=b"x" * (200 * 1024))
+    assert conn.getresponse().status == 413
+    conn.close()
+    # garbage that is not HTTP at all
+    raw_request(d.port, b"\x00\xff garbage \r\n\r\n")
+    status, _ = d.get("/api/v1/status")
+    assert status == 200
+
+
+def test_many_connections_do_not_take_it_down(start_daemon):
+    d = start_on(start_daemon, "rpi4")
+    socks = []
+    for _ in range(200):
+        try:
+            socks.append(socket.create_connection(("127.0.0.1", d.port), timeout=2))
+        except OSError:
+            break
+    for s in socks:
+        s.close()
+    d.wait_for(lambda: d.get("/api/v1/status")[0] == 200, what="status after connection flood")
+
+
+def test_history_survives_restart(start_daemon, tmp_path):
+    state = str(tmp_path / "keep")
+    root = fixture_path("rpi4")
+    d = start_daemon("--sysfs-root", root, "--procfs-root", root, "--interval", "100ms", state_dir=state)
+    d.wait_for(lambda: d.get("/api/v1/status")[1]["history"]["samples"] >= 10, what="10 samples")
+    assert d.stop() == 0
+    assert os.path.getsize(os.path.join(state, "history.bin")) > 0
+    d2 = start_daemon("--sysfs-root", root, "--procfs-root", root, "--interval", "100ms", state_dir=state)
+    _, st = d2.get("/api/v1/status")
+    assert st["history"]["samples"] >= 10
+    assert st["history"]["oldest_ms"] < st["started_ms"]
+
+
+def test_sigterm_stops_cleanly(start_daemon):
+    d = start_on(start_daemon, "rpi4")
+    d.signal(signal.SIGTERM)
+    assert d.proc.wait(10) == 0

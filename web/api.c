@@ -1,0 +1,348 @@
+/* api.c — the JSON API: routes requests to handlers that read the daemon's cached state. */
+#include "api.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <microhttpd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api-runs.h"
+#include "build-config.h"
+#include "daemon.h"
+#include "duration.h"
+#include "json-sensors.h"
+#include "json-util.h"
+#include "run.h"
+#include "util.h"
+
+#define HISTORY_POINTS_DEFAULT 300
+#define HISTORY_POINTS_MAX 10000
+#define HISTORY_WINDOW_DEFAULT_MS (15 * 60 * 1000)
+
+static void api_status_simulator(const struct daemon *d, json_object *root) {
+        char buf[32];
+        json_object *o;
+
+        if (!d->sim) {
+                json_object_object_add(root, "simulator", NULL);
+                return;
+        }
+        o = json_object_new_object();
+        json_object_object_add(o, "board", json_object_new_string(d->cfg.sim.board));
+        json_object_object_add(o, "ambient", json_new_number(d->cfg.sim.ambient_c, 2));
+        json_object_object_add(o, "tau", json_object_new_string(duration_format(d->cfg.sim.tau_ms, buf, sizeof buf)));
+        json_object_object_add(o, "tau_s", json_new_number(d->cfg.sim.tau_ms / 1000.0, 3));
+        json_object_object_add(o, "rise", json_new_number(d->cfg.sim.rise_c, 2));
+        json_object_object_add(o, "quantize", json_object_new_boolean(d->cfg.sim.quantize));
+        json_object_object_add(o, "model_celsius", json_new_number(simulator_temp_c(d->sim), 3));
+        json_object_object_add(o, "host_load", json_new_number(simulator_load(d->sim), 4));
+        json_object_object_add(o, "sysfs_root", json_object_new_string(simulator_sysfs_root(d->sim)));
+        json_object_object_add(root, "simulator", o);
+}
+
+static json_object *api_status_storage(const struct daemon *d) {
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "state_dir", json_object_new_string(d->cfg.state_dir));
+        json_object_object_add(o, "ok", json_object_new_boolean(d->state_ok));
+        json_object_object_add(o, "error", json_new_string_or_null(d->state_error));
+        json_object_object_add(o, "history_saved_ms",
+                               d->history_saved_ms ? json_object_new_int64(d->history_saved_ms) : NULL);
+        return o;
+}
+
+static json_object *api_status_history(const struct daemon *d) {
+        json_object *o = json_object_new_object();
+        size_t n = history_count(d->hist);
+
+        json_object_object_add(o, "samples", json_object_new_int64((int64_t) n));
+        json_object_object_add(o, "columns", json_object_new_int64((int64_t) history_n_columns(d->hist)));
+        json_object_object_add(o, "oldest_ms", n ? json_object_new_int64(history_oldest_ms(d->hist)) : NULL);
+        json_object_object_add(o, "newest_ms", n ? json_object_new_int64(history_newest_ms(d->hist)) : NULL);
+        return o;
+}
+
+static json_object *api_status_sensors(const struct daemon *d) {
+        const struct sensors *s = d->sensors;
+        const struct temp_sensor *hot = sensors_hottest(s);
+        json_object *o = json_object_new_object(), *h = NULL;
+        size_t failing = 0;
+
+        for (size_t i = 0; i < s->n_temps; i++)
+                failing += !s->temps[i].ok;
+        json_object_object_add(o, "temperatures", json_object_new_int64((int64_t) s->n_temps));
+        json_object_object_add(o, "failing", json_object_new_int64((int64_t) failing));
+        json_object_object_add(o, "cooling_devices", json_object_new_int64((int64_t) s->n_cooling));
+        json_object_object_add(o, "cpufreq_policies", json_object_new_int64((int64_t) s->n_policies));
+        if (hot) {
+                h = json_object_new_object();
+                json_object_object_add(h, "id", json_object_new_string(hot->id));
+                json_object_object_add(h, "celsius", json_new_millis(hot->temp_mc));
+        }
+        json_object_object_add(o, "hottest", h);
+        return o;
+}
+
+static json_object *api_status_run(const struct daemon *d) {
+        const struct run *r = d->run;
+        json_object *o;
+
+        if (!r || r->state != RUN_RUNNING)
+                return NULL;
+        o = json_object_new_object();
+        json_object_object_add(o, "id", json_object_new_int64(r->id));
+        json_object_object_add(o, "label", json_object_new_string(r->label));
+        json_object_object_add(o, "phase", json_object_new_string(run_phase_kind_to_string(r->phases[r->phase_index].kind)));
+        json_object_object_add(o, "phase_index", json_object_new_int64((int64_t) r->phase_index));
+        json_object_object_add(o, "started_ms", json_object_new_int64(r->created_ms));
+        return o;
+}
+
+static void api_get_status(struct daemon *d, struct http_request *r) {
+        json_object *root = json_object_new_object();
+        int64_t now = util_now_ms();
+        char buf[32];
+
+        json_object_object_add(root, "version", json_object_new_string(HEATCURVE_VERSION));
+        json_object_object_add(root, "time_ms", json_object_new_int64(now));
+        json_object_object_add(root, "board", json_board(&d->sensors->board));
+        json_object_object_add(root, "started_ms", json_object_new_int64(d->started_ms));
+        json_object_object_add(root, "uptime_s", json_new_number((double) (now - d->started_ms) / 1000.0, 3));
+        json_object_object_add(root, "interval", json_object_new_string(duration_format(d->cfg.interval_ms, buf, sizeof buf)));
+        json_object_object_add(root, "interval_ms", json_object_new_int64((int64_t) d->cfg.interval_ms));
+        json_object_object_add(root, "ticks", json_object_new_int64((int64_t) d->ticks));
+        json_object_object_add(root, "sensors", api_status_sensors(d));
+        json_object_object_add(root, "current_run", api_status_run(d));
+        json_object_object_add(root, "active_alerts", json_object_new_array());
+        json_object_object_add(root, "storage", api_status_storage(d));
+        json_object_object_add(root, "history", api_status_history(d));
+        api_status_simulator(d, root);
+        http_reply_json(r, 200, root);
+}
+
+static void api_get_sensors(struct daemon *d, struct http_request *r) {
+        if (!d->sensors_json)
+                http_reply_error(r, 503, "not_ready", "no sample taken yet");
+        else
+                http_reply(r, 200, "application/json", d->sensors_json, d->sensors_json_len);
+}
+
+/* Unix ms, "now", or "-15m" for a moment before now. */
+static int api_parse_time(const char *text, int64_t now, int64_t *ret) {
+        uint64_t ago;
+        char *end;
+
+        if (strcmp(text, "now") == 0) {
+                *ret = now;
+                return 0;
+        }
+        if (text[0] == '-') {
+                if (duration_parse(text + 1, &ago) < 0 || ago > (uint64_t) now)
+                        return -EINVAL;
+                *ret = now - (int64_t) ago;
+                return 0;
+        }
+        if (text[0] < '0' || text[0] > '9')
+                return -EINVAL;
+        errno = 0;
+        long long v = strtoll(text, &end, 10);
+        if (errno || *end || v < 0)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+struct history_request {
+        int64_t from_ms, to_ms;
+        size_t points;
+        size_t cols[256];
+        size_t n_cols;
+};
+
+static bool api_history_default_column(const char *id) {
+        /* per-CPU load is there when asked for; by default the overview */
+        return strncmp(id, "load:cpu", 8) != 0 || id[8] == '\0';
+}
+
+static int api_history_columns(const struct history *h, const char *list, struct history_request *q,
+                               char *err, size_t errlen) {
+        if (!list) {
+                for (size_t c = 0; c < history_n_columns(h) && q->n_cols < ELEMENTSOF(q->cols); c++)
+                        if (api_history_default_column(history_column_id(h, c)))
+                                q->cols[q->n_cols++] = c;
+                return 0;
+        }
+        for (const char *p = list; ; ) {
+                size_t len = strcspn(p, ",");
+                char id[SENSORS_ID_MAX + 16];
+                int col;
+
+                if (len == 0 || len >= sizeof id) {
+                        snprintf(err, errlen, "sensors: empty or overlong sensor id in \"%s\"", list);
+                        return -EINVAL;
+                }
+                memcpy(id, p, len);
+                id[len] = '\0';
+                col = history_find_column(h, id);
+                if (col < 0) {
+                        snprintf(err, errlen, "sensors: unknown sensor id \"%s\"", id);
+                        return -EINVAL;
+                }
+                if (q->n_cols == ELEMENTSOF(q->cols)) {
+                        snprintf(err, errlen, "sensors: more than %zu ids", ELEMENTSOF(q->cols));
+                        return -EINVAL;
+                }
+                q->cols[q->n_cols++] = (size_t) col;
+                if (p[len] == '\0')
+                        return 0;
+                p += len + 1;
+        }
+}
+
+static int api_history_parse(struct daemon *d, struct http_request *r, struct history_request *q,
+                             char *err, size_t errlen) {
+        static const char *const known[] = { "from", "to", "sensors", "points", NULL };
+        const char *from = http_arg(r, "from"), *to = http_arg(r, "to"), *points = http_arg(r, "points");
+        const char *unknown = http_unknown_arg(r, known);
+        int64_t now = util_now_ms();
+
+        if (unknown) {
+                snprintf(err, errlen, "%s: unknown parameter (known: from, to, sensors, points)", unknown);
+                return -EINVAL;
+        }
+        q->to_ms = now;
+        if (to && api_parse_time(to, now, &q->to_ms) < 0) {
+                snprintf(err, errlen, "to: \"%s\" is not a time (Unix milliseconds, \"now\", or \"-15m\")", to);
+                return -EINVAL;
+        }
+        /* By default the last 15 minutes, but not before the first sample, so
+         * the buckets cover data rather than the time before the start. */
+        q->from_ms = q->to_ms - HISTORY_WINDOW_DEFAULT_MS;
+        if (history_count(d->hist) && history_oldest_ms(d->hist) > q->from_ms)
+                q->from_ms = history_oldest_ms(d->hist) < q->to_ms ? history_oldest_ms(d->hist) : q->to_ms;
+        if (from && api_parse_time(from, now, &q->from_ms) < 0) {
+                snprintf(err, errlen, "from: \"%s\" is not a time (Unix milliseconds, \"now\", or \"-15m\")", from);
+                return -EINVAL;
+        }
+        if (q->to_ms < q->from_ms) {
+                snprintf(err, errlen, "to: %" PRId64 " is before from (%" PRId64 ")", q->to_ms, q->from_ms);
+                return -EINVAL;
+        }
+        q->points = HISTORY_POINTS_DEFAULT;
+        if (points) {
+                char *end;
+                errno = 0;
+                long v = strtol(points, &end, 10);
+                if (errno || *end || end == points || v < 1 || v > HISTORY_POINTS_MAX) {
+                        snprintf(err, errlen, "points: \"%s\" is not a number from 1 to %d", points, HISTORY_POINTS_MAX);
+                        return -EINVAL;
+                }
+                q->points = (size_t) v;
+        }
+        return api_history_columns(d->hist, http_arg(r, "sensors"), q, err, errlen);
+}
+
+static const char *api_kind_name(enum history_kind k, const char **unit, int *decimals) {
+        switch (k) {
+        case HISTORY_TEMP:
+                *unit = "celsius";
+                *decimals = 2;
+                return "temperature";
+        case HISTORY_FREQ:
+                *unit = "hz";
+                *decimals = 0;
+                return "frequency";
+        default:
+                *unit = "fraction";
+                *decimals = 4;
+                return "load";
+        }
+}
+
+static json_object *api_history_series(const struct history *h, const struct history_request *q,
+                                       const struct history_result *res, size_t i) {
+        json_object *o = json_object_new_object();
+        json_object *mn = json_object_new_array(), *mx = json_object_new_array(), *mean = json_object_new_array();
+        enum history_kind kind = history_column_kind(h, q->cols[i]);
+        const char *unit;
+        int dec;
+
+        json_object_object_add(o, "id", json_object_new_string(history_column_id(h, q->cols[i])));
+        json_object_object_add(o, "kind", json_object_new_string(api_kind_name(kind, &unit, &dec)));
+        json_object_object_add(o, "unit", json_object_new_string(unit));
+        for (size_t b = 0; b < res->n_buckets; b++) {
+                json_object_array_add(mn, json_new_number(res->buckets[b].min[i], dec));
+                json_object_array_add(mx, json_new_number(res->buckets[b].max[i], dec));
+                json_object_array_add(mean, json_new_number(res->buckets[b].mean[i], dec));
+        }
+        json_object_object_add(o, "min", mn);
+        json_object_object_add(o, "max", mx);
+        json_object_object_add(o, "mean", mean);
+        return o;
+}
+
+static void api_get_history(struct daemon *d, struct http_request *r) {
+        struct history_request q = {};
+        struct history_result res = {};
+        json_object *root, *t, *series;
+        char err[256];
+        int ret;
+
+        if (api_history_parse(d, r, &q, err, sizeof err) < 0) {
+                http_reply_error(r, 400, "bad_parameter", "%s", err);
+                return;
+        }
+        ret = history_query(d->hist, q.from_ms, q.to_ms, q.cols, q.n_cols, q.points, &res);
+        if (ret < 0) {
+                http_reply_error(r, 500, "internal", "history query failed: %s", strerror(-ret));
+                return;
+        }
+        root = json_object_new_object();
+        t = json_object_new_array();
+        series = json_object_new_array();
+        for (size_t b = 0; b < res.n_buckets; b++)
+                json_object_array_add(t, json_object_new_int64(res.buckets[b].t_ms));
+        for (size_t i = 0; i < q.n_cols; i++)
+                json_object_array_add(series, api_history_series(d->hist, &q, &res, i));
+        json_object_object_add(root, "from_ms", json_object_new_int64(q.from_ms));
+        json_object_object_add(root, "to_ms", json_object_new_int64(q.to_ms));
+        json_object_object_add(root, "points", json_object_new_int64((int64_t) q.points));
+        json_object_object_add(root, "bucket_ms", json_object_new_int64(res.bucket_ms));
+        json_object_object_add(root, "t_ms", t);
+        json_object_object_add(root, "series", series);
+        history_result_free(&res);
+        http_reply_json(r, 200, root);
+}
+
+struct api_route {
+        const char *path;
+        void (*get)(struct daemon *d, struct http_request *r);
+};
+
+static const struct api_route api_routes[] = {
+        { "/api/v1/status", api_get_status },
+        { "/api/v1/sensors", api_get_sensors },
+        { "/api/v1/history", api_get_history },
+};
+
+void api_dispatch(void *userdata, struct http_request *r) {
+        struct daemon *d = userdata;
+
+        if (api_runs_dispatch(d, r))
+                return;
+        for (size_t i = 0; i < ELEMENTSOF(api_routes); i++) {
+                if (strcmp(r->url, api_routes[i].path) != 0)
+                        continue;
+                if (strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0) {
+                        http_reply_error(r, 405, "method_not_allowed", "%s does not take %s (only GET)",
+                                         r->url, r->method);
+                        return;
+                }
+                api_routes[i].get(d, r);
+                return;
+        }
+        http_reply_error(r, 404, "not_found", "no such resource: %s", r->url);
+}

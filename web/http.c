@@ -1,0 +1,301 @@
+/* http.c — libmicrohttpd in external-epoll mode, driven by the sd-event loop. */
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "json-util.h"
+#include "util.h"
+
+struct http_server {
+        struct MHD_Daemon *mhd;
+        sd_event_source *io_source;     /* MHD's epoll fd */
+        sd_event_source *timer_source;  /* MHD's connection timeouts */
+        http_dispatch_t dispatch;
+        void *userdata;
+};
+
+int http_listen(const char *host, uint16_t port) {
+        union { struct sockaddr sa; struct sockaddr_in in; struct sockaddr_in6 in6; } addr = {};
+        socklen_t len;
+        int fd, one = 1;
+
+        if (inet_pton(AF_INET, host, &addr.in.sin_addr) == 1) {
+                addr.in.sin_family = AF_INET;
+                addr.in.sin_port = htons(port);
+                len = sizeof addr.in;
+        } else if (inet_pton(AF_INET6, host, &addr.in6.sin6_addr) == 1) {
+                addr.in6.sin6_family = AF_INET6;
+                addr.in6.sin6_port = htons(port);
+                len = sizeof addr.in6;
+        } else
+                return -EINVAL;
+
+        fd = socket(addr.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return -errno;
+        if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+            bind(fd, &addr.sa, len) < 0 || listen(fd, 128) < 0) {
+                int r = -errno;
+                close(fd);
+                return r;
+        }
+        return fd;
+}
+
+int http_local_port(int fd) {
+        union { struct sockaddr sa; struct sockaddr_in in; struct sockaddr_in6 in6; } addr = {};
+        socklen_t len = sizeof addr;
+
+        if (getsockname(fd, &addr.sa, &len) < 0)
+                return -errno;
+        return ntohs(addr.sa.sa_family == AF_INET6 ? addr.in6.sin6_port : addr.in.sin_port);
+}
+
+static bool http_is_loopback(struct MHD_Connection *conn) {
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+
+        if (!sa)
+                return false;
+        if (sa->sa_family == AF_INET) {
+                const struct sockaddr_in *in = (const struct sockaddr_in *) sa;
+                return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+        }
+        if (sa->sa_family == AF_INET6) {
+                const struct in6_addr *a = &((const struct sockaddr_in6 *) sa)->sin6_addr;
+                if (IN6_IS_ADDR_LOOPBACK(a))
+                        return true;
+                return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
+        }
+        return false;
+}
+
+static void http_schedule(struct http_server *s) {
+        MHD_UNSIGNED_LONG_LONG timeout_ms;
+
+        if (MHD_get_timeout(s->mhd, &timeout_ms) != MHD_YES) {
+                sd_event_source_set_enabled(s->timer_source, SD_EVENT_OFF);
+                return;
+        }
+        sd_event_source_set_time(s->timer_source, util_monotonic_us() + (uint64_t) timeout_ms * 1000u);
+        sd_event_source_set_enabled(s->timer_source, SD_EVENT_ONESHOT);
+}
+
+static int http_on_io(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
+        struct http_server *s = userdata;
+
+        MHD_run(s->mhd);
+        http_schedule(s);
+        return 0;
+}
+
+static int http_on_timer(sd_event_source *es, uint64_t usec, void *userdata) {
+        struct http_server *s = userdata;
+
+        MHD_run(s->mhd);
+        http_schedule(s);
+        return 0;
+}
+
+/* Gather the body (capped), then hand the whole request to the dispatcher once. */
+static enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                       const char *method, const char *version,
+                                       const char *upload_data, size_t *upload_data_size,
+                                       void **req_cls) {
+        struct http_server *s = cls;
+        struct http_request *r = *req_cls;
+
+        if (!r) {
+                r = calloc(1, sizeof *r);
+                if (!r)
+                        return MHD_NO;
+                r->conn = conn;
+                r->method = method;
+                r->url = url;
+                r->from_loopback = http_is_loopback(conn);
+                *req_cls = r;
+                return MHD_YES;
+        }
+        if (*upload_data_size > 0) {
+                size_t n = *upload_data_size;
+                if (r->body_len + n > HTTP_BODY_MAX)
+                        r->body_too_large = true;
+                else {
+                        char *b = realloc(r->body, r->body_len + n + 1);
+                        if (!b)
+                                return MHD_NO;
+                        memcpy(b + r->body_len, upload_data, n);
+                        r->body_len += n;
+                        b[r->body_len] = '\0';
+                        r->body = b;
+                }
+                *upload_data_size = 0;
+                return MHD_YES;
+        }
+        if (r->replied)
+                return MHD_YES;
+        if (r->body_too_large)
+                http_reply_error(r, 413, "body_too_large", "request body is larger than %d bytes", HTTP_BODY_MAX);
+        else
+                s->dispatch(s->userdata, r);
+        if (!r->replied)
+                http_reply_error(r, 500, "internal", "no response");
+        return MHD_YES;
+}
+
+static void http_on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+                              enum MHD_RequestTerminationCode toe) {
+        struct http_request *r = *req_cls;
+
+        if (r) {
+                free(r->body);
+                free(r);
+                *req_cls = NULL;
+        }
+}
+
+int http_new(sd_event *event, int listen_fd, http_dispatch_t dispatch, void *userdata,
+             struct http_server **ret) {
+        struct http_server *s = calloc(1, sizeof *s);
+        const union MHD_DaemonInfo *info;
+        int r;
+
+        if (!s) {
+                close(listen_fd);
+                return -ENOMEM;
+        }
+        s->dispatch = dispatch;
+        s->userdata = userdata;
+        /* External epoll mode: no thread of MHD's own, the sd-event loop drives it. */
+        s->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_TURBO, 0, NULL, NULL,
+                                  http_on_request, s,
+                                  MHD_OPTION_LISTEN_SOCKET, (MHD_socket) listen_fd,
+                                  MHD_OPTION_CONNECTION_LIMIT, (unsigned) HTTP_CONNECTIONS_MAX,
+                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) 30,
+                                  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) HTTP_HEADERS_MAX,
+                                  MHD_OPTION_NOTIFY_COMPLETED, http_on_completed, s,
+                                  MHD_OPTION_END);
+        if (!s->mhd) {
+                close(listen_fd);
+                free(s);
+                return -EIO;
+        }
+        info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+        r = info ? sd_event_add_io(event, &s->io_source, info->epoll_fd, EPOLLIN, http_on_io, s) : -EIO;
+        if (r >= 0)
+                r = sd_event_add_time(event, &s->timer_source, CLOCK_MONOTONIC, UINT64_MAX, 0,
+                                      http_on_timer, s);
+        if (r < 0) {
+                http_free(s);
+                return r;
+        }
+        http_schedule(s);
+        *ret = s;
+        return 0;
+}
+
+void http_free(struct http_server *s) {
+        if (!s)
+                return;
+        sd_event_source_disable_unref(s->io_source);
+        sd_event_source_disable_unref(s->timer_source);
+        if (s->mhd)
+                MHD_stop_daemon(s->mhd);        /* closes the listening socket too */
+        free(s);
+}
+
+int http_reply(struct http_request *r, unsigned status, const char *content_type,
+               const char *body, size_t len) {
+        struct MHD_Response *resp;
+        enum MHD_Result ok;
+
+        resp = MHD_create_response_from_buffer(len, (void *) body, MHD_RESPMEM_MUST_COPY);
+        if (!resp)
+                return -ENOMEM;
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+        ok = MHD_queue_response(r->conn, status, resp);
+        MHD_destroy_response(resp);
+        r->replied = true;
+        return ok == MHD_YES ? 0 : -EIO;
+}
+
+int http_reply_json(struct http_request *r, unsigned status, json_object *o) {
+        size_t len;
+        const char *text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
+        int ret = http_reply(r, status, "application/json", text, len);
+
+        json_object_put(o);
+        return ret;
+}
+
+int http_reply_error(struct http_request *r, unsigned status, const char *code, const char *format, ...) {
+        char message[512];
+        va_list ap;
+        int ret;
+
+        va_start(ap, format);
+        vsnprintf(message, sizeof message, format, ap);
+        va_end(ap);
+
+        _cleanup_free_ char *body = json_error_body(code, message);
+        if (!body)
+                return -ENOMEM;
+        ret = http_reply(r, status, "application/json", body, strlen(body));
+        return ret;
+}
+
+const char *http_arg(struct http_request *r, const char *name) {
+        return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+const char *http_header(struct http_request *r, const char *name) {
+        return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+struct http_arg_check {
+        const char *const *known;
+        const char *unknown;
+};
+
+static enum MHD_Result http_check_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+        struct http_arg_check *c = cls;
+
+        for (size_t i = 0; c->known[i]; i++)
+                if (strcmp(key, c->known[i]) == 0)
+                        return MHD_YES;
+        c->unknown = key;
+        return MHD_NO;
+}
+
+const char *http_unknown_arg(struct http_request *r, const char *const *known) {
+        struct http_arg_check c = { known, NULL };
+
+        MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, http_check_arg, &c);
+        return c.unknown;
+}
+
+int http_reply_fd(struct http_request *r, unsigned status, const char *content_type, int fd, uint64_t size) {
+        struct MHD_Response *resp = MHD_create_response_from_fd64(size, fd);
+        enum MHD_Result ok;
+
+        if (!resp) {
+                close(fd);
+                return -ENOMEM;
+        }
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+        ok = MHD_queue_response(r->conn, status, resp);
+        MHD_destroy_response(resp);
+        r->replied = true;
+        return ok == MHD_YES ? 0 : -EIO;
+}

@@ -1,0 +1,50 @@
+/* json-util.c — json-c helpers: exact decimal numbers, nulls for missing values, error bodies. */
+#include "json-util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* json-c prints doubles with %.17g (43.1 -> 43.100000000000001); we hand it
+ * the text to print instead, so the API shows what the sensor said. */
+json_object *json_new_millis(int64_t milli) {
+        char buf[32];
+        int64_t a = milli < 0 ? -milli : milli;
+        int n = snprintf(buf, sizeof buf, "%s%lld.%03lld", milli < 0 ? "-" : "",
+                         (long long) (a / 1000), (long long) (a % 1000));
+
+        while (n > 0 && buf[n - 1] == '0' && buf[n - 2] != '.')
+                buf[--n] = '\0';
+        return json_object_new_double_s((double) milli / 1000.0, buf);
+}
+
+json_object *json_new_number(double v, int decimals) {
+        char buf[48];
+
+        if (!isfinite(v))
+                return NULL;
+        int n = snprintf(buf, sizeof buf, "%.*f", decimals, v);
+        if (decimals > 0) {
+                while (n > 0 && buf[n - 1] == '0' && buf[n - 2] != '.')
+                        buf[--n] = '\0';
+        }
+        if (strcmp(buf, "-0") == 0 || strcmp(buf, "-0.0") == 0)
+                memmove(buf, buf + 1, strlen(buf));
+        return json_object_new_double_s(v, buf);
+}
+
+json_object *json_new_string_or_null(const char *s) {
+        return s && *s ? json_object_new_string(s) : NULL;
+}
+
+char *json_error_body(const char *code, const char *message) {
+        json_object *root = json_object_new_object(), *err = json_object_new_object();
+        char *out;
+
+        json_object_object_add(err, "code", json_object_new_string(code));
+        json_object_object_add(err, "message", json_object_new_string(message));
+        json_object_object_add(root, "error", err);
+        out = strdup(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN));
+        json_object_put(root);
+        return out;
+}
