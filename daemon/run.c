@@ -1,0 +1,510 @@
+/* run.c — the run engine: phases driven by the sampling tick, loads, safety aborts, samples.csv, metrics. */
+#include "run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "log.h"
+#include "util.h"
+
+static void run_log(const struct run *r, int priority, const char *format, ...) __attribute__((format(printf, 3, 4)));
+static void run_log(const struct run *r, int priority, const char *format, ...) {
+        char field[32], msg[512];
+        const char *fields[] = { field, NULL };
+        va_list ap;
+
+        va_start(ap, format);
+        vsnprintf(msg, sizeof msg, format, ap);
+        va_end(ap);
+        snprintf(field, sizeof field, "RUN_ID=%u", r->id);
+        log_fields(priority, fields, "Run %u: %s", r->id, msg);
+}
+
+void run_free(struct run *r) {
+        if (!r)
+                return;
+        for (size_t i = 0; i < ELEMENTSOF(r->child_sources); i++)
+                sd_event_source_disable_unref(r->child_sources[i]);
+        sd_event_source_disable_unref(r->kill_timer);
+        if (r->stress)
+                stress_reap_blocking(r->stress, STRESS_STOP_GRACE_MS);
+        stress_free(r->stress);
+        if (r->csv)
+                fclose(r->csv);
+        for (size_t i = 0; i < r->n_phases; i++)
+                for (size_t j = 0; r->phases[i].command[j]; j++)
+                        free(r->phases[i].command[j]);
+        run_series_free(&r->series);
+        free(r->notes);
+        free(r);
+}
+
+/* The load's children are gone: drop their sources and the load. Never from
+ * inside a child source's own callback. */
+static void run_load_release(struct run *r) {
+        if (!r->stress || !stress_all_exited(r->stress))
+                return;
+        for (size_t i = 0; i < ELEMENTSOF(r->child_sources); i++)
+                r->child_sources[i] = sd_event_source_disable_unref(r->child_sources[i]);
+        r->kill_timer = sd_event_source_disable_unref(r->kill_timer);
+        stress_free(r->stress);
+        r->stress = NULL;
+}
+
+static int run_on_child(sd_event_source *es, const siginfo_t *si, void *userdata) {
+        struct run *r = userdata;
+
+        stress_child_exited(r->stress, si);
+        return 0;
+}
+
+static int run_on_kill_timer(sd_event_source *es, uint64_t usec, void *userdata) {
+        struct run *r = userdata;
+
+        if (r->stress && !stress_all_exited(r->stress)) {
+                run_log(r, LOG_WARNING, "load did not stop within %u ms, killing it", STRESS_STOP_GRACE_MS);
+                stress_kill(r->stress);
+        }
+        return 0;
+}
+
+static void run_load_stop(struct run *r) {
+        if (!r->stress)
+                return;
+        stress_stop(r->stress);
+        if (!r->kill_timer)
+                sd_event_add_time_relative(r->daemon->event, &r->kill_timer, CLOCK_MONOTONIC,
+                                           STRESS_STOP_GRACE_MS * 1000u, 0, run_on_kill_timer, r);
+}
+
+static int run_load_start(struct run *r, struct run_phase *p) {
+        int ret = stress_start(&p->load, &r->stress);
+
+        if (ret < 0)
+                return ret;
+        for (size_t i = 0; i < stress_n_pids(r->stress); i++) {
+                ret = sd_event_add_child(r->daemon->event, &r->child_sources[i], stress_pid(r->stress, i),
+                                         WEXITED, run_on_child, r);
+                if (ret < 0) {
+                        stress_reap_blocking(r->stress, STRESS_STOP_GRACE_MS);
+                        run_load_release(r);
+                        return ret;
+                }
+        }
+        snprintf(r->work_unit, sizeof r->work_unit, "%s", stress_work_unit(r->stress));
+        r->work_prev = 0;
+        r->work_prev_ms = 0;
+        return 0;
+}
+
+static const char *phase_name(const struct run_phase *p) {
+        return run_phase_kind_to_string(p->kind);
+}
+
+static void run_recording_failed(struct run *r, const char *what, int err) {
+        if (!r->recording_ok)
+                return;
+        r->recording_ok = false;
+        snprintf(r->recording_error, sizeof r->recording_error, "%s in %s: %s", what, r->dir, strerror(err));
+        run_log(r, LOG_ERR, "recording stopped: %s", r->recording_error);
+}
+
+static void run_write_json(struct run *r) {
+        json_object *doc = run_to_json(r, false);
+        int ret = run_store_write_json(r->dir, doc);
+
+        json_object_put(doc);
+        if (ret < 0)
+                run_recording_failed(r, "writing run.json", -ret);
+}
+
+static void run_csv_header(struct run *r) {
+        const struct sensors *s = r->daemon->sensors;
+
+        fputs(RUN_CSV_FIXED, r->csv);
+        for (size_t i = 0; i < s->n_temps; i++)
+                fprintf(r->csv, ",%s_c", s->temps[i].id);
+        for (size_t i = 0; i < s->n_policies; i++)
+                fprintf(r->csv, ",%s_hz", s->policies[i].id);
+        fputc('\n', r->csv);
+        r->csv_temps = s->n_temps;
+        r->csv_policies = s->n_policies;
+}
+
+static void csv_number(FILE *f, double v, int decimals) {
+        if (isfinite(v))
+                fprintf(f, ",%.*f", decimals, v);
+        else
+                fputc(',', f);
+}
+
+static void run_flush(struct run *r, int64_t now_ms, bool sync) {
+        if (!r->csv || !r->recording_ok)
+                return;
+        if (fflush(r->csv) != 0 || ferror(r->csv) || (sync && fdatasync(fileno(r->csv)) < 0)) {
+                run_recording_failed(r, "writing samples.csv", errno ? errno : EIO);
+                return;
+        }
+        r->flushed_ms = now_ms;
+}
+
+static int run_phase_begin(struct run *r, int64_t now_ms) {
+        struct run_phase *p = &r->phases[r->phase_index];
+        int ret;
+
+        p->started_ms = now_ms;
+        if (p->has_load) {
+                ret = run_load_start(r, p);
+                if (ret < 0)
+                        return ret;
+        }
+        run_log(r, LOG_INFO, "phase %zu (%s) started%s%s", r->phase_index, phase_name(p),
+                p->has_load ? ", load " : "", p->has_load ? load_type_to_string(p->load.type) : "");
+        run_write_json(r);
+        return 0;
+}
+
+static void run_phase_end(struct run *r, int64_t now_ms, const char *reason) {
+        struct run_phase *p = &r->phases[r->phase_index];
+        const struct run_series *s = &r->series;
+
+        p->ended_ms = now_ms;
+        p->end_reason = reason;
+        run_load_stop(r);
+        if (p->kind == ANALYSIS_PHASE_IDLE && s->n)
+                analysis_median(s->t_s, s->temp_c, s->n, ANALYSIS_BASELINE_IDLE_S, &r->baseline_c);
+        run_log(r, LOG_INFO, "phase %zu (%s) ended: %s", r->phase_index, phase_name(p), reason);
+}
+
+static void run_finish(struct run *r, int64_t now_ms, enum run_state state) {
+        r->state = state;
+        r->ended_ms = now_ms;
+        run_series_metrics(&r->series, r->ambient_c, &r->metrics);
+        run_flush(r, now_ms, true);
+        if (r->csv) {
+                fclose(r->csv);
+                r->csv = NULL;
+        }
+        run_write_json(r);
+        if (state == RUN_FINISHED)
+                run_log(r, LOG_NOTICE, "finished: plateau %.1f C, rise %.1f C, tau %.0f s",
+                        r->metrics.plateau_c, r->metrics.rise_c, r->metrics.tau_heat_s);
+        else
+                run_log(r, LOG_WARNING, "aborted: %s", r->abort_reason);
+        daemon_run_ended(r->daemon, r);
+}
+
+static void run_end_early(struct run *r, const char *end_reason, const char *reason, int64_t now_ms) {
+        if (r->state != RUN_RUNNING)
+                return;
+        snprintf(r->abort_reason, sizeof r->abort_reason, "%s", reason);
+        run_phase_end(r, now_ms, end_reason);
+        run_finish(r, now_ms, RUN_ABORTED);
+}
+
+void run_abort(struct run *r, const char *reason, int64_t now_ms) {
+        run_end_early(r, "aborted", reason, now_ms);
+}
+
+void run_stop(struct run *r, int64_t now_ms) {
+        run_end_early(r, "stopped", "stopped on request", now_ms);
+}
+
+/* The temperature the run follows, NaN when its sensor is not answering. */
+static double run_sensor_temp(const struct run *r, const struct sensors *s) {
+        for (size_t i = 0; i < s->n_temps; i++)
+                if (strcmp(s->temps[i].id, r->sensor) == 0)
+                        return s->temps[i].ok ? s->temps[i].temp_mc / 1000.0 : NAN;
+        return NAN;
+}
+
+/* The policy with the highest hardware max: the big cores on big.LITTLE. */
+static const struct cpufreq_policy *run_policy(const struct sensors *s) {
+        const struct cpufreq_policy *best = NULL;
+
+        for (size_t i = 0; i < s->n_policies; i++)
+                if (!best || s->policies[i].max_khz > best->max_khz)
+                        best = &s->policies[i];
+        return best;
+}
+
+static bool run_cooling_active(const struct sensors *s) {
+        for (size_t i = 0; i < s->n_cooling; i++)
+                if (s->cooling[i].ok && s->cooling[i].cur_state > 0)
+                        return true;
+        return false;
+}
+
+static double run_work_rate(struct run *r, int64_t now_ms) {
+        uint64_t work;
+        double rate = NAN;
+
+        if (!r->stress || r->phases[r->phase_index].ended_ms)
+                return NAN;
+        work = stress_work_done(r->stress);
+        if (r->work_prev_ms && now_ms > r->work_prev_ms)
+                rate = (double) (work - r->work_prev) * 1000.0 / (double) (now_ms - r->work_prev_ms);
+        r->work_prev = work;
+        r->work_prev_ms = now_ms;
+        return rate;
+}
+
+static void run_csv_row(struct run *r, int64_t now_ms, double hottest, double load) {
+        const struct run_series *s = &r->series;
+        const struct sensors *sn = r->daemon->sensors;
+        size_t i = s->n - 1;
+
+        if (!r->csv || !r->recording_ok)
+                return;
+        fprintf(r->csv, "%lld,%.3f,%s", (long long) now_ms, s->t_s[i], phase_name(&r->phases[r->phase_index]));
+        csv_number(r->csv, s->temp_c[i], 3);
+        csv_number(r->csv, hottest, 3);
+        csv_number(r->csv, s->freq_hz[i], 0);
+        csv_number(r->csv, s->max_hz[i], 0);
+        fprintf(r->csv, ",%d", s->cooling[i] ? 1 : 0);
+        csv_number(r->csv, load, 4);
+        csv_number(r->csv, s->work_rate[i], 1);
+        fprintf(r->csv, ",%s", isfinite(s->work_rate[i]) ? r->work_unit : "");
+        /* the columns of the header; a re-probe that changed the set leaves them empty */
+        for (size_t k = 0; k < r->csv_temps; k++)
+                csv_number(r->csv, k < sn->n_temps && sn->temps[k].ok ? sn->temps[k].temp_mc / 1000.0 : NAN, 3);
+        for (size_t k = 0; k < r->csv_policies; k++)
+                csv_number(r->csv, k < sn->n_policies ? sn->policies[k].cur_khz * 1000.0 : NAN, 0);
+        fputc('\n', r->csv);
+        r->n_samples++;
+}
+
+static void run_record(struct run *r, int64_t now_ms) {
+        const struct sensors *s = r->daemon->sensors;
+        const struct cpufreq_policy *p = run_policy(s);
+        const struct temp_sensor *hot = sensors_hottest(s);
+        double t = (double) (now_ms - r->created_ms) / 1000.0;
+
+        r->work_rate = run_work_rate(r, now_ms);
+        if (r->series.n && t <= r->series.t_s[r->series.n - 1])
+                return;         /* wall clock went backwards: skip rather than corrupt the series */
+        if (run_series_append(&r->series, t, run_sensor_temp(r, s), p ? p->cur_khz * 1000.0 : NAN,
+                              r->max_allowed_hz, r->work_rate, run_cooling_active(s),
+                              r->phases[r->phase_index].kind) < 0) {
+                run_recording_failed(r, "keeping samples in memory", ENOMEM);
+                return;
+        }
+        run_csv_row(r, now_ms, hot ? hot->temp_mc / 1000.0 : NAN, s->load.ok ? s->load.total : NAN);
+        if (now_ms - r->flushed_ms >= RUN_FLUSH_MS)
+                run_flush(r, now_ms, false);
+}
+
+/* Returns true when the run was aborted. */
+static bool run_check_safety(struct run *r, int64_t now_ms) {
+        const struct sensors *s = r->daemon->sensors;
+        const struct run_phase *p = &r->phases[r->phase_index];
+        char reason[256];
+
+        for (size_t i = 0; i < s->n_temps; i++) {
+                const struct temp_sensor *t = &s->temps[i];
+                if (!t->ok || t->temp_mc / 1000.0 < r->safety_limit_c)
+                        continue;
+                snprintf(reason, sizeof reason, "%s reached %.1f C, the safety limit is %.1f C",
+                         t->id, t->temp_mc / 1000.0, r->safety_limit_c);
+                run_abort(r, reason, now_ms);
+                return true;
+        }
+        r->sensor_failures = isnan(r->series.temp_c[r->series.n - 1]) ? r->sensor_failures + 1 : 0;
+        if (p->has_load && r->sensor_failures >= RUN_SENSOR_LOSS_TICKS) {
+                snprintf(reason, sizeof reason, "temperature sensor %s stopped answering during the load", r->sensor);
+                run_abort(r, reason, now_ms);
+                return true;
+        }
+        if (r->stress && stress_failed(r->stress)) {
+                int code = 0, status = 0;
+                for (size_t i = 0; i < stress_n_pids(r->stress); i++)
+                        if (stress_exit_status(r->stress, i, &code, &status) >= 0)
+                                break;
+                snprintf(reason, sizeof reason, "the %s load ended by itself (%s %d)",
+                         load_type_to_string(p->load.type), code == CLD_EXITED ? "exit status" : "signal", status);
+                run_abort(r, reason, now_ms);
+                return true;
+        }
+        return false;
+}
+
+/* The reason the current phase is over, or NULL. */
+static const char *run_phase_done(struct run *r, int64_t now_ms) {
+        struct run_phase *p = &r->phases[r->phase_index];
+        const struct run_series *s = &r->series;
+        uint64_t elapsed = (uint64_t) (now_ms - p->started_ms);
+        const double *t = s->t_s + r->phase_first, *y = s->temp_c + r->phase_first;
+        size_t n = s->n - r->phase_first;
+        double window = (double) p->window_ms / 1000.0;
+        struct analysis_plateau pl;
+
+        if (p->until == UNTIL_DURATION)
+                return elapsed >= p->duration_ms ? "duration" : NULL;
+        if (elapsed >= p->max_ms)
+                return "max";
+        if (p->until == UNTIL_PLATEAU && now_ms - r->last_plateau_check_ms >= 1000 &&
+            analysis_check_plateau_window(t, y, n, window, &pl) >= 0) {
+                /* a fit per second at most: it costs milliseconds on long phases */
+                r->last_plateau_check_ms = now_ms;
+                r->predicted_plateau_c = pl.plateau_c;
+                r->plateau_ci95_c = pl.ci95_c;
+                if (pl.reached && elapsed >= p->min_ms)
+                        return "plateau";
+        }
+        if (elapsed < p->min_ms)
+                return NULL;
+        if (p->until == UNTIL_STABLE && analysis_is_stable(t, y, n, window, ANALYSIS_STABLE_SLOPE_C_PER_S))
+                return "stable";
+        if (p->until == UNTIL_BASELINE && isfinite(r->baseline_c) &&
+            analysis_is_at_baseline(t, y, n, r->baseline_c, ANALYSIS_BASELINE_TOLERANCE_C))
+                return "baseline";
+        return NULL;
+}
+
+static void run_next_phase(struct run *r, int64_t now_ms, const char *reason) {
+        char msg[1100];
+        int ret;
+
+        run_phase_end(r, now_ms, reason);
+        if (r->phase_index + 1 == r->n_phases) {
+                run_finish(r, now_ms, RUN_FINISHED);
+                return;
+        }
+        r->phase_index++;
+        r->phase_first = r->series.n;
+        r->predicted_plateau_c = r->plateau_ci95_c = NAN;
+        ret = run_phase_begin(r, now_ms);
+        if (ret < 0) {
+                snprintf(msg, sizeof msg, "cannot start the load of phase %zu: %s", r->phase_index, strerror(-ret));
+                run_abort(r, msg, now_ms);
+        }
+}
+
+void run_tick(struct run *r, int64_t now_ms) {
+        const char *reason;
+
+        run_load_release(r);
+        if (r->state != RUN_RUNNING)
+                return;
+        run_record(r, now_ms);
+        if (!r->series.n || run_check_safety(r, now_ms))
+                return;
+        if (!r->recording_ok) {
+                char msg[1100];
+                snprintf(msg, sizeof msg, "recording failed: %s", r->recording_error);
+                run_abort(r, msg, now_ms);
+                return;
+        }
+        reason = run_phase_done(r, now_ms);
+        if (reason)
+                run_next_phase(r, now_ms, reason);
+}
+
+static int run_resolve_defaults(struct run *r, const struct daemon *d, char *err, size_t errlen) {
+        const struct sensors *s = d->sensors;
+        const struct temp_sensor *hot = sensors_hottest(s);
+        const struct cpufreq_policy *p = run_policy(s);
+        int32_t trip_mc;
+
+        if (!r->sensor[0]) {
+                if (!hot) {
+                        snprintf(err, errlen, "sensor: no temperature sensor answers, nothing to follow");
+                        return -EINVAL;
+                }
+                snprintf(r->sensor, sizeof r->sensor, "%s", hot->id);
+        }
+        if (isnan(r->safety_limit_c))
+                r->safety_limit_c = d->cfg.safety_limit_c > 0 ? d->cfg.safety_limit_c :
+                        sensors_lowest_hot_trip(s, &trip_mc) ? trip_mc / 1000.0 - RUN_SAFETY_MARGIN_C :
+                        RUN_SAFETY_DEFAULT_C;
+        if (hot && hot->temp_mc / 1000.0 >= r->safety_limit_c) {
+                snprintf(err, errlen, "safety_limit_c: %s is already at %.1f C, at or above the limit %.1f C",
+                         hot->id, hot->temp_mc / 1000.0, r->safety_limit_c);
+                return -EINVAL;
+        }
+        r->max_allowed_hz = p && p->scaling_max_khz ? p->scaling_max_khz * 1000.0 : NAN;
+        r->board = s->board;
+        return 0;
+}
+
+static int run_resolve_io(struct run *r, const struct daemon *d, char *err, size_t errlen) {
+        const char *dir = d->cfg.stress_dir[0] ? d->cfg.stress_dir : d->cfg.state_dir;
+        char msg[256];
+
+        for (size_t i = 0; i < r->n_phases; i++) {
+                struct run_phase *p = &r->phases[i];
+                if (!p->has_load || p->load.type != LOAD_IO)
+                        continue;
+                snprintf(p->load_dir, sizeof p->load_dir, "%s", dir);
+                p->load.io_dir = p->load_dir;
+                if (load_spec_validate(&p->load, msg, sizeof msg) < 0) {
+                        snprintf(err, errlen, "phases[%zu].%s", i, msg);
+                        return -EINVAL;
+                }
+        }
+        return 0;
+}
+
+static int run_open_files(struct run *r, const struct daemon *d, char *err, size_t errlen) {
+        char path[700];
+        int fd, ret;
+
+        ret = run_store_dir(d->cfg.state_dir, r->id, r->dir, sizeof r->dir);
+        if (ret >= 0)
+                ret = util_mkdir_p(r->dir, 0755);
+        if (ret < 0) {
+                snprintf(err, errlen, "cannot create %s: %s", r->dir, strerror(-ret));
+                return ret;
+        }
+        snprintf(path, sizeof path, "%s/samples.csv", r->dir);
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+        r->csv = fd >= 0 ? fdopen(fd, "a") : NULL;
+        if (!r->csv) {
+                ret = -errno;
+                if (fd >= 0)
+                        close(fd);
+                snprintf(err, errlen, "cannot create %s: %s", path, strerror(-ret));
+                unlink(path);
+                rmdir(r->dir);          /* so the id is free for the next try */
+                return ret;
+        }
+        r->recording_ok = true;
+        run_csv_header(r);
+        return 0;
+}
+
+int run_start(struct daemon *d, struct run *r, char *err, size_t errlen) {
+        int64_t now = util_now_ms();
+        int ret;
+
+        r->daemon = d;
+        r->id = d->next_run_id;
+        r->created_ms = now;
+        r->state = RUN_RUNNING;
+        if (!r->label[0])
+                snprintf(r->label, sizeof r->label, "run %u", r->id);
+        if ((ret = run_resolve_defaults(r, d, err, errlen)) < 0 ||
+            (ret = run_resolve_io(r, d, err, errlen)) < 0 ||
+            (ret = run_open_files(r, d, err, errlen)) < 0)
+                return ret;
+        d->next_run_id++;
+        r->flushed_ms = now;
+        run_log(r, LOG_NOTICE, "started \"%s\": %zu phases, following %s, safety limit %.1f C",
+                r->label, r->n_phases, r->sensor, r->safety_limit_c);
+        ret = run_phase_begin(r, now);
+        if (ret < 0) {
+                /* the run exists on disk by now: it ends, aborted, with the reason */
+                char msg[1100];
+                snprintf(msg, sizeof msg, "cannot start the load of phase 0: %s", strerror(-ret));
+                run_abort(r, msg, now);
+        }
+        return 0;
+}

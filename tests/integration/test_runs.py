@@ -1,0 +1,348 @@
+"""Runs through the real heatcurved: protocol, safety aborts, crash recovery, full disks, auth, bad input."""
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import fixture_path
+
+FAST = ["--interval", "100ms"]
+
+
+def children_of(pid):
+    """Pids whose parent is pid (the load workers of a daemon)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            out.append(int(entry))
+    return out
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_gone(pids, timeout=3):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not any(alive(p) for p in pids):
+            return True
+        time.sleep(0.05)
+    return not any(alive(p) for p in pids)
+
+
+def post_run(d, body, **kw):
+    return d.request("POST", "/api/v1/runs", body=body, **kw)
+
+
+def wait_state(d, run_id, states=("finished", "aborted", "interrupted"), timeout=60):
+    return d.wait_for(lambda: (lambda doc: doc if doc["state"] in states else None)(
+        d.get(f"/api/v1/runs/{run_id}")[1]), timeout=timeout, what=f"run {run_id} in {states}")
+
+
+def stress_phase(seconds="60s", **load):
+    return {"kind": "stress", "duration": seconds, "load": {"type": "cpu", "workers": 1, **load}}
+
+
+def start_tree(start_daemon, root, *extra, **kw):
+    return start_daemon("--sysfs-root", root, "--procfs-root", root, *FAST, *extra, **kw)
+
+
+def write(path, text):
+    with open(path, "r+") as f:
+        f.seek(0)
+        f.truncate()
+        f.write(text)
+
+
+def test_short_run_on_simulator_recovers_tau(start_daemon, tmp_path):
+    conf = tmp_path / "sim.conf"
+    conf.write_text("[simulate]\nambient = 25\ntau = 3s\nrise = 30\nquantize = no\n")
+    d = start_daemon("--config", str(conf), "--simulate", *FAST)
+    status, run = post_run(d, {
+        "label": "sim", "ambient_c": 25,
+        "phases": [{"kind": "idle", "duration": "3s"},
+                   {"kind": "stress", "duration": "15s", "load": {"type": "cpu", "method": "fma"}},
+                   {"kind": "cooldown", "duration": "15s"}]})
+    assert status == 201, run
+    assert run["id"] >= 1 and run["state"] == "running" and run["phase"] == "idle"
+    _, st = d.get("/api/v1/status")
+    assert st["current_run"]["id"] == run["id"]
+    live = d.wait_for(lambda: (lambda doc: doc if doc["phase"] == "stress" else None)(
+        d.get(f"/api/v1/runs/{run['id']}")[1]), what="stress phase")
+    assert children_of(d.proc.pid), "no load workers under the daemon during stress"
+    done = wait_state(d, run["id"])
+    assert done["state"] == "finished", done["abort_reason"]
+    assert [p["end_reason"] for p in done["phases"]] == ["duration"] * 3
+    m = done["metrics"]
+    # The model is driven by this machine's real load: the step is only clean
+    # when nothing else ran. Check that precondition from the recorded load.
+    _, samples = d.get(f"/api/v1/runs/{run['id']}/samples")
+    col = samples["columns"].index("load")
+    per_phase = {}
+    for row in samples["rows"]:
+        per_phase.setdefault(row[2], []).append(row[col] or 0.0)
+    mean = {k: sum(v) / len(v) for k, v in per_phase.items()}
+    if mean["stress"] < 0.9 or mean["cooldown"] > 0.15 or mean["idle"] > 0.15:
+        pytest.skip(f"this machine was busy during the run (mean load per phase {mean}); no clean step")
+    assert m["tau_heat_s"] == pytest.approx(3.0, abs=1.0), m
+    assert m["tau_cool_s"] == pytest.approx(3.0, abs=1.0), m
+    assert m["rise_c"] > 10 and m["plateau_c"] > m["baseline_c"]
+    assert m["work_rate_start"] > 0 and m["work_unit"] == "ops"
+    assert done["recording"]["ok"] and done["recording"]["samples"] > 200
+    assert wait_gone(children_of(d.proc.pid))
+    # the run is on disk as it is served
+    status, csv = d.get(f"/api/v1/runs/{run['id']}/samples?format=csv")
+    assert status == 200 and csv.startswith("time_ms,elapsed_s,phase,temp_c")
+    assert len(csv.strip().splitlines()) == done["recording"]["samples"] + 1
+
+
+def test_safety_limit_aborts_the_load(start_daemon, fixture_copy):
+    root = fixture_copy("rpi4")
+    d = start_tree(start_daemon, root)
+    status, run = post_run(d, {"safety_limit_c": 70, "phases": [stress_phase()]})
+    assert status == 201, run
+    assert run["safety_limit_c"] == 70
+    d.wait_for(lambda: children_of(d.proc.pid), what="workers started")
+    workers = children_of(d.proc.pid)
+    write(os.path.join(root, "sys/class/thermal/thermal_zone0/temp"), "71500\n")
+    done = wait_state(d, run["id"], timeout=10)
+    assert done["state"] == "aborted"
+    assert "safety limit" in done["abort_reason"] and "71.5" in done["abort_reason"]
+    assert done["phases"][0]["end_reason"] == "aborted"
+    assert wait_gone(workers), "workers outlived the safety abort"
+
+
+def test_default_safety_limit_is_lowest_hot_trip_minus_5(start_daemon):
+    d = start_tree(start_daemon, fixture_path("odroid-c2-3.14"))
+    status, run = post_run(d, {"phases": [{"kind": "idle", "duration": "1s"}]})
+    assert status == 201
+    assert run["safety_limit_c"] == 85.0         # hot trip at 90 C
+    wait_state(d, run["id"])
+
+
+def test_sensor_loss_during_load_aborts(start_daemon, fixture_copy):
+    root = fixture_copy("rpi4")
+    d = start_tree(start_daemon, root)
+    status, run = post_run(d, {"sensor": "thermal_zone0", "phases": [stress_phase()]})
+    assert status == 201, run
+    d.wait_for(lambda: children_of(d.proc.pid), what="workers started")
+    workers = children_of(d.proc.pid)
+    write(os.path.join(root, "sys/class/thermal/thermal_zone0/temp"), "garbage\n")
+    done = wait_state(d, run["id"], timeout=10)
+    assert done["state"] == "aborted" and "stopped answering" in done["abort_reason"]
+    assert wait_gone(workers)
+
+
+@pytest.mark.parametrize("load", [
+    {"type": "cpu", "workers": 2, "method": "sqrt"},
+    {"type": "cpu", "workers": 1, "method": "fma", "duty": 50},
+    {"type": "memory", "workers": 1, "size": "8M"},
+    {"type": "io", "size": "4M"},
+    {"type": "command", "argv": ["sh", "-c", "sleep 100 & sleep 100"]},
+])
+def test_stop_ends_every_kind_of_load(start_daemon, load):
+    d = start_tree(start_daemon, fixture_path("rpi4"))
+    status, run = post_run(d, {"phases": [{"kind": "stress", "duration": "5m", "load": load}]})
+    assert status == 201, run
+    d.wait_for(lambda: children_of(d.proc.pid), what="workers started")
+    time.sleep(0.5)
+    workers = children_of(d.proc.pid)
+    grandchildren = [g for w in workers for g in children_of(w)]
+    status, doc = d.request("POST", f"/api/v1/runs/{run['id']}/stop")
+    assert status == 200 and doc["state"] == "aborted" and doc["abort_reason"] == "stopped on request"
+    assert doc["phases"][0]["end_reason"] == "stopped"
+    assert wait_gone(workers + grandchildren), "load outlived the stop"
+    if load["type"] != "command":
+        assert doc["metrics"]["work_unit"] in ("ops", "bytes", "ios")
+    status, again = d.request("POST", f"/api/v1/runs/{run['id']}/stop")
+    assert status == 409
+
+
+def test_one_run_at_a_time_and_delete(start_daemon):
+    d = start_tree(start_daemon, fixture_path("rpi4"))
+    status, run = post_run(d, {"phases": [{"kind": "idle", "duration": "5m"}]})
+    assert status == 201
+    status, body = post_run(d, {"phases": [{"kind": "idle", "duration": "1s"}]})
+    assert status == 409 and body["error"]["code"] == "run_active"
+    status, body = d.request("DELETE", f"/api/v1/runs/{run['id']}")
+    assert status == 409
+    d.request("POST", f"/api/v1/runs/{run['id']}/stop")
+    status, _ = d.request("DELETE", f"/api/v1/runs/{run['id']}")
+    assert status == 204
+    assert d.get(f"/api/v1/runs/{run['id']}")[0] == 404
+    assert not os.path.exists(os.path.join(d.state_dir, "runs", str(run["id"])))
+    status, run2 = post_run(d, {"phases": [{"kind": "idle", "duration": "1s"}]})
+    assert status == 201 and run2["id"] == run["id"] + 1
+    wait_state(d, run2["id"])
+    _, lst = d.get("/api/v1/runs")
+    assert [r["id"] for r in lst["runs"]] == [run2["id"]]
+
+
+def test_kill_9_mid_run_marks_interrupted_and_keeps_samples(start_daemon, tmp_path):
+    state = str(tmp_path / "state")
+    root = fixture_path("rpi4")
+    d = start_tree(start_daemon, root, state_dir=state)
+    status, run = post_run(d, {"label": "crash", "phases": [stress_phase("10m")]})
+    assert status == 201
+    d.wait_for(lambda: children_of(d.proc.pid), what="workers started")
+    workers = children_of(d.proc.pid)
+    time.sleep(6.5)                                   # past one 5 s flush
+    d.proc.send_signal(signal.SIGKILL)
+    d.proc.wait()
+    assert wait_gone(workers), "load workers outlived a kill -9 of the daemon"
+    csv = os.path.join(state, "runs", str(run["id"]), "samples.csv")
+    rows_on_disk = sum(1 for line in open(csv) if line.endswith("\n")) - 1
+    assert rows_on_disk >= 30                         # 5 s of 100 ms samples at least
+    d2 = start_tree(start_daemon, root, state_dir=state)
+    status, doc = d2.get(f"/api/v1/runs/{run['id']}")
+    assert status == 200
+    assert doc["state"] == "interrupted" and "samples kept" in doc["abort_reason"]
+    assert doc["recording"]["samples"] == rows_on_disk
+    assert doc["phases"][0]["end_reason"] == "interrupted"
+    assert doc["ended_ms"] is not None
+    assert "interrupted" in d2.logs()
+    # and a new run gets a new id
+    status, run2 = post_run(d2, {"phases": [{"kind": "idle", "duration": "1s"}]})
+    assert status == 201 and run2["id"] == run["id"] + 1
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path):
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mnt)], capture_output=True)
+    if r.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (needs root): " + r.stderr.decode().strip())
+    yield str(mnt)
+    subprocess.run(["umount", "-l", str(mnt)])
+
+
+def fill(directory):
+    fd = os.open(os.path.join(directory, "filler"), os.O_WRONLY | os.O_CREAT)
+    try:
+        while os.write(fd, b"\0" * 4096) > 0:
+            pass
+    except OSError:
+        pass                     # ENOSPC: the disk is full, as wanted
+    finally:
+        os.close(fd)
+
+
+def test_full_disk_ends_recording_with_clear_error(start_daemon, small_tmpfs):
+    d = start_tree(start_daemon, fixture_path("rpi4"), state_dir=small_tmpfs)
+    status, run = post_run(d, {"phases": [stress_phase("10m")]})
+    assert status == 201
+    d.wait_for(lambda: children_of(d.proc.pid), what="workers started")
+    workers = children_of(d.proc.pid)
+    fill(small_tmpfs)
+    done = wait_state(d, run["id"], timeout=20)
+    assert done["state"] == "aborted"
+    assert "No space left on device" in done["recording"]["error"]
+    assert done["recording"]["ok"] is False and "recording failed" in done["abort_reason"]
+    assert wait_gone(workers)
+    assert "recording stopped" in d.logs()
+    # sampling and the API go on
+    t1 = d.get("/api/v1/status")[1]["ticks"]
+    d.wait_for(lambda: d.get("/api/v1/status")[1]["ticks"] > t1 + 3, what="ticks after ENOSPC")
+    assert d.get("/api/v1/sensors")[0] == 200
+
+
+def test_read_only_state_dir_refuses_runs_clearly(start_daemon, small_tmpfs):
+    d = start_tree(start_daemon, fixture_path("rpi4"), state_dir=small_tmpfs)
+    subprocess.run(["mount", "-o", "remount,ro", small_tmpfs], check=True)
+    status, body = post_run(d, {"phases": [{"kind": "idle", "duration": "1s"}]})
+    assert status in (500, 507)
+    assert "Read-only file system" in body["error"]["message"]
+    assert d.get("/api/v1/sensors")[0] == 200
+
+
+def test_token_protects_mutating_requests(start_daemon, tmp_path):
+    token = tmp_path / "token"
+    token.write_text("s3cret-token\n")
+    conf = tmp_path / "c.conf"
+    conf.write_text(f"[daemon]\ntoken_file = {token}\n")
+    d = start_tree(start_daemon, fixture_path("rpi4"), "--config", str(conf))
+    body = {"phases": [{"kind": "idle", "duration": "1s"}]}
+    status, err = post_run(d, body)
+    assert status == 401 and err["error"]["code"] == "unauthorized"
+    status, err = post_run(d, body, headers={"Authorization": "Bearer wrong"})
+    assert status == 401
+    status, run = post_run(d, body, headers={"Authorization": "Bearer s3cret-token"})
+    assert status == 201
+    assert d.request("POST", f"/api/v1/runs/{run['id']}/stop")[0] == 401
+    assert d.request("DELETE", f"/api/v1/runs/{run['id']}")[0] == 401
+    assert d.get(f"/api/v1/runs/{run['id']}")[0] == 200        # reading needs no token
+
+
+@pytest.mark.parametrize("body,field", [
+    (b"not json", "body"),
+    ([], "body"),
+    ({}, "phases"),
+    ({"phases": []}, "phases"),
+    ({"phases": [{"kind": "idle", "duration": "1s"}], "colour": "red"}, "colour"),
+    ({"phases": [{"kind": "nap", "duration": "1s"}]}, "phases[0].kind"),
+    ({"phases": [{"kind": "idle"}]}, "phases[0].duration"),
+    ({"phases": [{"kind": "idle", "duration": "5x"}]}, "phases[0].duration"),
+    ({"phases": [{"kind": "idle", "duration": "1s", "until": "stable"}]}, "phases[0].until"),
+    ({"phases": [{"kind": "idle", "until": "plateau"}]}, "phases[0].until"),
+    ({"phases": [{"kind": "stress", "until": "plateau", "min": "10m", "max": "5m"}]}, "phases[0].min"),
+    ({"phases": [{"kind": "idle", "duration": "1s", "load": {"type": "cpu"}}]}, "phases[0].load"),
+    ({"phases": [{"kind": "stress", "duration": "1s", "load": {"type": "gpu"}}]}, "phases[0].load.type"),
+    ({"phases": [{"kind": "stress", "duration": "1s", "load": {"method": "magic"}}]}, "phases[0].load.method"),
+    ({"phases": [{"kind": "stress", "duration": "1s", "load": {"duty": 0}}]}, "phases[0].load.duty"),
+    ({"phases": [{"kind": "stress", "duration": "1s", "load": {"workers": 100000}}]}, "phases[0].load.workers"),
+    ({"phases": [{"kind": "stress", "duration": "1s", "load": {"type": "command"}}]}, "phases[0].load.argv"),
+    ({"phases": [{"kind": "stress", "duration": "1s", "load": {"type": "memory", "size": "lots"}}]}, "phases[0].load.size"),
+    ({"phases": [{"kind": "idle", "duration": "1s"}], "ambient_c": "warm"}, "ambient_c"),
+    ({"phases": [{"kind": "idle", "duration": "1s"}], "safety_limit_c": 500}, "safety_limit_c"),
+    ({"phases": [{"kind": "idle", "duration": "1s"}], "sensor": "thermal_zone9"}, "sensor"),
+    ({"phases": [{"kind": "idle", "duration": "1s"}], "label": "x" * 500}, "label"),
+    ({"phases": [{"kind": "idle", "duration": "1s"}] * 17}, "phases"),
+])
+def test_bad_run_definitions_name_the_field(start_daemon, body, field):
+    d = start_tree(start_daemon, fixture_path("rpi4"))
+    status, err = post_run(d, body)
+    assert status == 400, err
+    assert err["error"]["message"].startswith(field + ":"), err
+    _, lst = d.get("/api/v1/runs")
+    assert lst["runs"] == []
+    assert not os.path.exists(os.path.join(d.state_dir, "runs"))
+
+
+def test_samples_json_and_compare(start_daemon):
+    d = start_tree(start_daemon, fixture_path("rpi4"))
+    ids = []
+    for label in ("a", "b"):
+        status, run = post_run(d, {"label": label, "phases": [
+            {"kind": "idle", "duration": "1s"}, stress_phase("1s"), {"kind": "cooldown", "duration": "1s"}]})
+        assert status == 201
+        wait_state(d, run["id"])
+        ids.append(run["id"])
+    status, samples = d.get(f"/api/v1/runs/{ids[0]}/samples")
+    assert status == 200
+    assert samples["columns"][:3] == ["time_ms", "elapsed_s", "phase"]
+    assert all(len(row) == len(samples["columns"]) for row in samples["rows"])
+    assert {row[2] for row in samples["rows"]} == {"idle", "stress", "cooldown"}
+    status, cmp = d.get(f"/api/v1/compare?runs={ids[0]},{ids[1]}&points=50")
+    assert status == 200
+    assert [r["label"] for r in cmp["runs"]] == ["a", "b"]
+    c = cmp["curves"][0]
+    assert c["id"] == ids[0] and len(c["t_s"]) == len(c["temp_c"]) <= 51
+    assert min(c["t_s"]) < 0 <= max(c["t_s"])         # aligned on the load start
+    for q, param in (("runs=", "runs"), ("runs=1,x", "runs"), ("runs=999", "runs"), ("runs=1&points=0", "points")):
+        status, err = d.get("/api/v1/compare?" + q)
+        assert status == 400 and err["error"]["message"].startswith(param + ":"), (q, err)
