@@ -32,9 +32,15 @@ class Daemon:
     """One heatcurved process on a free loopback port, with its own state dir."""
 
     def __init__(self, args, state_dir, env=None):
-        self.port = free_port()
+        args = list(args)
+        if "--listen" in args:                   # the test chose the address
+            host, _, port = args[args.index("--listen") + 1].rpartition(":")
+            self.port, listen = int(port), []
+        else:
+            host, self.port = "127.0.0.1", free_port()
+            listen = ["--listen", f"127.0.0.1:{self.port}"]
         self.state_dir = state_dir
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"http://{host}:{self.port}"
         self.log_path = state_dir.rstrip("/") + ".log"     # outside: tests fill or freeze the state dir
         self.log = open(self.log_path, "w+")
         full_env = dict(os.environ)
@@ -42,7 +48,7 @@ class Daemon:
         full_env.pop("NOTIFY_SOCKET", None)
         full_env.update(env or {})
         self.proc = subprocess.Popen(
-            [HEATCURVED, "--listen", f"127.0.0.1:{self.port}", "--state-dir", state_dir] + list(args),
+            [HEATCURVED, *listen, "--state-dir", state_dir] + args,
             stdout=self.log, stderr=subprocess.STDOUT, env=full_env)
         self.wait_ready()
 

@@ -346,3 +346,50 @@ def test_samples_json_and_compare(start_daemon):
     for q, param in (("runs=", "runs"), ("runs=1,x", "runs"), ("runs=999", "runs"), ("runs=1&points=0", "points")):
         status, err = d.get("/api/v1/compare?" + q)
         assert status == 400 and err["error"]["message"].startswith(param + ":"), (q, err)
+
+
+@pytest.fixture
+def peer_netns():
+    """A second host: a network namespace joined to this one by a veth pair (10.213.77.0/30)."""
+    name = f"hc{os.getpid()}"
+    host_if, peer_if = f"hch{os.getpid() % 100000}", f"hcp{os.getpid() % 100000}"
+    cmds = [
+        ["ip", "netns", "add", name],
+        ["ip", "link", "add", host_if, "type", "veth", "peer", "name", peer_if],
+        ["ip", "link", "set", peer_if, "netns", name],
+        ["ip", "addr", "add", "10.213.77.1/30", "dev", host_if],
+        ["ip", "link", "set", host_if, "up"],
+        ["ip", "netns", "exec", name, "ip", "addr", "add", "10.213.77.2/30", "dev", peer_if],
+        ["ip", "netns", "exec", name, "ip", "link", "set", peer_if, "up"],
+    ]
+    for c in cmds:
+        r = subprocess.run(c, capture_output=True)
+        if r.returncode != 0:
+            subprocess.run(["ip", "link", "del", host_if], capture_output=True)
+            subprocess.run(["ip", "netns", "del", name], capture_output=True)
+            pytest.skip(f"cannot build a test network namespace ({' '.join(c)}): {r.stderr.decode().strip()}")
+    yield name
+    subprocess.run(["ip", "link", "del", host_if], capture_output=True)
+    subprocess.run(["ip", "netns", "del", name], capture_output=True)
+
+
+def test_without_token_only_loopback_may_change_state(start_daemon, peer_netns):
+    from conftest import free_port
+    root = fixture_path("rpi4")
+    d = start_daemon("--sysfs-root", root, "--procfs-root", root, *FAST, "--listen", f"0.0.0.0:{free_port()}")
+    url = f"http://10.213.77.1:{d.port}"              # this host, as the peer sees it
+
+    def from_peer(*args):
+        r = subprocess.run(["ip", "netns", "exec", peer_netns, "curl", "-s", "-m", "5", "-o", "-",
+                            "-w", "\\n%{http_code}", *args], capture_output=True, text=True)
+        body, _, code = r.stdout.rpartition("\n")
+        return int(code or 0), body
+
+    code, body = from_peer(url + "/api/v1/status")
+    assert code == 200                                    # reading is open
+    code, body = from_peer("-X", "POST", "-d", '{"phases":[{"kind":"idle","duration":"1s"}]}',
+                           url + "/api/v1/runs")
+    assert code == 403 and "loopback" in body
+    assert d.get("/api/v1/runs")[1]["runs"] == []
+    code, _ = from_peer("-X", "DELETE", url + "/api/v1/runs/1")
+    assert code == 403
