@@ -90,10 +90,27 @@ static void http_schedule(struct http_server *s) {
         sd_event_source_set_enabled(s->timer_source, SD_EVENT_ONESHOT);
 }
 
+static unsigned http_connections(struct http_server *s) {
+        const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+
+        return info ? info->num_connections : 0;
+}
+
 static int http_on_io(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         struct http_server *s = userdata;
+        unsigned before;
 
-        MHD_run(s->mhd);
+        /* At the connection limit MHD takes the listening socket out of its
+         * epoll set and puts it back only at the start of a later run, after
+         * closing connections freed slots. Nothing would wake us for that run
+         * and new clients would wait for ever: so run again while a run
+         * closed connections (a few times at most). */
+        for (int i = 0; i < 4; i++) {
+                before = http_connections(s);
+                MHD_run(s->mhd);
+                if (http_connections(s) >= before)
+                        break;
+        }
         http_schedule(s);
         return 0;
 }

@@ -153,3 +153,25 @@ def fixture_copy(tmp_path):
         shutil.copytree(fixture_path(board), dst, symlinks=True)
         return str(dst)
     return copy
+
+
+@pytest.fixture
+def burner():
+    """Two busy processes, like `stress --cpu 2`; killed at teardown whatever happens."""
+    procs = []
+
+    def start():
+        cmd = ["stress", "--cpu", "2"] if shutil.which("stress") else \
+            ["sh", "-c", "while :; do :; done & while :; do :; done"]
+        procs.append(subprocess.Popen(cmd, start_new_session=True,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+
+    def stop():
+        import os, signal
+        for p in procs:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+    start.stop = stop
+    yield start
+    stop()

@@ -130,17 +130,20 @@ def test_oversized_requests_are_refused_and_daemon_survives(start_daemon):
     assert status == 200
 
 
-def test_many_connections_do_not_take_it_down(start_daemon):
+def test_many_connections_do_not_take_it_down(start_daemon, burner):
     d = start_on(start_daemon, "rpi4")
-    socks = []
-    for _ in range(200):
-        try:
-            socks.append(socket.create_connection(("127.0.0.1", d.port), timeout=2))
-        except OSError:
-            break
-    for s in socks:
-        s.close()
-    d.wait_for(lambda: d.get("/api/v1/status")[0] == 200, what="status after connection flood")
+    burner()        # a busy machine makes the closes straddle MHD runs, as on a small board
+    for _ in range(5):
+        socks = []
+        for _ in range(200):        # more than the connection limit
+            try:
+                socks.append(socket.create_connection(("127.0.0.1", d.port), timeout=2))
+            except OSError:
+                break
+        for s in socks:
+            s.close()
+        d.wait_for(lambda: d.get("/api/v1/status", timeout=2)[0] == 200, timeout=5,
+                   what="status after a connection flood")
 
 
 def test_history_survives_restart(start_daemon, tmp_path):

@@ -1,6 +1,4 @@
 """The simulated board: real CPU load on this machine heats it, and it cools when the load stops."""
-import shutil
-import subprocess
 import time
 
 import pytest
@@ -8,28 +6,6 @@ import pytest
 
 def hottest(d):
     return d.get("/api/v1/status")[1]["sensors"]["hottest"]["celsius"]
-
-
-@pytest.fixture
-def burner():
-    """Two busy processes, like `stress --cpu 2`; killed at teardown whatever happens."""
-    procs = []
-
-    def start():
-        cmd = ["stress", "--cpu", "2"] if shutil.which("stress") else \
-            ["sh", "-c", "while :; do :; done & while :; do :; done"]
-        procs.append(subprocess.Popen(cmd, start_new_session=True,
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-
-    def stop():
-        import os, signal
-        for p in procs:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
-    start.stop = stop
-    yield start
-    stop()
 
 
 def test_simulator_parameters_reported(start_daemon, tmp_path):
