@@ -386,7 +386,7 @@ int daemon_new(const struct options *o, const struct config *cfg, bool serve, st
 int daemon_run(struct daemon *d) {
         int r;
 
-        sample_tick(d);         /* a first snapshot before anyone can ask */
+        sample_tick(d);         /* a first sample before anyone can ask */
         sd_notify(0, "READY=1");
         r = sd_event_loop(d->event);
         sd_notify(0, "STOPPING=1");
@@ -428,10 +428,11 @@ int daemon_print_once(struct daemon *d) {
         if (d->sim)
                 simulator_step(d->sim, util_now_ms());
         sensors_read(d->sensors, util_now_ms());
-        sample_snapshot(d);
-        if (!d->sensors_json)
+        size_t len;
+        const char *json = sample_sensors_json(d, &len);
+        if (!json)
                 return -ENOMEM;
-        fwrite(d->sensors_json, 1, d->sensors_json_len, stdout);
+        fwrite(json, 1, len, stdout);
         fputc('\n', stdout);
         return fflush(stdout) == 0 ? 0 : -errno;
 }

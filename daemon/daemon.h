@@ -47,8 +47,9 @@ struct daemon {
 
         struct http_server *http;
         int listen_port;                /* actual port (when configured as 0) */
-        char *sensors_json;             /* GET /api/v1/sensors, rebuilt at every tick */
+        char *sensors_json;             /* GET /api/v1/sensors of the last tick, serialised on first use */
         size_t sensors_json_len;        /* bytes */
+        bool sensors_json_stale;        /* a tick came since it was serialised */
 
         int64_t started_ms;             /* Unix ms */
         uint64_t ticks;

@@ -101,8 +101,14 @@ static void sample_record(struct daemon *d, int64_t now_ms) {
                         history_set(d->hist, (size_t) d->cpu_col[i], s->load.per_cpu[i]);
 }
 
-void sample_snapshot(struct daemon *d) {
-        json_object *doc = json_sensors_document(d->sensors);
+const char *sample_sensors_json(struct daemon *d, size_t *ret_len) {
+        json_object *doc;
+
+        if (d->sensors_json && !d->sensors_json_stale) {
+                *ret_len = d->sensors_json_len;
+                return d->sensors_json;
+        }
+        doc = json_sensors_document(d->sensors);
         size_t len;
         const char *text = json_object_to_json_string_length(doc, JSON_C_TO_STRING_PLAIN, &len);
         char *copy = malloc(len + 1);
@@ -112,8 +118,11 @@ void sample_snapshot(struct daemon *d) {
                 free(d->sensors_json);
                 d->sensors_json = copy;
                 d->sensors_json_len = len;
+                d->sensors_json_stale = false;
         }
         json_object_put(doc);
+        *ret_len = d->sensors_json_len;
+        return copy;
 }
 
 static void sample_notify_status(struct daemon *d) {
@@ -156,7 +165,7 @@ void sample_tick(struct daemon *d) {
         sample_record(d, now);
         if (d->run)
                 run_tick(d->run, now);
-        sample_snapshot(d);
+        d->sensors_json_stale = true;
         sample_notify_status(d);
         d->ticks++;
 }

@@ -16,6 +16,7 @@
 #include "json-sensors.h"
 #include "json-util.h"
 #include "run.h"
+#include "sample.h"
 #include "util.h"
 
 #define HISTORY_POINTS_DEFAULT 300
@@ -124,10 +125,13 @@ static void api_get_status(struct daemon *d, struct http_request *r) {
 }
 
 static void api_get_sensors(struct daemon *d, struct http_request *r) {
-        if (!d->sensors_json)
-                http_reply_error(r, 503, "not_ready", "no sample taken yet");
+        size_t len;
+        const char *json = sample_sensors_json(d, &len);
+
+        if (!json)
+                http_reply_error(r, 500, "internal", "out of memory building the sensors document");
         else
-                http_reply(r, 200, "application/json", d->sensors_json, d->sensors_json_len);
+                http_reply(r, 200, "application/json", json, len);
 }
 
 /* Unix ms, "now", or "-15m" for a moment before now. */
