@@ -2,6 +2,7 @@
 #include "json-util.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,18 +19,57 @@ json_object *json_new_millis(int64_t milli) {
         return json_object_new_double_s((double) milli / 1000.0, buf);
 }
 
+/* v rounded to `decimals` (0..6) as text, trailing zeros dropped but one
+ * decimal kept ("43.0"). Integer arithmetic: snprintf("%f") was most of the
+ * cost of a long history answer. Returns false when v is too large for it. */
+static bool format_fixed(double v, int decimals, char *buf, size_t size) {
+        static const double scale[] = { 1, 10, 100, 1e3, 1e4, 1e5, 1e6 };
+        char digits[32];
+        size_t n = 0, len = 0;
+        bool neg;
+        long long q;
+
+        if (decimals < 0 || decimals > 6 || !(fabs(v) * scale[decimals] < 9e15))
+                return false;
+        q = llround(v * scale[decimals]);
+        neg = q < 0;
+        if (neg)
+                q = -q;
+        do {
+                digits[n++] = (char) ('0' + q % 10);
+                q /= 10;
+        } while (q > 0 || n <= (size_t) decimals);
+        if (neg)
+                buf[len++] = '-';
+        while (n > (size_t) decimals)
+                buf[len++] = digits[--n];
+        if (decimals > 0) {
+                size_t keep = 1;        /* drop trailing zeros, keep one decimal */
+                for (size_t i = 0; i < (size_t) decimals; i++)
+                        if (digits[i] != '0') {
+                                keep = (size_t) decimals - i;
+                                break;
+                        }
+                buf[len++] = '.';
+                for (size_t i = 0; i < keep; i++)
+                        buf[len++] = digits[--n];
+        }
+        buf[len] = '\0';
+        if (strcmp(buf, "-0") == 0 || strcmp(buf, "-0.0") == 0)
+                memmove(buf, buf + 1, len);
+        return len < size;
+}
+
 json_object *json_new_number(double v, int decimals) {
         char buf[48];
 
         if (!isfinite(v))
                 return NULL;
-        int n = snprintf(buf, sizeof buf, "%.*f", decimals, v);
-        if (decimals > 0) {
-                while (n > 0 && buf[n - 1] == '0' && buf[n - 2] != '.')
+        if (!format_fixed(v, decimals, buf, sizeof buf)) {
+                int n = snprintf(buf, sizeof buf, "%.*f", decimals, v);
+                while (decimals > 0 && n > 2 && buf[n - 1] == '0' && buf[n - 2] != '.')
                         buf[--n] = '\0';
         }
-        if (strcmp(buf, "-0") == 0 || strcmp(buf, "-0.0") == 0)
-                memmove(buf, buf + 1, strlen(buf));
         return json_object_new_double_s(v, buf);
 }
 
