@@ -295,9 +295,9 @@ static int parse_phases(json_object *def, struct run *r, char *err, size_t errle
 
         if (!json_object_object_get_ex(def, "phases", &a) || !json_object_is_type(a, json_type_array))
                 return fail(err, errlen, "phases: an array of 1 to %d phases is required", RUN_PHASES_MAX);
-        r->n_phases = json_object_array_length(a);
-        if (r->n_phases == 0 || r->n_phases > RUN_PHASES_MAX)
+        if (json_object_array_length(a) == 0 || json_object_array_length(a) > RUN_PHASES_MAX)
                 return fail(err, errlen, "phases: an array of 1 to %d phases is required", RUN_PHASES_MAX);
+        r->n_phases = json_object_array_length(a);
         for (size_t i = 0; i < r->n_phases; i++)
                 if ((ret = parse_phase(json_object_array_get_idx(a, i), i, &r->phases[i], err, errlen)) < 0)
                         return ret;
