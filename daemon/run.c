@@ -43,6 +43,7 @@ void run_free(struct run *r) {
                 for (size_t j = 0; r->phases[i].command[j]; j++)
                         free(r->phases[i].command[j]);
         run_series_free(&r->series);
+        free(r->csv_ids);
         free(r->notes);
         free(r);
 }
@@ -126,17 +127,42 @@ static void run_write_json(struct run *r) {
                 run_recording_failed(r, "writing run.json", -ret);
 }
 
-static void run_csv_header(struct run *r) {
+static int run_csv_header(struct run *r) {
         const struct sensors *s = r->daemon->sensors;
 
-        fputs(RUN_CSV_FIXED, r->csv);
-        for (size_t i = 0; i < s->n_temps; i++)
-                fprintf(r->csv, ",%s_c", s->temps[i].id);
-        for (size_t i = 0; i < s->n_policies; i++)
-                fprintf(r->csv, ",%s_hz", s->policies[i].id);
-        fputc('\n', r->csv);
+        /* Columns are kept by id: a re-probe may reorder or drop sensors. */
+        r->csv_ids = calloc(s->n_temps + s->n_policies + 1, sizeof *r->csv_ids);
+        if (!r->csv_ids)
+                return -ENOMEM;
         r->csv_temps = s->n_temps;
         r->csv_policies = s->n_policies;
+        fputs(RUN_CSV_FIXED, r->csv);
+        for (size_t i = 0; i < s->n_temps; i++) {
+                memcpy(r->csv_ids[i], s->temps[i].id, SENSORS_ID_MAX);
+                fprintf(r->csv, ",%s_c", s->temps[i].id);
+        }
+        for (size_t i = 0; i < s->n_policies; i++) {
+                memcpy(r->csv_ids[s->n_temps + i], s->policies[i].id, SENSORS_ID_MAX);
+                fprintf(r->csv, ",%s_hz", s->policies[i].id);
+        }
+        fputc('\n', r->csv);
+        return 0;
+}
+
+/* Degrees C of the sensor with this id, NaN when it is gone or not answering. */
+static double temp_by_id(const struct sensors *s, const char *id) {
+        for (size_t i = 0; i < s->n_temps; i++)
+                if (strcmp(s->temps[i].id, id) == 0)
+                        return s->temps[i].ok ? s->temps[i].temp_mc / 1000.0 : NAN;
+        return NAN;
+}
+
+/* Hz of the policy with this id, NaN when it is gone or not answering. */
+static double freq_by_id(const struct sensors *s, const char *id) {
+        for (size_t i = 0; i < s->n_policies; i++)
+                if (strcmp(s->policies[i].id, id) == 0)
+                        return s->policies[i].ok ? s->policies[i].cur_khz * 1000.0 : NAN;
+        return NAN;
 }
 
 static void csv_number(FILE *f, double v, int decimals) {
@@ -218,14 +244,6 @@ void run_stop(struct run *r, int64_t now_ms) {
         run_end_early(r, "stopped", "stopped on request", now_ms);
 }
 
-/* The temperature the run follows, NaN when its sensor is not answering. */
-static double run_sensor_temp(const struct run *r, const struct sensors *s) {
-        for (size_t i = 0; i < s->n_temps; i++)
-                if (strcmp(s->temps[i].id, r->sensor) == 0)
-                        return s->temps[i].ok ? s->temps[i].temp_mc / 1000.0 : NAN;
-        return NAN;
-}
-
 /* The policy with the highest hardware max: the big cores on big.LITTLE. */
 static const struct cpufreq_policy *run_policy(const struct sensors *s) {
         const struct cpufreq_policy *best = NULL;
@@ -273,11 +291,11 @@ static void run_csv_row(struct run *r, int64_t now_ms, double hottest, double lo
         csv_number(r->csv, load, 4);
         csv_number(r->csv, s->work_rate[i], 1);
         fprintf(r->csv, ",%s", isfinite(s->work_rate[i]) ? r->work_unit : "");
-        /* the columns of the header; a re-probe that changed the set leaves them empty */
+        /* the header's columns; a sensor gone since reads empty */
         for (size_t k = 0; k < r->csv_temps; k++)
-                csv_number(r->csv, k < sn->n_temps && sn->temps[k].ok ? sn->temps[k].temp_mc / 1000.0 : NAN, 3);
+                csv_number(r->csv, temp_by_id(sn, r->csv_ids[k]), 3);
         for (size_t k = 0; k < r->csv_policies; k++)
-                csv_number(r->csv, k < sn->n_policies ? sn->policies[k].cur_khz * 1000.0 : NAN, 0);
+                csv_number(r->csv, freq_by_id(sn, r->csv_ids[r->csv_temps + k]), 0);
         fputc('\n', r->csv);
         r->n_samples++;
 }
@@ -291,7 +309,7 @@ static void run_record(struct run *r, int64_t now_ms) {
         r->work_rate = run_work_rate(r, now_ms);
         if (r->series.n && t <= r->series.t_s[r->series.n - 1])
                 return;         /* wall clock went backwards: skip rather than corrupt the series */
-        if (run_series_append(&r->series, t, run_sensor_temp(r, s), p ? p->cur_khz * 1000.0 : NAN,
+        if (run_series_append(&r->series, t, temp_by_id(s, r->sensor), p ? p->cur_khz * 1000.0 : NAN,
                               r->max_allowed_hz, r->work_rate, run_cooling_active(s),
                               r->phases[r->phase_index].kind) < 0) {
                 run_recording_failed(r, "keeping samples in memory", ENOMEM);
@@ -477,8 +495,10 @@ static int run_open_files(struct run *r, const struct daemon *d, char *err, size
                 return ret;
         }
         r->recording_ok = true;
-        run_csv_header(r);
-        return 0;
+        ret = run_csv_header(r);
+        if (ret < 0)
+                snprintf(err, errlen, "out of memory");
+        return ret;
 }
 
 int run_start(struct daemon *d, struct run *r, char *err, size_t errlen) {

@@ -103,8 +103,8 @@ struct run {
         char recording_error[1024];
         size_t n_samples;               /* rows written */
         int64_t flushed_ms;
-        size_t csv_temps;               /* temperature columns in the header */
-        size_t csv_policies;
+        char (*csv_ids)[SENSORS_ID_MAX]; /* the per-sensor columns of the header, temperatures then policies */
+        size_t csv_temps, csv_policies;
 };
 
 /* Parse and validate a POSTed definition; err names the field. */
