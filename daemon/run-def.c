@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon.h"
 #include "duration.h"
 #include "json-sensors.h"
 #include "json-util.h"
@@ -441,6 +442,8 @@ json_object *run_metrics_to_json(const struct run_metrics *m, const char *work_u
 static json_object *run_live_to_json(const struct run *r) {
         const struct run_series *s = &r->series;
         const struct run_phase *p = &r->phases[r->phase_index];
+        const struct sensors *sn = r->daemon->sensors;
+        const struct temp_sensor *hot = sensors_hottest(sn);
         json_object *o = json_object_new_object();
         int64_t last_ms = s->n ? r->created_ms + (int64_t) (s->t_s[s->n - 1] * 1000.0) : r->created_ms;
 
@@ -448,6 +451,8 @@ static json_object *run_live_to_json(const struct run *r) {
         json_object_object_add(o, "phase_elapsed_s", json_new_number((double) (last_ms - p->started_ms) / 1000.0, 1));
         json_object_object_add(o, "temp_c", s->n ? json_new_number(s->temp_c[s->n - 1], 3) : NULL);
         json_object_object_add(o, "freq_hz", s->n ? json_new_number(s->freq_hz[s->n - 1], 0) : NULL);
+        json_object_object_add(o, "hottest_c", hot ? json_new_millis(hot->temp_mc) : NULL);
+        json_object_object_add(o, "load", sn->load.ok ? json_new_number(sn->load.total, 4) : NULL);
         json_object_object_add(o, "work_rate", json_new_number(r->work_rate, 1));
         json_object_object_add(o, "work_unit", r->work_unit[0] ? json_object_new_string(r->work_unit) : NULL);
         json_object_object_add(o, "predicted_plateau_c", json_new_number(r->predicted_plateau_c, 2));

@@ -1,0 +1,112 @@
+/* table.c — aligned text tables for people: columns as wide as their widest cell. */
+#include "table.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void table_init(struct table *t, size_t cols) {
+        *t = (struct table) { .cols = cols };
+}
+
+void table_cell(struct table *t, const char *text) {
+        char **p = realloc(t->cells, (t->n + 1) * sizeof *p);
+
+        if (!p)
+                abort();        /* a command-line client: out of memory is not recoverable */
+        t->cells = p;
+        t->cells[t->n] = strdup(text ? text : "-");
+        if (!t->cells[t->n])
+                abort();
+        t->n++;
+}
+
+void table_cellf(struct table *t, const char *format, ...) {
+        char buf[256];
+        va_list ap;
+
+        va_start(ap, format);
+        vsnprintf(buf, sizeof buf, format, ap);
+        va_end(ap);
+        table_cell(t, buf);
+}
+
+/* Display width: count UTF-8 lead bytes, so "°C" is two columns, not three. */
+static size_t width(const char *s) {
+        size_t w = 0;
+
+        for (; *s; s++)
+                w += ((unsigned char) *s & 0xc0) != 0x80;
+        return w;
+}
+
+void table_print(const struct table *t, FILE *f) {
+        size_t *w = calloc(t->cols, sizeof *w);
+
+        if (!w)
+                abort();
+        for (size_t i = 0; i < t->n; i++)
+                if (width(t->cells[i]) > w[i % t->cols])
+                        w[i % t->cols] = width(t->cells[i]);
+        for (size_t i = 0; i < t->n; i++) {
+                size_t c = i % t->cols;
+                bool last = c == t->cols - 1 || i == t->n - 1;
+                fputs(t->cells[i], f);
+                if (last)
+                        fputc('\n', f);
+                else
+                        fprintf(f, "%*s", (int) (w[c] - width(t->cells[i]) + 2), "");
+        }
+        free(w);
+}
+
+void table_free(struct table *t) {
+        for (size_t i = 0; i < t->n; i++)
+                free(t->cells[i]);
+        free(t->cells);
+        t->cells = NULL;
+        t->n = 0;
+}
+
+const char *fmt_number(char *buf, size_t size, json_object *o, double scale, int decimals) {
+        if (!o || json_object_is_type(o, json_type_null))
+                return "-";
+        snprintf(buf, size, "%.*f", decimals, json_object_get_double(o) * scale);
+        return buf;
+}
+
+const char *fmt_string(json_object *o, const char *key) {
+        json_object *v;
+
+        if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
+                return "-";
+        return json_object_get_string(v);
+}
+
+const char *fmt_time(char *buf, size_t size, json_object *ms) {
+        struct tm tm;
+        time_t t;
+
+        if (!ms || json_object_is_type(ms, json_type_null))
+                return "-";
+        t = (time_t) (json_object_get_int64(ms) / 1000);
+        if (!localtime_r(&t, &tm) || !strftime(buf, size, "%Y-%m-%d %H:%M", &tm))
+                return "-";
+        return buf;
+}
+
+const char *fmt_seconds(char *buf, size_t size, double s) {
+        long long v = isfinite(s) && s > 0 ? llround(s) : 0;
+
+        if (v >= 3600)
+                snprintf(buf, size, "%lldh%02lldm", v / 3600, v % 3600 / 60);
+        else if (v >= 60)
+                snprintf(buf, size, "%lldm%02llds", v / 60, v % 60);
+        else
+                snprintf(buf, size, "%llds", v);
+        return buf;
+}

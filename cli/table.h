@@ -1,0 +1,28 @@
+/* table.h — aligned text tables for people: columns as wide as their widest cell. */
+#pragma once
+
+#include <json-c/json.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct table {
+        size_t cols, n;                 /* cells per row, cells so far */
+        char **cells;
+};
+
+void table_init(struct table *t, size_t cols);
+/* Appends one cell; rows fill left to right. NULL prints as "-". */
+void table_cell(struct table *t, const char *text);
+void table_cellf(struct table *t, const char *format, ...) __attribute__((format(printf, 2, 3)));
+/* Two spaces between columns, no trailing spaces; numbers are not special. */
+void table_print(const struct table *t, FILE *f);
+void table_free(struct table *t);
+
+/* A JSON number scaled by `scale` with `decimals`, or "-" for null/absent. */
+const char *fmt_number(char *buf, size_t size, json_object *o, double scale, int decimals);
+/* Member `key` of o as text, "-" when null or absent. */
+const char *fmt_string(json_object *o, const char *key);
+/* Unix ms as local "YYYY-MM-DD HH:MM", "-" for null. */
+const char *fmt_time(char *buf, size_t size, json_object *ms);
+/* Seconds as "1h02m", "5m03s", "42s". */
+const char *fmt_seconds(char *buf, size_t size, double s);
