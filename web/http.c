@@ -230,20 +230,24 @@ void http_free(struct http_server *s) {
         free(s);
 }
 
-int http_reply(struct http_request *r, unsigned status, const char *content_type,
-               const char *body, size_t len) {
-        struct MHD_Response *resp;
+/* Headers every answer carries, then queue it; the response is ours to drop. */
+static int http_queue(struct http_request *r, unsigned status, const char *content_type,
+                      struct MHD_Response *resp) {
         enum MHD_Result ok;
 
-        resp = MHD_create_response_from_buffer(len, (void *) body, MHD_RESPMEM_MUST_COPY);
-        if (!resp)
-                return -ENOMEM;
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
         ok = MHD_queue_response(r->conn, status, resp);
         MHD_destroy_response(resp);
         r->replied = true;
         return ok == MHD_YES ? 0 : -EIO;
+}
+
+int http_reply(struct http_request *r, unsigned status, const char *content_type,
+               const char *body, size_t len) {
+        struct MHD_Response *resp = MHD_create_response_from_buffer(len, (void *) body, MHD_RESPMEM_MUST_COPY);
+
+        return resp ? http_queue(r, status, content_type, resp) : -ENOMEM;
 }
 
 int http_reply_json(struct http_request *r, unsigned status, json_object *o) {
@@ -303,16 +307,10 @@ const char *http_unknown_arg(struct http_request *r, const char *const *known) {
 
 int http_reply_fd(struct http_request *r, unsigned status, const char *content_type, int fd, uint64_t size) {
         struct MHD_Response *resp = MHD_create_response_from_fd64(size, fd);
-        enum MHD_Result ok;
 
         if (!resp) {
                 close(fd);
                 return -ENOMEM;
         }
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-        ok = MHD_queue_response(r->conn, status, resp);
-        MHD_destroy_response(resp);
-        r->replied = true;
-        return ok == MHD_YES ? 0 : -EIO;
+        return http_queue(r, status, content_type, resp);
 }
