@@ -28,6 +28,19 @@ def fixture_path(board):
     return os.path.join(FIXTURES_DIR, board)
 
 
+def write_in_place(path, text):
+    """Rewrite a sensor file keeping its inode: the daemon keeps it open and preads it."""
+    with open(path, "r+") as f:
+        f.seek(0)
+        f.truncate()
+        f.write(text)
+
+
+def start_tree(start_daemon, root, *extra, **kw):
+    """heatcurved on a fixture tree (sys/ and proc/ under root), sampling every 100 ms."""
+    return start_daemon("--sysfs-root", root, "--procfs-root", root, "--interval", "100ms", *extra, **kw)
+
+
 class Daemon:
     """One heatcurved process on a free loopback port, with its own state dir."""
 

@@ -6,21 +6,11 @@ import subprocess
 
 import pytest
 
+from conftest import start_tree, write_in_place
+
 
 def zone_temp(doc, zone_id):
     return next(t for t in doc["temperatures"] if t["id"] == zone_id)
-
-
-def start_tree(start_daemon, root, *extra):
-    return start_daemon("--sysfs-root", root, "--procfs-root", root, "--interval", "100ms", *extra)
-
-
-def write(path, text):
-    # rewrite in place: the daemon keeps the file open and preads it
-    with open(path, "r+") as f:
-        f.seek(0)
-        f.truncate()
-        f.write(text)
 
 
 def test_corrupted_sensor_is_marked_and_recovers(start_daemon, fixture_copy):

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from conftest import fixture_path
+from conftest import fixture_path, start_tree, write_in_place
 
 FAST = ["--interval", "100ms"]
 
@@ -55,17 +55,6 @@ def wait_state(d, run_id, states=("finished", "aborted", "interrupted"), timeout
 
 def stress_phase(seconds="60s", **load):
     return {"kind": "stress", "duration": seconds, "load": {"type": "cpu", "workers": 1, **load}}
-
-
-def start_tree(start_daemon, root, *extra, **kw):
-    return start_daemon("--sysfs-root", root, "--procfs-root", root, *FAST, *extra, **kw)
-
-
-def write(path, text):
-    with open(path, "r+") as f:
-        f.seek(0)
-        f.truncate()
-        f.write(text)
 
 
 def test_short_run_on_simulator_recovers_tau(start_daemon, tmp_path):
@@ -118,7 +107,7 @@ def test_safety_limit_aborts_the_load(start_daemon, fixture_copy):
     assert run["safety_limit_c"] == 70
     d.wait_for(lambda: children_of(d.proc.pid), what="workers started")
     workers = children_of(d.proc.pid)
-    write(os.path.join(root, "sys/class/thermal/thermal_zone0/temp"), "71500\n")
+    write_in_place(os.path.join(root, "sys/class/thermal/thermal_zone0/temp"), "71500\n")
     done = wait_state(d, run["id"], timeout=10)
     assert done["state"] == "aborted"
     assert "safety limit" in done["abort_reason"] and "71.5" in done["abort_reason"]
@@ -141,7 +130,7 @@ def test_sensor_loss_during_load_aborts(start_daemon, fixture_copy):
     assert status == 201, run
     d.wait_for(lambda: children_of(d.proc.pid), what="workers started")
     workers = children_of(d.proc.pid)
-    write(os.path.join(root, "sys/class/thermal/thermal_zone0/temp"), "garbage\n")
+    write_in_place(os.path.join(root, "sys/class/thermal/thermal_zone0/temp"), "garbage\n")
     done = wait_state(d, run["id"], timeout=10)
     assert done["state"] == "aborted" and "stopped answering" in done["abort_reason"]
     assert wait_gone(workers)
