@@ -127,11 +127,15 @@ const char *sample_sensors_json(struct daemon *d, size_t *ret_len) {
 
 static void sample_notify_status(struct daemon *d) {
         const struct temp_sensor *t = sensors_hottest(d->sensors);
+        char run[80] = "";
 
+        if (d->run && d->run->state == RUN_RUNNING)
+                snprintf(run, sizeof run, "; run %u: %s", d->run->id,
+                         run_phase_kind_to_string(d->run->phases[d->run->phase_index].kind));
         if (t)
-                sd_notifyf(0, "STATUS=Hottest %s %.1f C", t->id, t->temp_mc / 1000.0);
+                sd_notifyf(0, "STATUS=Hottest %s %.1f C%s", t->id, t->temp_mc / 1000.0, run);
         else
-                sd_notify(0, "STATUS=No temperature sensor answers");
+                sd_notifyf(0, "STATUS=No temperature sensor answers%s", run);
 }
 
 static void sample_reprobe(struct daemon *d) {
