@@ -1,12 +1,21 @@
 /* runspec.c — heatcurvectl run's phase options ("cpu,until=plateau,max=90m") to the POST body. */
 #include "runspec.h"
 
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client.h"
 #include "duration.h"
+
+/* Where a problem is: "--stress (phases[1])". */
+struct spec_where {
+        const char *kind;
+        size_t index;
+};
 
 static bool is_one_of(const char *s, const char *const *list) {
         for (size_t i = 0; list[i]; i++)
@@ -15,14 +24,25 @@ static bool is_one_of(const char *s, const char *const *list) {
         return false;
 }
 
-/* cmd='stress-ng --cpu 4': split on spaces (no quoting inside). */
+static int spec_fail(const struct spec_where *w, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static int spec_fail(const struct spec_where *w, const char *format, ...) {
+        char what[512];
+        va_list ap;
+
+        va_start(ap, format);
+        vsnprintf(what, sizeof what, format, ap);
+        va_end(ap);
+        return fail("--%s (phases[%zu]): %s", w->kind, w->index, what);
+}
+
+/* cmd='stress-ng --cpu 4': split on spaces; quotes only around the whole value. */
 static json_object *split_command(const char *cmd) {
         json_object *a = json_object_new_array();
         char *copy = strdup(cmd), *save = NULL;
         size_t len;
 
         if (!copy)
-                abort();
+                abort();        /* a command-line client: out of memory is not recoverable */
         len = strlen(copy);
         if (len >= 2 && (copy[0] == '\'' || copy[0] == '"') && copy[len - 1] == copy[0]) {
                 copy[len - 1] = '\0';
@@ -34,60 +54,88 @@ static json_object *split_command(const char *cmd) {
         return a;
 }
 
-static int phase_key(json_object *phase, json_object *load, const char *kind, const char *key,
-                     const char *value, unsigned index) {
-        static const char *const durations[] = { "duration", "min", "max", "window", NULL };
-        static const char *const load_keys[] = { "workers", "duty", NULL };
-        uint64_t ms;
-        char *end;
-
-        if (is_one_of(key, durations)) {
-                if (duration_parse(value, &ms) < 0)
-                        return fail("--%s (phase %u): %s=%s is not a duration (e.g. 30s, 5m, 1h30m)",
-                                    kind, index, key, value);
-                json_object_object_add(phase, key, json_object_new_string(value));
-        } else if (strcmp(key, "until") == 0)
-                json_object_object_add(phase, key, json_object_new_string(value));
-        else if (load && is_one_of(key, load_keys)) {
-                long v = strtol(value, &end, 10);
-                if (end == value || *end)
-                        return fail("--%s (phase %u): %s=%s is not a number", kind, index, key, value);
-                json_object_object_add(load, key, json_object_new_int64(v));
-        } else if (load && (strcmp(key, "method") == 0 || strcmp(key, "size") == 0))
-                json_object_object_add(load, key, json_object_new_string(value));
-        else if (load && strcmp(key, "cmd") == 0)
-                json_object_object_add(load, "argv", split_command(value));
-        else
-                return fail("--%s (phase %u): unknown key \"%s\" (known: duration, until, min, max, window%s)",
-                            kind, index, key, load ? ", workers, method, duty, size, cmd" : "");
+static int spec_add(const struct spec_where *w, json_object *o, const char *key, const char *shown, json_object *v) {
+        if (json_object_object_get_ex(o, key, NULL)) {
+                json_object_put(v);
+                return spec_fail(w, "\"%s\" given twice", shown);
+        }
+        json_object_object_add(o, key, v);
         return 0;
 }
 
-json_object *runspec_phase(const char *kind, const char *spec, unsigned index) {
+static int spec_load_key(const struct spec_where *w, json_object *load, const char *key, const char *value) {
+        char *end;
+        long long v;
+
+        if (strcmp(key, "workers") == 0 || strcmp(key, "duty") == 0) {
+                errno = 0;
+                v = strtoll(value, &end, 10);
+                if (end == value || *end || errno)
+                        return spec_fail(w, "%s=%s is not a whole number", key, value);
+                return spec_add(w, load, key, key, json_object_new_int64(v));
+        }
+        if (strcmp(key, "cmd") == 0)
+                return spec_add(w, load, "argv", key, split_command(value));
+        return spec_add(w, load, key, key, json_object_new_string(value));     /* method, size */
+}
+
+static int spec_key(const struct spec_where *w, json_object *phase, json_object *load, const char *key,
+                    const char *value) {
+        static const char *const durations[] = { "duration", "min", "max", "window", NULL };
+        static const char *const load_keys[] = { "workers", "method", "duty", "size", "cmd", NULL };
+        uint64_t ms;
+
+        if (is_one_of(key, durations)) {
+                if (duration_parse(value, &ms) < 0)
+                        return spec_fail(w, "%s=%s is not a duration (e.g. 30s, 5m, 1h30m)", key, value);
+                return spec_add(w, phase, key, key, json_object_new_string(value));
+        }
+        if (strcmp(key, "until") == 0)
+                return spec_add(w, phase, key, key, json_object_new_string(value));
+        if (load && is_one_of(key, load_keys))
+                return spec_load_key(w, load, key, value);
+        return spec_fail(w, "unknown key \"%s\" (known: duration, until, min, max, window%s)", key,
+                         load ? ", workers, method, duty, size, cmd" : "");
+}
+
+/* One comma-separated item: a load type or key=value. */
+static int spec_item(const struct spec_where *w, json_object *phase, json_object *load, char *item, bool first) {
         static const char *const load_types[] = { "cpu", "memory", "io", "command", NULL };
+        char *eq = strchr(item, '=');
+
+        if (eq) {
+                *eq = '\0';
+                return spec_key(w, phase, load, item, eq + 1);
+        }
+        if (load && first && is_one_of(item, load_types))
+                return spec_add(w, load, "type", item, json_object_new_string(item));
+        if (load && is_one_of(item, load_types))
+                return spec_fail(w, json_object_object_get_ex(load, "type", NULL) ?
+                                 "a second load type \"%s\"" : "the load type \"%s\" must come first", item);
+        if (load && first)
+                return spec_fail(w, "\"%s\" is neither key=value nor a load type (cpu, memory, io, command)",
+                                 item);
+        return spec_fail(w, "\"%s\" is not key=value%s", item,
+                         load ? " (the load type comes first: cpu, memory, io, command)" : "");
+}
+
+json_object *runspec_phase(const char *kind, const char *spec, size_t index) {
+        const struct spec_where w = { .kind = kind, .index = index };
         json_object *phase = json_object_new_object(), *load = NULL;
         char *copy = strdup(spec), *save = NULL;
-        bool stress = strcmp(kind, "stress") == 0;
+        bool first = true;
         int r = 0;
 
         if (!copy)
                 abort();
         json_object_object_add(phase, "kind", json_object_new_string(kind));
-        if (stress) {
+        if (strcmp(kind, "stress") == 0) {
                 load = json_object_new_object();
                 json_object_object_add(phase, "load", load);
         }
         for (char *item = strtok_r(copy, ",", &save); item && r >= 0; item = strtok_r(NULL, ",", &save)) {
-                char *eq = strchr(item, '=');
-                if (!eq && load && is_one_of(item, load_types))
-                        json_object_object_add(load, "type", json_object_new_string(item));
-                else if (!eq)
-                        r = fail("--%s (phase %u): \"%s\" is not key=value%s", kind, index, item,
-                                 load ? " nor a load type (cpu, memory, io, command)" : "");
-                else {
-                        *eq = '\0';
-                        r = phase_key(phase, load, kind, item, eq + 1, index);
-                }
+                r = spec_item(&w, phase, load, item, first);
+                first = false;
         }
         free(copy);
         if (r < 0) {

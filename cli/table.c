@@ -25,6 +25,11 @@ void table_cell(struct table *t, const char *text) {
         t->n++;
 }
 
+void table_header(struct table *t, const char *names) {
+        for (const char *n = names; *n; n += strlen(n) + 1)
+                table_cell(t, n);
+}
+
 void table_cellf(struct table *t, const char *format, ...) {
         char buf[256];
         va_list ap;
@@ -79,6 +84,25 @@ const char *fmt_number(char *buf, size_t size, json_object *o, double scale, int
         return buf;
 }
 
+const char *fmt_rate(char *buf, size_t size, json_object *o) {
+        static const char prefixes[] = " kMGTP";
+        double v;
+        size_t p = 0;
+
+        if (!o || json_object_is_type(o, json_type_null))
+                return "-";
+        v = json_object_get_double(o);
+        while (fabs(v) >= 999.95 && p < sizeof prefixes - 2) {
+                v /= 1000.0;
+                p++;
+        }
+        if (p == 0)
+                snprintf(buf, size, "%.0f", v);
+        else
+                snprintf(buf, size, "%.1f%c", v, prefixes[p]);
+        return buf;
+}
+
 const char *fmt_string(json_object *o, const char *key) {
         json_object *v;
 
@@ -87,16 +111,24 @@ const char *fmt_string(json_object *o, const char *key) {
         return json_object_get_string(v);
 }
 
-const char *fmt_time(char *buf, size_t size, json_object *ms) {
+static const char *fmt_local(char *buf, size_t size, json_object *ms, bool date) {
         struct tm tm;
         time_t t;
 
         if (!ms || json_object_is_type(ms, json_type_null))
                 return "-";
         t = (time_t) (json_object_get_int64(ms) / 1000);
-        if (!localtime_r(&t, &tm) || !strftime(buf, size, "%Y-%m-%d %H:%M", &tm))
+        if (!localtime_r(&t, &tm) || !strftime(buf, size, date ? "%Y-%m-%d %H:%M" : "%H:%M:%S", &tm))
                 return "-";
         return buf;
+}
+
+const char *fmt_time(char *buf, size_t size, json_object *ms) {
+        return fmt_local(buf, size, ms, true);
+}
+
+const char *fmt_clock(char *buf, size_t size, json_object *ms) {
+        return fmt_local(buf, size, ms, false);
 }
 
 const char *fmt_seconds(char *buf, size_t size, double s) {

@@ -13,8 +13,11 @@ struct table {
 void table_init(struct table *t, size_t cols);
 /* Appends one cell; rows fill left to right. NULL prints as "-". */
 void table_cell(struct table *t, const char *text);
+/* One cell per NUL-terminated name in names, which ends with an empty name. */
+void table_header(struct table *t, const char *names);
 void table_cellf(struct table *t, const char *format, ...) __attribute__((format(printf, 2, 3)));
-/* Two spaces between columns, no trailing spaces; numbers are not special. */
+/* Two spaces between columns, no trailing spaces; numbers are not special.
+ * Widths count UTF-8 characters: right for "°C" and "±", not for wide CJK. */
 void table_print(const struct table *t, FILE *f);
 void table_free(struct table *t);
 
@@ -24,5 +27,9 @@ const char *fmt_number(char *buf, size_t size, json_object *o, double scale, int
 const char *fmt_string(json_object *o, const char *key);
 /* Unix ms as local "YYYY-MM-DD HH:MM", "-" for null. */
 const char *fmt_time(char *buf, size_t size, json_object *ms);
+/* Unix ms as local "HH:MM:SS", "-" for null. */
+const char *fmt_clock(char *buf, size_t size, json_object *ms);
+/* A rate with an SI prefix: 61673900 -> "61.7M", 950 -> "950"; "-" for null. */
+const char *fmt_rate(char *buf, size_t size, json_object *o);
 /* Seconds as "1h02m", "5m03s", "42s". */
 const char *fmt_seconds(char *buf, size_t size, double s);

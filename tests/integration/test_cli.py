@@ -1,128 +1,355 @@
 """heatcurvectl against a running heatcurved: tables, runs, export, compare across daemons, errors."""
+import http.server
 import json
 import os
+import signal
 import subprocess
+import threading
+import time
 
 import pytest
 
-from conftest import fixture_path, start_tree
+from conftest import fixture_path
 
 HEATCURVECTL = os.environ.get("HEATCURVECTL", "")
 
 
 @pytest.fixture
 def ctl():
+    """ctl(daemon, *args, url=None, env=None) -> CompletedProcess; --url goes first unless url=False."""
     if not HEATCURVECTL or not os.access(HEATCURVECTL, os.X_OK):
         pytest.skip("HEATCURVECTL is not set to the built client (run through meson test)")
 
-    def run(d, *args, url=None, timeout=60):
-        base = ["--url", url or d.url] if (url or d) else []
-        return subprocess.run([HEATCURVECTL, *base, *args], capture_output=True, text=True, timeout=timeout)
+    def run(d, *args, url=None, env=None, timeout=60):
+        base = [] if url is False else ["--url", url or d.url] if (url or d) else []
+        full_env = dict(os.environ)
+        full_env.pop("HEATCURVE_URL", None)
+        full_env.update(env or {})
+        return subprocess.run([HEATCURVECTL, *base, *args], capture_output=True, text=True,
+                              timeout=timeout, env=full_env)
     return run
+
+
+def board(start_daemon, name, *extra):
+    """heatcurved on a fixture tree, sampling every 100 ms."""
+    root = fixture_path(name)
+    return start_daemon("--sysfs-root", root, "--procfs-root", root, "--interval", "100ms", *extra)
 
 
 def rows(text):
     return [line.split() for line in text.strip().splitlines() if line.strip()]
 
 
+def row_starting(text, *words):
+    found = [row for row in rows(text) if row[:len(words)] == list(words)]
+    assert found, f"no row starting with {words!r} in:\n{text}"
+    return found[0]
+
+
+def assert_no_trailing_spaces(text):
+    assert not any(line.endswith(" ") for line in text.splitlines()), text
+
+
+def assert_one_line_error(r, code, needle):
+    assert r.returncode == code, (r.returncode, r.stdout, r.stderr)
+    assert r.stderr.startswith("heatcurvectl: ") and needle in r.stderr, r.stderr
+    assert r.stderr.count("\n") == 1, r.stderr
+
+
+def run_short(ctl, d, label, *phases):
+    """A run with second-long phases, waited for; returns the CompletedProcess."""
+    args = phases or ("--idle", "duration=1s", "--stress", "cpu,duration=2s,workers=1", "--cooldown", "duration=1s")
+    r = ctl(d, "run", "--label", label, "--ambient", "21.5", *args, "--wait")
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    return r
+
+
+class FakeDaemon:
+    """A server answering every GET with a fixed status and body (what a broken daemon might send)."""
+
+    def __init__(self, status, body, ctype="application/json"):
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def fake_daemon():
+    made = []
+
+    def make(status, body, ctype="application/json"):
+        made.append(FakeDaemon(status, body, ctype))
+        return made[-1]
+    yield make
+    for f in made:
+        f.close()
+
+
 def test_status_and_sensors_tables(start_daemon, ctl):
-    d = start_tree(start_daemon, fixture_path("rk3399-rockpro64"))
+    d = board(start_daemon, "rk3399-rockpro64")
     r = ctl(d, "status")
     assert r.returncode == 0, r.stderr
     _, st = d.get("/api/v1/status")
-    assert st["board"]["model"] in r.stdout and "run       none" in r.stdout
+    assert st["board"]["model"] in r.stdout and st["board"]["hostname"] in r.stdout
+    hot = st["sensors"]["hottest"]
+    assert row_starting(r.stdout, "hottest")[1:] == [hot["id"], f"{hot['celsius']:.1f}", "°C"]
+    assert row_starting(r.stdout, "run") == ["run", "none"]
+    assert_no_trailing_spaces(r.stdout)
+
     r = ctl(d, "sensors")
     assert r.returncode == 0, r.stderr
     _, doc = d.get("/api/v1/sensors")
     table = {row[0]: row for row in rows(r.stdout)}
+    assert table["SENSOR"] == ["SENSOR", "TYPE/LABEL", "°C", "STATE"]
     for t in doc["temperatures"]:
-        assert f"{t['celsius']:.1f}" in table[t["id"]]
+        assert t["ok"] and table[t["id"]][-2:] == [f"{t['celsius']:.1f}", "ok"], table[t["id"]]
     for p in doc["cpufreq"]:
-        assert str(p["cur_hz"] // 1000000) in table[p["id"]]
-    assert not any(line.endswith(" ") for line in r.stdout.splitlines())
+        assert str(round(p["cur_hz"] / 1e6)) == table[p["id"]][2]
+    assert_no_trailing_spaces(r.stdout)
+    # the columns line up: every row of the first table puts °C at the same offset
+    lines = r.stdout.splitlines()
+    first_table = lines[:lines.index("")]
+    offset = first_table[0].index("°C")
+    for line, t in zip(first_table[1:], doc["temperatures"]):
+        assert line[offset:].startswith(f"{t['celsius']:.1f}"), (line, offset)
 
 
 def test_json_output_is_the_servers_document(start_daemon, ctl):
-    d = start_tree(start_daemon, fixture_path("rpi4"))
+    d = board(start_daemon, "rpi4")
     r = ctl(d, "--json", "sensors")
-    assert r.returncode == 0
+    assert r.returncode == 0, r.stderr
     mine = json.loads(r.stdout)
     _, theirs = d.get("/api/v1/sensors")
+    assert mine.keys() == theirs.keys()
     assert mine["board"] == theirs["board"] and mine["cpufreq"] == theirs["cpufreq"]
+    assert [t["id"] for t in mine["temperatures"]] == [t["id"] for t in theirs["temperatures"]]
+    # options also after the command, and paths are not escaped ("\/")
+    r = ctl(d, "status", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["storage"]["state_dir"] == d.state_dir and "\\/" not in r.stdout
 
 
-def test_errors_are_one_line_and_non_zero(start_daemon, ctl, tmp_path):
+def test_url_from_the_environment(start_daemon, ctl):
+    d = board(start_daemon, "rpi4")
+    r = ctl(None, "status", url=False, env={"HEATCURVE_URL": d.url + "/"})
+    assert r.returncode == 0, r.stderr
+    assert "Raspberry Pi 4" in r.stdout
+    r = ctl(None, "--url", d.url, "status", url=False, env={"HEATCURVE_URL": "http://127.0.0.1:1"})
+    assert r.returncode == 0, r.stderr
+
+
+def test_help_and_version(ctl):
+    r = ctl(None, "--help")
+    assert r.returncode == 0 and "compare" in r.stdout and "cmd is split on spaces" in r.stdout
+    r = ctl(None, "--version")
+    assert r.returncode == 0 and r.stdout.startswith("heatcurvectl ")
+
+
+def test_connection_refused_names_the_url(ctl):
     r = ctl(None, "status", url="http://127.0.0.1:1")
-    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "127.0.0.1:1" in r.stderr
-    d = start_tree(start_daemon, fixture_path("rpi4"))
-    for args, code, needle in ((["frobnicate"], 2, "unknown command"),
+    assert_one_line_error(r, 1, "http://127.0.0.1:1/api/v1/status")
+
+
+def test_usage_errors(start_daemon, ctl, tmp_path):
+    d = board(start_daemon, "rpi4")
+    for args, code, needle in ((["frobnicate"], 2, 'unknown command "frobnicate"'),
+                               ([], 2, "no command"),
+                               (["--frob", "status"], 2, "unknown option --frob"),
+                               (["runs", "--frob"], 2, "runs: unknown option --frob"),
+                               (["run", "--label"], 2, "--label needs a value"),
+                               (["status", "extra"], 2, 'unexpected argument "extra"'),
                                (["show", "abc"], 2, "run id"),
                                (["show", "42"], 1, "no run 42"),
-                               (["run", "--stress", "cpu,colour=red"], 2, "colour"),
+                               (["watch", "--count", "0"], 2, "--count"),
+                               (["export", "1", "--format", "xml"], 2, "csv or json"),
+                               (["compare", "http://127.0.0.1:1/"], 2, "does not end in /ID"),
+                               (["--token-file", str(tmp_path / "none"), "status"], 1, "none"),
+                               (["run", "--stress", "cpu,colour=red"], 2, 'phases[0]): unknown key "colour"'),
+                               (["run", "--idle", "duration=1s", "--stress", "cpu,max=5x"], 2,
+                                "--stress (phases[1]): max=5x is not a duration"),
                                (["run", "--idle", "duration=5x"], 2, "duration=5x"),
-                               (["run"], 2, "at least one phase"),
-                               (["run", "--idle", "until=plateau"], 1, "phases[0].until")):
+                               (["run", "--cooldown", "until=baseline,until=stable"], 2, '"until" given twice'),
+                               (["run", "--stress", "cpu,workers=four"], 2, "workers=four is not a whole number"),
+                               (["run", "--stress", "until=plateau,cpu"], 2, '"cpu" must come first'),
+                               (["run", "--idle", "cpu"], 2, '"cpu" is not key=value'),
+                               (["run", "--ambient", "warm", "--idle", "duration=1s"], 2, "--ambient needs a number"),
+                               (["run"], 2, "at least one phase")):
         r = ctl(d, *args)
-        assert r.returncode == code, (args, r.stdout, r.stderr)
-        assert r.stderr.startswith("heatcurvectl: ") and needle in r.stderr, (args, r.stderr)
-        assert r.stderr.count("\n") == 1, r.stderr
+        assert_one_line_error(r, code, needle)
+
+
+def test_server_side_validation_message(start_daemon, ctl):
+    d = board(start_daemon, "rpi4")
+    r = ctl(d, "run", "--idle", "until=plateau")
+    assert_one_line_error(r, 1, "phases[0].until")
+    assert "HTTP 400" in r.stderr
+
+
+def test_malformed_answers(ctl, fake_daemon):
+    f = fake_daemon(200, b'{"board": {"model": "x"')
+    r = ctl(None, "status", url=f.url)
+    assert_one_line_error(r, 1, "not JSON")
+    f = fake_daemon(200, b'{"runs": []} trailing')
+    assert_one_line_error(ctl(None, "runs", url=f.url), 1, "not JSON")
+    f = fake_daemon(200, b'{"runs": 5}')
+    assert_one_line_error(ctl(None, "runs", url=f.url), 1, '"runs" list')
+    f = fake_daemon(500, b"<html>oops</html>", "text/html")
+    assert_one_line_error(ctl(None, "sensors", url=f.url), 1, "HTTP 500")
+    f = fake_daemon(503, b'{"error": {"code": "busy", "message": "try later"}}')
+    assert_one_line_error(ctl(None, "show", "1", url=f.url), 1, "try later")
+    # documents with odd shapes print dashes, not crashes
+    f = fake_daemon(200, b'{"id": 1, "phases": 3, "metrics": [], "board": null}')
+    r = ctl(None, "show", "1", url=f.url)
+    assert r.returncode == 0, r.stderr
+    assert row_starting(r.stdout, "baseline", "°C")[-1] == "-"
+
+
+def test_watch_without_a_run_shows_the_hottest_sensor(start_daemon, ctl):
+    d = board(start_daemon, "rpi4")
+    _, st = d.get("/api/v1/status")
+    hot = st["sensors"]["hottest"]
+    r = ctl(d, "watch", "--count", "2")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [f"no run  hottest {hot['id']} {hot['celsius']:.1f} °C"] * 2
 
 
 def test_run_show_export_stop_delete(start_daemon, ctl):
-    d = start_tree(start_daemon, fixture_path("rpi4"))
-    r = ctl(d, "run", "--label", "alu case", "--ambient", "21.5", "--idle", "duration=1s",
-            "--stress", "cpu,duration=2s,workers=1", "--cooldown", "duration=1s", "--wait")
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith("run 1 started") and r.stdout.strip().endswith("run 1 finished")
-    assert "stress" in r.stdout and "ops/s" in r.stdout      # the live line showed the load
+    d = board(start_daemon, "rpi4")
+    r = run_short(ctl, d, "alu case")
+    lines = r.stdout.splitlines()
+    assert lines[0] == "run 1 started" and lines[-1].startswith("run 1 finished after ")
+    live = [line for line in lines if line.startswith("run 1 stress 2/3 ")]
+    assert live and "ops/s" in " ".join(live) and "hottest 48." in live[0]
+
     r = ctl(d, "runs")
-    assert r.returncode == 0
+    assert r.returncode == 0, r.stderr
     header, first = rows(r.stdout)[:2]
-    assert header[:3] == ["ID", "LABEL", "STATE"] and first[0] == "1" and "finished" in first
-    r = ctl(d, "show", "1")
-    assert r.returncode == 0
-    assert '"alu case"' in r.stdout and "finished" in r.stdout
+    assert header[:3] == ["ID", "LABEL", "STATE"]
+    assert first[:4] == ["1", "alu", "case", "finished"]
     _, doc = d.get("/api/v1/runs/1")
-    ambient = [row for row in rows(r.stdout) if row[:2] == ["ambient", "°C"]][0]
-    assert ambient[-1] == "21.5"
-    assert [row[-1] for row in rows(r.stdout) if row and row[0] in ("idle", "cooldown")] == ["duration"] * 2
+    assert first[-5] == f"{doc['metrics']['baseline_c']:.1f}"
+    assert_no_trailing_spaces(r.stdout)
+    r = ctl(d, "--json", "runs")
+    assert json.loads(r.stdout) == d.get("/api/v1/runs")[1]
+
+    r = ctl(d, "show", "1")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith('run 1 "alu case": finished')
+    assert row_starting(r.stdout, "ambient", "°C")[-1] == "21.5"
+    assert row_starting(r.stdout, "baseline", "°C")[-1] == f"{doc['metrics']['baseline_c']:.1f}"
+    assert [row[-1] for row in rows(r.stdout) if row and row[0] in ("idle", "stress", "cooldown")] == \
+        [p["end_reason"] for p in doc["phases"]] == ["duration"] * 3
+    # every metric has a row (the work unit goes with the work rates), null shown as "-"
+    metrics = {k: v for k, v in doc["metrics"].items() if k != "work_unit"}
+    table = r.stdout.split("\n\n")[-1].splitlines()
+    assert len(table) == len(metrics), table
+    assert sum(line.endswith(" -") for line in table) == sum(v is None for v in metrics.values())
+    assert row_starting(r.stdout, "fit", "model")[-1] == doc["metrics"]["fit_model"]
+    assert row_starting(r.stdout, "work", "rate", "start")[-1] == doc["metrics"]["work_unit"] + "/s"
+    assert_no_trailing_spaces(r.stdout)
+    r = ctl(d, "show", "1", "--json")
+    assert json.loads(r.stdout) == doc
+
     r = ctl(d, "export", "1")
-    assert r.returncode == 0
+    assert r.returncode == 0, r.stderr
+    status, csv = d.get("/api/v1/runs/1/samples?format=csv")
+    assert status == 200 and r.stdout == csv
     lines = r.stdout.splitlines()
     assert lines[0].startswith("time_ms,elapsed_s,phase,temp_c") and len(lines) == doc["recording"]["samples"] + 1
     r = ctl(d, "export", "1", "--format", "json")
     assert json.loads(r.stdout)["columns"][0] == "time_ms"
 
     r = ctl(d, "run", "--stress", "cpu,duration=10m,workers=1")
-    assert r.returncode == 0 and "run 2 started" in r.stdout
+    assert r.returncode == 0 and r.stdout == "run 2 started\n", r.stderr
+    r = ctl(d, "status")
+    line = [line for line in r.stdout.splitlines() if line.startswith("run ")][0]
+    assert line.startswith("run      2 ") and "phase stress," in line, line
     r = ctl(d, "watch", "--count", "2")
-    assert r.returncode == 0 and r.stdout.count("run 2 stress") == 2
+    assert r.returncode == 0 and r.stdout.count("run 2 stress 1/1 ") == 2, r.stdout
+    r = ctl(d, "delete", "2")
+    assert_one_line_error(r, 1, "HTTP 409")
     r = ctl(d, "stop", "2")
-    assert r.returncode == 0 and d.get("/api/v1/runs/2")[1]["state"] == "aborted"
+    assert r.returncode == 0 and r.stdout.startswith("run 2 stopped"), r.stderr
+    assert d.get("/api/v1/runs/2")[1]["state"] == "aborted"
     r = ctl(d, "delete", "2")
-    assert r.returncode == 0 and d.get("/api/v1/runs/2")[0] == 404
-    r = ctl(d, "delete", "2")
-    assert r.returncode == 1 and "no run 2" in r.stderr
+    assert r.returncode == 0 and r.stdout == "run 2 deleted\n"
+    assert d.get("/api/v1/runs/2")[0] == 404
+    assert_one_line_error(ctl(d, "delete", "2"), 1, "no run 2")
+    assert_one_line_error(ctl(d, "stop", "2"), 1, "no run 2")
+
+
+def test_run_wait_exit_status(start_daemon, ctl):
+    d = board(start_daemon, "rpi4")
+    p = subprocess.Popen([HEATCURVECTL, "--url", d.url, "run", "--stress", "cpu,duration=10m,workers=1", "--wait"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    d.wait_for(lambda: (d.get("/api/v1/status")[1]["current_run"] or {}).get("id") == 1, what="run 1")
+    assert d.request("POST", "/api/v1/runs/1/stop")[0] == 200
+    out, err = p.communicate(timeout=20)
+    assert p.returncode == 3, (out, err)
+    assert out.splitlines()[-1].startswith("run 1 aborted after ")
+
+    # Ctrl-C while waiting: the client says the run goes on, and it does
+    p = subprocess.Popen([HEATCURVECTL, "--url", d.url, "run", "--stress", "cpu,duration=10m,workers=1", "--wait"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    d.wait_for(lambda: (d.get("/api/v1/status")[1]["current_run"] or {}).get("id") == 2, what="run 2")
+    time.sleep(0.3)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=20)
+    assert p.returncode == 130 and err.count("\n") == 1 and "heatcurvectl stop 2" in err, (out, err)
+    assert d.get("/api/v1/runs/2")[1]["state"] == "running"
+    r = ctl(d, "--json", "stop", "2")
+    assert r.returncode == 0 and json.loads(r.stdout)["id"] == 2
+
+
+def test_run_sends_the_phases_in_command_line_order(start_daemon, ctl):
+    d = board(start_daemon, "rpi4")
+    r = ctl(d, "--json", "run", "--label", "order", "--notes", "n", "--safety-limit", "80", "--sensor", "thermal_zone0",
+            "--cooldown", "duration=1h", "--stress", "memory,size=1M,duration=1h,workers=1",
+            "--idle", "until=stable,min=1m,max=2h")
+    assert r.returncode == 0, r.stderr
+    run = json.loads(r.stdout)
+    assert [p["kind"] for p in run["phases"]] == ["cooldown", "stress", "idle"]
+    assert run["phases"][1]["load"]["type"] == "memory" and run["phases"][1]["load"]["size"] == 1 << 20
+    assert run["phases"][2]["until"] == "stable" and run["phases"][2]["max"] == "2h"
+    assert run["notes"] == "n" and run["safety_limit_c"] == 80 and run["sensor"] == "thermal_zone0"
+    assert ctl(d, "stop", str(run["id"])).returncode == 0
 
 
 def test_compare_across_daemons(start_daemon, ctl):
-    a = start_tree(start_daemon, fixture_path("rpi4"))
-    b = start_tree(start_daemon, fixture_path("rk3399-rockpro64"))
+    a = board(start_daemon, "rpi4")
+    b = board(start_daemon, "rk3399-rockpro64")
     for d, label in ((a, "case A"), (b, "case B")):
-        r = ctl(d, "run", "--label", label, "--idle", "duration=1s", "--stress", "cpu,duration=1s,workers=1",
-                "--wait")
-        assert r.returncode == 0, r.stderr
+        run_short(ctl, d, label, "--idle", "duration=1s", "--stress", "cpu,duration=1s,workers=1")
     r = ctl(a, "compare", "1", f"{b.url}/1")
     assert r.returncode == 0, r.stderr
-    header = r.stdout.splitlines()[0]
-    assert "case A (rpi4-20231109, #1)" in header
+    _, adoc = a.get("/api/v1/runs/1")
     _, bdoc = b.get("/api/v1/runs/1")
+    header = r.stdout.splitlines()[0]
+    assert f"case A ({adoc['board']['hostname']}, #1)" in header
     assert f"case B ({bdoc['board']['hostname']}, #1)" in header
-    baseline = [row for row in rows(r.stdout) if row[:2] == ["baseline", "°C"]][0]
-    assert baseline[2] == f"{a.get('/api/v1/runs/1')[1]['metrics']['baseline_c']:.1f}"
+    baseline = row_starting(r.stdout, "baseline", "°C")
+    assert baseline[2:] == [f"{adoc['metrics']['baseline_c']:.1f}", f"{bdoc['metrics']['baseline_c']:.1f}"]
+    assert_no_trailing_spaces(r.stdout)
     r = ctl(a, "--json", "compare", "1", f"{b.url}/1")
-    docs = json.loads(r.stdout)
-    assert [x["label"] for x in docs] == ["case A", "case B"]
+    assert json.loads(r.stdout) == [adoc, bdoc]
+    r = ctl(a, "compare", "1", f"{b.url}/7")
+    assert_one_line_error(r, 1, "no run 7")
 
 
 def test_token_is_sent(start_daemon, ctl, tmp_path):
@@ -130,8 +357,12 @@ def test_token_is_sent(start_daemon, ctl, tmp_path):
     token.write_text("abc123\n")
     conf = tmp_path / "c.conf"
     conf.write_text(f"[daemon]\ntoken_file = {token}\n")
-    d = start_tree(start_daemon, fixture_path("rpi4"), "--config", str(conf))
+    d = board(start_daemon, "rpi4", "--config", str(conf))
     r = ctl(d, "run", "--idle", "duration=1s")
-    assert r.returncode == 1 and "Bearer" in r.stderr
-    r = ctl(d, "--token-file", str(token), "run", "--idle", "duration=1s")
+    assert_one_line_error(r, 1, "Bearer")
+    r = ctl(d, "--token", "wrong", "run", "--idle", "duration=1s")
+    assert_one_line_error(r, 1, "token (HTTP 401")
+    r = ctl(d, "--token-file", str(token), "run", "--idle", "duration=1m")
+    assert r.returncode == 0, r.stderr
+    r = ctl(d, "stop", "1", "--token", "abc123")
     assert r.returncode == 0, r.stderr

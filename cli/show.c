@@ -1,0 +1,310 @@
+/* show.c — heatcurvectl runs, show and compare: run documents as tables of phases and metrics. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "table.h"
+
+/* How one metric of the run document is shown. */
+struct metric {
+        const char *key;                /* in "metrics" */
+        const char *label;              /* with its unit */
+        double scale;                   /* shown = value * scale */
+        int decimals;
+};
+
+static const struct metric metrics[] = {
+        { "baseline_c", "baseline °C", 1, 1 },
+        { "ambient_c", "ambient °C", 1, 1 },
+        { "peak_c", "peak °C", 1, 1 },
+        { "plateau_c", "plateau °C", 1, 1 },
+        { "plateau_ci95_c", "plateau ±95% °C", 1, 2 },
+        { "rise_c", "rise °C", 1, 1 },
+        { "rise_over_ambient_c", "rise over ambient °C", 1, 1 },
+        { "tau_heat_s", "tau heat s", 1, 0 },
+        { "tau_heat_fast_s", "tau heat fast s", 1, 1 },
+        { "heat_fast_fraction", "heat fast part %", 100, 0 },
+        { "t90_heat_s", "t90 heat s", 1, 0 },
+        { "tau_cool_s", "tau cool s", 1, 0 },
+        { "tau_cool_fast_s", "tau cool fast s", 1, 1 },
+        { "t_back_to_baseline_s", "back to baseline s", 1, 0 },
+        { "throttled_fraction", "throttled %", 100, 1 },
+        { "freq_mean_hz", "freq mean MHz", 1e-6, 0 },
+        { "freq_min_hz", "freq min MHz", 1e-6, 0 },
+        { "work_rate_start", "work rate start", 0, 0 },         /* scale 0: a rate in work_unit/s */
+        { "work_rate_end", "work rate end", 0, 0 },
+        { "work_rate_drop_pct", "work rate drop %", 1, 1 },
+        { "fit_residual_c", "fit residual °C", 1, 3 },
+        { "fit_model", "fit model", -1, 0 },                    /* scale -1: text */
+        { "cool_fit_residual_c", "cool fit residual °C", 1, 3 },
+        { "cool_fit_model", "cool fit model", -1, 0 },
+        { "work_unit", NULL, 0, 0 },                            /* shown with the work rates */
+};
+
+static const struct metric *metric_find(const char *key) {
+        for (size_t i = 0; i < ELEMENTS(metrics); i++)
+                if (strcmp(metrics[i].key, key) == 0)
+                        return &metrics[i];
+        return NULL;
+}
+
+static void metric_cell(struct table *t, const struct metric *m, json_object *ms) {
+        json_object *v = json_get(ms, m->key);
+        const char *unit = fmt_string(ms, "work_unit");
+        char buf[64];
+
+        if (json_is_null(v))
+                table_cell(t, "-");
+        else if (m->scale < 0 || (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int)))
+                table_cell(t, json_object_get_string(v));
+        else if (m->scale == 0)
+                table_cellf(t, "%s %s/s", fmt_rate(buf, sizeof buf, v), unit);
+        else
+                table_cell(t, fmt_number(buf, sizeof buf, v, m->scale, m->decimals));
+}
+
+/* A metric this client does not know yet, shown by its key, as sent. */
+static void metric_row_unknown(struct table *t, json_object *runs, size_t n, const char *key) {
+        table_cell(t, key);
+        for (size_t i = 0; i < n; i++) {
+                json_object *v = json_get(json_get(json_object_array_get_idx(runs, i), "metrics"), key);
+                table_cell(t, json_is_null(v) ? "-" : json_object_get_string(v));
+        }
+}
+
+/* Whether key appears in an earlier run's metrics (so its row exists). */
+static bool metric_seen_before(json_object *runs, size_t i, const char *key) {
+        for (size_t j = 0; j < i; j++)
+                if (json_get(json_get(json_object_array_get_idx(runs, j), "metrics"), key))
+                        return true;
+        return false;
+}
+
+/* Rows are metrics, columns runs; a header row names the runs when they are several. */
+static void metrics_print(json_object *runs) {
+        size_t n = json_len(runs);
+        struct table t;
+
+        table_init(&t, n + 1);
+        if (n > 1) {
+                table_cell(&t, "");
+                for (size_t i = 0; i < n; i++) {
+                        json_object *r = json_object_array_get_idx(runs, i);
+                        table_cellf(&t, "%s (%s, #%s)", fmt_string(r, "label"),
+                                    fmt_string(json_get(r, "board"), "hostname"), fmt_string(r, "id"));
+                }
+                table_cell(&t, "state");
+                for (size_t i = 0; i < n; i++)
+                        table_cell(&t, fmt_string(json_object_array_get_idx(runs, i), "state"));
+        }
+        for (size_t k = 0; k < ELEMENTS(metrics); k++) {
+                if (!metrics[k].label)
+                        continue;
+                table_cell(&t, metrics[k].label);
+                for (size_t i = 0; i < n; i++)
+                        metric_cell(&t, &metrics[k], json_get(json_object_array_get_idx(runs, i), "metrics"));
+        }
+        for (size_t i = 0; i < n; i++) {
+                json_object *ms = json_get(json_object_array_get_idx(runs, i), "metrics");
+                if (!ms || !json_object_is_type(ms, json_type_object))
+                        continue;
+                json_object_object_foreach(ms, key, v) {
+                        (void) v;
+                        if (!metric_find(key) && !metric_seen_before(runs, i, key))
+                                metric_row_unknown(&t, runs, n, key);
+                }
+        }
+        table_print(&t, stdout);
+        table_free(&t);
+}
+
+static double run_duration_s(json_object *run) {
+        json_object *start = json_get(run, "started_ms"), *end = json_get(run, "ended_ms");
+        int64_t e;
+
+        if (json_is_null(start))
+                return 0;
+        e = !json_is_null(end) ? json_object_get_int64(end) : (int64_t) time(NULL) * 1000;
+        return (double) (e - json_object_get_int64(start)) / 1000.0;
+}
+
+static void runs_row(struct table *t, json_object *r) {
+        json_object *m = json_get(r, "metrics");
+        char a[32], b[32], c[32], d[32], e[32], f[32], g[32];
+
+        table_cell(t, fmt_string(r, "id"));
+        table_cell(t, fmt_string(r, "label"));
+        table_cell(t, fmt_string(r, "state"));
+        table_cell(t, fmt_time(a, sizeof a, json_get(r, "started_ms")));
+        table_cell(t, json_is_null(json_get(r, "started_ms")) ? "-" : fmt_seconds(b, sizeof b, run_duration_s(r)));
+        table_cell(t, fmt_number(c, sizeof c, json_get(m, "baseline_c"), 1, 1));
+        table_cell(t, fmt_number(d, sizeof d, json_get(m, "plateau_c"), 1, 1));
+        table_cell(t, fmt_number(e, sizeof e, json_get(m, "rise_c"), 1, 1));
+        table_cell(t, fmt_number(f, sizeof f, json_get(m, "tau_heat_s"), 1, 0));
+        table_cell(t, fmt_number(g, sizeof g, json_get(m, "throttled_fraction"), 100, 1));
+}
+
+int cmd_runs(struct client *c, int argc, char **argv) {
+        json_object *doc, *runs;
+        struct table t;
+        int first, r;
+
+        if ((first = cli_parse(c, argc, argv, NULL, NULL, NULL, false, &r)) < 0)
+                return r;
+        if (first < argc)
+                return usage("runs: unexpected argument \"%s\"", argv[first]);
+        if (client_get_json(c->url, c, "/api/v1/runs", &doc) < 0)
+                return 1;
+        r = 0;
+        runs = json_get(doc, "runs");
+        if (c->json)
+                print_json(doc);
+        else if (!runs || !json_object_is_type(runs, json_type_array))
+                r = fail("GET %s/api/v1/runs: the answer has no \"runs\" list", c->url);
+        else {
+                table_init(&t, 10);
+                table_header(&t, "ID\0LABEL\0STATE\0STARTED\0DURATION\0BASELINE °C\0PLATEAU °C\0RISE °C\0"
+                                 "TAU HEAT s\0THROTTLED %\0");
+                for (size_t i = 0; i < json_len(runs); i++)
+                        runs_row(&t, json_object_array_get_idx(runs, i));
+                table_print(&t, stdout);
+                table_free(&t);
+        }
+        json_object_put(doc);
+        return r < 0 ? 1 : 0;
+}
+
+/* "for 10m", "until plateau, min 5m, max 90m" */
+static void phase_rule_cell(struct table *t, json_object *p) {
+        char rule[160];
+        size_t n;
+
+        if (strcmp(fmt_string(p, "until"), "-") == 0) {
+                table_cellf(t, "for %s", fmt_string(p, "duration"));
+                return;
+        }
+        n = (size_t) snprintf(rule, sizeof rule, "until %s", fmt_string(p, "until"));
+        if (n < sizeof rule && strcmp(fmt_string(p, "min"), "-"))
+                n += (size_t) snprintf(rule + n, sizeof rule - n, ", min %s", fmt_string(p, "min"));
+        if (n < sizeof rule && strcmp(fmt_string(p, "max"), "-"))
+                snprintf(rule + n, sizeof rule - n, ", max %s", fmt_string(p, "max"));
+        table_cell(t, rule);
+}
+
+static void phases_print(json_object *phases) {
+        struct table t;
+        char a[32], b[32];
+
+        table_init(&t, 5);
+        table_header(&t, "PHASE\0RULE\0STARTED\0DURATION\0ENDED BY\0");
+        for (size_t i = 0; i < json_len(phases); i++) {
+                json_object *p = json_object_array_get_idx(phases, i), *load = json_get(p, "load");
+                json_object *s = json_get(p, "started_ms"), *e = json_get(p, "ended_ms");
+                if (!json_is_null(load))
+                        table_cellf(&t, "%s (%s)", fmt_string(p, "kind"), fmt_string(load, "type"));
+                else
+                        table_cell(&t, fmt_string(p, "kind"));
+                phase_rule_cell(&t, p);
+                table_cell(&t, fmt_clock(a, sizeof a, s));
+                table_cell(&t, json_is_null(s) || json_is_null(e) ? "-" :
+                           fmt_seconds(b, sizeof b, (double) (json_object_get_int64(e) - json_object_get_int64(s)) / 1000.0));
+                table_cell(&t, fmt_string(p, "end_reason"));
+        }
+        table_print(&t, stdout);
+        table_free(&t);
+}
+
+static void show_header(json_object *run) {
+        json_object *b = json_get(run, "board"), *rec = json_get(run, "recording");
+        char when[32], took[32], limit[32];
+
+        printf("run %s \"%s\": %s\n", fmt_string(run, "id"), fmt_string(run, "label"), fmt_string(run, "state"));
+        if (strcmp(fmt_string(run, "abort_reason"), "-"))
+                printf("reason   %s\n", fmt_string(run, "abort_reason"));
+        printf("board    %s (%s, %s CPUs, kernel %s)\n", fmt_string(b, "model"), fmt_string(b, "hostname"),
+               fmt_string(b, "cpus"), fmt_string(b, "kernel"));
+        printf("started  %s, %s%s\n", fmt_time(when, sizeof when, json_get(run, "started_ms")),
+               fmt_seconds(took, sizeof took, run_duration_s(run)),
+               json_is_null(json_get(run, "ended_ms")) ? " so far" : "");
+        printf("sensor   %s, safety limit %s °C\n", fmt_string(run, "sensor"),
+               fmt_number(limit, sizeof limit, json_get(run, "safety_limit_c"), 1, 1));
+        printf("samples  %s%s%s\n", fmt_string(rec, "samples"),
+               json_object_get_boolean(json_get(rec, "ok")) ? "" : ", recording failed: ",
+               json_object_get_boolean(json_get(rec, "ok")) ? "" : fmt_string(rec, "error"));
+        if (strcmp(fmt_string(run, "notes"), "-") && *fmt_string(run, "notes"))
+                printf("notes    %s\n", fmt_string(run, "notes"));
+}
+
+int cmd_show(struct client *c, int argc, char **argv) {
+        json_object *run, *one;
+        char path[64];
+        unsigned id;
+        int first, r;
+
+        if ((first = cli_parse(c, argc, argv, NULL, NULL, NULL, false, &r)) < 0)
+                return r;
+        if (argc - first != 1 || !parse_id(argv[first], &id))
+                return usage("show needs one run id");
+        snprintf(path, sizeof path, "/api/v1/runs/%u", id);
+        if (client_get_json(c->url, c, path, &run) < 0)
+                return 1;
+        if (c->json) {
+                print_json(run);
+                json_object_put(run);
+                return 0;
+        }
+        show_header(run);
+        putchar('\n');
+        phases_print(json_get(run, "phases"));
+        putchar('\n');
+        one = json_object_new_array();
+        json_object_array_add(one, run);
+        metrics_print(one);
+        json_object_put(one);
+        return 0;
+}
+
+/* "3" on --url, or "http://host:port/3" (the base URL and the id as its last path segment). */
+static int compare_fetch(const struct client *c, const char *arg, json_object **ret) {
+        const char *slash = strrchr(arg, '/');
+        char base[sizeof c->url], path[64];
+        unsigned id;
+
+        if (!strstr(arg, "://")) {
+                if (!parse_id(arg, &id))
+                        return usage("compare: \"%s\" is neither a run id nor URL/ID", arg);
+                snprintf(base, sizeof base, "%s", c->url);
+        } else {
+                if (!parse_id(slash + 1, &id) || slash <= strstr(arg, "://") + 2)
+                        return usage("compare: \"%s\" does not end in /ID (e.g. http://odroid2:8080/3)", arg);
+                if ((size_t) (slash - arg) >= sizeof base)
+                        return usage("compare: the URL \"%s\" is too long", arg);
+                memcpy(base, arg, (size_t) (slash - arg));
+                base[slash - arg] = '\0';
+        }
+        snprintf(path, sizeof path, "/api/v1/runs/%u", id);
+        return client_get_json(base, c, path, ret) < 0 ? 1 : 0;
+}
+
+int cmd_compare(struct client *c, int argc, char **argv) {
+        json_object *runs, *run;
+        int first, r;
+
+        if ((first = cli_parse(c, argc, argv, NULL, NULL, NULL, false, &r)) < 0)
+                return r;
+        if (first >= argc)
+                return usage("compare needs run ids or URL/ID");
+        runs = json_object_new_array();
+        r = 0;
+        for (int i = first; r == 0 && i < argc; i++)
+                if ((r = compare_fetch(c, argv[i], &run)) == 0)
+                        json_object_array_add(runs, run);
+        if (r == 0 && c->json)
+                print_json(runs);
+        else if (r == 0)
+                metrics_print(runs);
+        json_object_put(runs);
+        return r;
+}

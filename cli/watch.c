@@ -1,0 +1,272 @@
+/* watch.c — heatcurvectl watch: a live line per second for a run, or for the hottest sensor when none runs. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "table.h"
+
+#define WATCH_LINE_MAX 512              /* bytes of one status line */
+
+/* Where the live line goes and how. */
+struct watch_out {
+        bool tty;                       /* rewrite one line: \r, clear, no newline */
+        size_t cols;                    /* terminal width, 0 when unknown */
+        bool pending;                   /* a line without its newline is on screen */
+};
+
+static void watch_out_init(struct watch_out *o) {
+        struct winsize ws;
+
+        *o = (struct watch_out) { .tty = isatty(STDOUT_FILENO) };
+        if (o->tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
+                o->cols = ws.ws_col;
+}
+
+/* Cuts s after n display characters (UTF-8). */
+static void truncate_columns(char *s, size_t n) {
+        size_t w = 0;
+
+        for (char *p = s; *p; p++)
+                if (((unsigned char) *p & 0xc0) != 0x80 && w++ == n) {
+                        *p = '\0';
+                        return;
+                }
+}
+
+/* A live line: on a terminal it replaces the previous one and must not wrap. */
+static void watch_out_line(struct watch_out *o, char *line) {
+        if (!o->tty) {
+                printf("%s\n", line);
+        } else {
+                if (o->cols > 1)
+                        truncate_columns(line, o->cols - 1);
+                printf("\r\033[K%s", line);
+                o->pending = true;
+        }
+        fflush(stdout);
+}
+
+/* A line that stays: the final state, or before an error on stderr. */
+static void watch_out_end(struct watch_out *o, const char *line) {
+        if (o->tty && line)
+                printf("\r\033[K%s\n", line);
+        else if (o->tty && o->pending)
+                putchar('\n');
+        else if (line)
+                printf("%s\n", line);
+        o->pending = false;
+        fflush(stdout);
+}
+
+/* Waits for the next whole second after *next; Ctrl-C ends the wait. */
+static void watch_sleep(struct timespec *next) {
+        struct timespec now;
+
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        next->tv_sec++;
+        if (now.tv_sec > next->tv_sec)  /* a slow answer: do not rush to catch up */
+                *next = now;
+        while (!cli_interrupted && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, next, NULL) == EINTR)
+                ;
+}
+
+static const char *work_text(char *buf, size_t size, json_object *live) {
+        const char *unit = fmt_string(live, "work_unit");
+        char rate[32];
+
+        if (strcmp(unit, "-") == 0 || strcmp(unit, "none") == 0 || json_is_null(json_get(live, "work_rate")))
+                return "-";
+        snprintf(buf, size, "%s %s/s", fmt_rate(rate, sizeof rate, json_get(live, "work_rate")), unit);
+        return buf;
+}
+
+static const char *plateau_text(char *buf, size_t size, json_object *live) {
+        json_object *p = json_get(live, "predicted_plateau_c"), *ci = json_get(live, "predicted_plateau_ci95_c");
+        char a[32], b[32];
+
+        if (json_is_null(p))
+                return "-";
+        if (json_is_null(ci))
+                snprintf(buf, size, "%s °C", fmt_number(a, sizeof a, p, 1, 1));
+        else
+                snprintf(buf, size, "%s ±%s °C", fmt_number(a, sizeof a, p, 1, 1), fmt_number(b, sizeof b, ci, 1, 1));
+        return buf;
+}
+
+/* "run 3 stress 2/3  1m05s / 2m10s  temp 61.2 °C  hottest 62.0 °C  1500 MHz  load 100 %  work 58.2M ops/s  plateau 68.3 ±0.4 °C" */
+static void watch_format_run(char *line, size_t size, json_object *run) {
+        json_object *live = json_get(run, "live");
+        char pe[32], te[32], temp[32], hot[32], mhz[32], load[32], work[64], plateau[64];
+        long long index = json_object_get_int64(json_get(run, "phase_index"));
+
+        snprintf(line, size, "run %s %s %lld/%zu  %s / %s  temp %s °C  hottest %s °C  %s MHz  load %s %%  "
+                 "work %s  plateau %s", fmt_string(run, "id"), fmt_string(run, "phase"), index + 1,
+                 json_len(json_get(run, "phases")),
+                 fmt_seconds(pe, sizeof pe, json_object_get_double(json_get(live, "phase_elapsed_s"))),
+                 fmt_seconds(te, sizeof te, json_object_get_double(json_get(live, "elapsed_s"))),
+                 fmt_number(temp, sizeof temp, json_get(live, "temp_c"), 1, 1),
+                 fmt_number(hot, sizeof hot, json_get(live, "hottest_c"), 1, 1),
+                 fmt_number(mhz, sizeof mhz, json_get(live, "freq_hz"), 1e-6, 0),
+                 fmt_number(load, sizeof load, json_get(live, "load"), 100, 0),
+                 work_text(work, sizeof work, live), plateau_text(plateau, sizeof plateau, live));
+}
+
+/* "run 3 finished after 1h02m" or "run 3 aborted after 5m03s: <reason>" */
+static void watch_format_end(char *line, size_t size, json_object *run) {
+        json_object *start = json_get(run, "started_ms"), *end = json_get(run, "ended_ms");
+        const char *reason = fmt_string(run, "abort_reason");
+        char took[32] = "-";
+
+        if (!json_is_null(start) && !json_is_null(end))
+                fmt_seconds(took, sizeof took,
+                            (double) (json_object_get_int64(end) - json_object_get_int64(start)) / 1000.0);
+        snprintf(line, size, "run %s %s after %s%s%s", fmt_string(run, "id"), fmt_string(run, "state"), took,
+                 strcmp(reason, "-") ? ": " : "", strcmp(reason, "-") ? reason : "");
+}
+
+/* Shows one polled document; returns true when the run has ended. */
+static bool watch_show_run(const struct client *c, struct watch_out *o, json_object *run, unsigned flags) {
+        bool ended = strcmp(fmt_string(run, "state"), "running") != 0;
+        char line[WATCH_LINE_MAX];
+
+        if (c->json) {
+                if (ended && (flags & WATCH_WAIT))
+                        print_json(run);
+                else if (!(flags & WATCH_WAIT))
+                        puts(json_object_to_json_string_ext(run, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+                fflush(stdout);
+        } else if (ended) {
+                watch_format_end(line, sizeof line, run);
+                watch_out_end(o, line);
+        } else {
+                watch_format_run(line, sizeof line, run);
+                watch_out_line(o, line);
+        }
+        return ended;
+}
+
+int watch_run(const struct client *c, unsigned id, long count, unsigned flags) {
+        struct watch_out o;
+        struct timespec next;
+        char path[64];
+
+        watch_out_init(&o);
+        clock_gettime(CLOCK_MONOTONIC, &next);
+        snprintf(path, sizeof path, "/api/v1/runs/%u", id);
+        for (long n = 1; ; n++) {
+                json_object *run;
+                bool ended;
+
+                if (client_get_json(c->url, c, path, &run) < 0) {
+                        watch_out_end(&o, NULL);
+                        return 1;
+                }
+                ended = watch_show_run(c, &o, run, flags);
+                if (ended) {
+                        int r = strcmp(fmt_string(run, "state"), "finished") == 0 ? 0 : EXIT_RUN_NOT_FINISHED;
+                        json_object_put(run);
+                        return r;
+                }
+                json_object_put(run);
+                if (count > 0 && n >= count)
+                        break;
+                watch_sleep(&next);
+                if (cli_interrupted)
+                        break;
+        }
+        watch_out_end(&o, NULL);
+        if (cli_interrupted && (flags & WATCH_WAIT))
+                return fail("interrupted; run %u goes on (\"heatcurvectl stop %u\" ends it)", id, id), EXIT_INTERRUPTED;
+        return 0;
+}
+
+/* No run: the hottest sensor, once a second. */
+static int watch_board(const struct client *c, long count) {
+        struct watch_out o;
+        struct timespec next;
+        char line[WATCH_LINE_MAX], buf[32];
+
+        watch_out_init(&o);
+        clock_gettime(CLOCK_MONOTONIC, &next);
+        for (long n = 1; ; n++) {
+                json_object *st, *hot, *run;
+
+                if (client_get_json(c->url, c, "/api/v1/status", &st) < 0) {
+                        watch_out_end(&o, NULL);
+                        return 1;
+                }
+                hot = json_get(json_get(st, "sensors"), "hottest");
+                run = json_get(st, "current_run");
+                if (json_is_null(run))
+                        snprintf(line, sizeof line, "no run  hottest %s %s °C", fmt_string(hot, "id"),
+                                 fmt_number(buf, sizeof buf, json_get(hot, "celsius"), 1, 1));
+                else    /* one started meanwhile: "heatcurvectl watch" follows it */
+                        snprintf(line, sizeof line, "run %s %s started  hottest %s %s °C", fmt_string(run, "id"),
+                                 fmt_string(run, "phase"), fmt_string(hot, "id"),
+                                 fmt_number(buf, sizeof buf, json_get(hot, "celsius"), 1, 1));
+                if (c->json)
+                        puts(json_object_to_json_string_ext(st, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+                else
+                        watch_out_line(&o, line);
+                json_object_put(st);
+                if ((count > 0 && n >= count) || (watch_sleep(&next), cli_interrupted))
+                        break;
+        }
+        watch_out_end(&o, NULL);
+        return 0;
+}
+
+static int watch_on_option(int option, const char *arg, void *userdata) {
+        long *count = userdata;
+        char *end;
+
+        errno = 0;
+        *count = strtol(arg, &end, 10);
+        if (end == arg || *end || errno || *count <= 0)
+                return usage("watch: --count needs a positive number, not \"%s\"", arg);
+        return 0;
+}
+
+/* The current run's id: 1 and *ret, 0 when none runs, -1 on failure. */
+static int watch_current_run(const struct client *c, unsigned *ret) {
+        json_object *st, *run;
+        int found;
+
+        if (client_get_json(c->url, c, "/api/v1/status", &st) < 0)
+                return -1;
+        run = json_get(st, "current_run");
+        found = !json_is_null(run) && json_object_get_int64(json_get(run, "id")) > 0;
+        if (found)
+                *ret = (unsigned) json_object_get_int64(json_get(run, "id"));
+        json_object_put(st);
+        return found;
+}
+
+int cmd_watch(struct client *c, int argc, char **argv) {
+        static const struct option opts[] = { { "count", required_argument, NULL, 0x100 }, {} };
+        long count = 0;
+        unsigned id = 0;
+        int first, r;
+
+        first = cli_parse(c, argc, argv, opts, watch_on_option, &count, false, &r);
+        if (first < 0)
+                return r;
+        if (argc - first > 1)
+                return usage("watch: unexpected argument \"%s\"", argv[first + 1]);
+        if (first < argc && !parse_id(argv[first], &id))
+                return usage("watch: \"%s\" is not a run id", argv[first]);
+        cli_catch_sigint();
+        if (id == 0) {
+                r = watch_current_run(c, &id);
+                if (r < 0)
+                        return 1;
+                if (r == 0)
+                        return watch_board(c, count);
+        }
+        return watch_run(c, id, count, 0);
+}
