@@ -351,6 +351,7 @@ int run_parse(json_object *def, const struct sensors *s, struct run **ret, char 
                 run_free(r);
                 return e;
         }
+        analysis_metrics_init(&r->metrics, r->ambient_c);      /* unknown until a phase ends */
         *ret = r;
         return 0;
 }

@@ -207,6 +207,8 @@ static void run_phase_end(struct run *r, int64_t now_ms, const char *reason) {
         run_load_stop(r);
         if (p->kind == ANALYSIS_PHASE_IDLE && s->n)
                 analysis_median(s->t_s, s->temp_c, s->n, ANALYSIS_BASELINE_IDLE_S, &r->baseline_c);
+        /* what is known so far (baseline after idle, the heating fit after stress) */
+        run_series_metrics(s, r->ambient_c, &r->metrics);
         run_log(r, LOG_INFO, "phase %zu (%s) ended: %s", r->phase_index, phase_name(p), reason);
 }
 

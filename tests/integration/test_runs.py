@@ -382,3 +382,17 @@ def test_without_token_only_loopback_may_change_state(start_daemon, peer_netns):
     assert d.get("/api/v1/runs")[1]["runs"] == []
     code, _ = from_peer("-X", "DELETE", url + "/api/v1/runs/1")
     assert code == 403
+
+
+def test_metrics_are_unknown_not_zero_while_running(start_daemon):
+    d = start_tree(start_daemon, fixture_path("rpi4"))
+    status, run = post_run(d, {"ambient_c": 21.5, "phases": [{"kind": "idle", "duration": "1s"}, stress_phase("5m")]})
+    assert status == 201
+    m = run["metrics"]
+    assert m["baseline_c"] is None and m["plateau_c"] is None and m["ambient_c"] == 21.5
+    # after the idle phase the baseline is known
+    doc = d.wait_for(lambda: (lambda doc: doc if doc["phase"] == "stress" else None)(
+        d.get(f"/api/v1/runs/{run['id']}")[1]), what="stress phase")
+    assert doc["metrics"]["baseline_c"] == 48.69        # the fixture reads 48.686 C
+    assert doc["metrics"]["plateau_c"] is None
+    d.request("POST", f"/api/v1/runs/{run['id']}/stop")
