@@ -396,3 +396,23 @@ def test_metrics_are_unknown_not_zero_while_running(start_daemon):
     assert doc["metrics"]["baseline_c"] == 48.69        # the fixture reads 48.686 C
     assert doc["metrics"]["plateau_c"] is None
     d.request("POST", f"/api/v1/runs/{run['id']}/stop")
+
+
+def test_sigterm_mid_run_stops_the_load_and_ends_the_run(start_daemon, tmp_path):
+    state = str(tmp_path / "state")
+    root = fixture_path("rpi4")
+    d = start_tree(start_daemon, root, state_dir=state)
+    status, run = post_run(d, {"phases": [stress_phase("10m", workers=2)]})
+    assert status == 201
+    d.wait_for(lambda: children_of(d.proc.pid), what="workers started")
+    workers = children_of(d.proc.pid)
+    time.sleep(1)                                   # some samples, not yet flushed
+    d.signal(signal.SIGTERM)
+    assert d.proc.wait(10) == 0
+    assert wait_gone(workers), "load outlived the daemon's clean stop"
+    d2 = start_tree(start_daemon, root, state_dir=state)
+    doc = d2.get(f"/api/v1/runs/{run['id']}")[1]
+    assert doc["state"] == "aborted" and doc["abort_reason"] == "heatcurved is shutting down"
+    csv = os.path.join(state, "runs", str(run["id"]), "samples.csv")
+    rows_on_disk = sum(1 for line in open(csv) if line.endswith("\n")) - 1
+    assert doc["recording"]["samples"] >= 5 and rows_on_disk == doc["recording"]["samples"]
