@@ -159,13 +159,9 @@ static int hwmon_add_chip(struct sensors *s, const struct hwmon_chip *c) {
                 fd = sysfs_open(path);
                 if (fd == -ENOENT)
                         continue;
-                r = sensors_add_temp(s, &t);
-                if (r < 0) {
-                        if (fd >= 0)
-                                close(fd);
+                r = sensors_add_temp(s, path, fd, &t);
+                if (r < 0)
                         return r;
-                }
-                sensors_temp_init(t, path, fd);
                 snprintf(t->id, sizeof(t->id), "hwmon:%s/temp%d", c->chip_id, c->temps[i]);
                 t->source = TEMP_SOURCE_HWMON;
                 sysfs_strlcpy(t->type, c->name, sizeof(t->type));

@@ -5,8 +5,9 @@
 
 #include "sensors.h"
 
-/* Growable arrays during probe. */
-int sensors_add_temp(struct sensors *s, struct temp_sensor **ret);
+/* Append a temperature probed at path; fd is its kept fd, or -errno when the
+ * open failed (the sensor is kept, failed). Closes fd when out of memory. */
+int sensors_add_temp(struct sensors *s, const char *path, int fd, struct temp_sensor **ret);
 
 /* Parse a temperature with a per-sensor unit state: *quirk and *fixed are
  * in/out so the whole-degree decision sticks once an unambiguous value was
@@ -22,9 +23,6 @@ ssize_t sensors_pread(const struct sensors *s, int fd, char *buf, size_t size);
 
 /* Record a per-tick read error: a vanished file asks the caller to re-probe. */
 void sensors_note_error(struct sensors *s, int r);
-
-/* Set the sensor's starting state after probe opened (or failed to open) its fd. */
-void sensors_temp_init(struct temp_sensor *t, const char *path, int fd);
 
 int thermal_probe(struct sensors *s);
 void thermal_free(struct sensors *s);

@@ -78,27 +78,25 @@ bool sensors_parse_limit(const char *text, int32_t *ret_mc, bool *quirk) {
         return true;
 }
 
-int sensors_add_temp(struct sensors *s, struct temp_sensor **ret) {
+int sensors_add_temp(struct sensors *s, const char *path, int fd, struct temp_sensor **ret) {
         struct temp_sensor *n;
 
         n = realloc(s->temps, (s->n_temps + 1) * sizeof(*n));
-        if (!n)
+        if (!n) {
+                if (fd >= 0)
+                        close(fd);
                 return -ENOMEM;
+        }
         s->temps = n;
         n = &s->temps[s->n_temps++];
         memset(n, 0, sizeof(*n));
-        n->fd = -1;
-        *ret = n;
-        return 0;
-}
-
-void sensors_temp_init(struct temp_sensor *t, const char *path, int fd) {
-        sysfs_strlcpy(t->path, path, sizeof(t->path));
+        sysfs_strlcpy(n->path, path, sizeof(n->path));
         /* Not read yet: ok stays false with no error until the first tick.
          * An open failure (EACCES, EIO) keeps the sensor, failed. */
-        t->fd = fd < 0 ? -1 : fd;
-        t->ok = false;
-        t->error = fd < 0 ? -fd : 0;
+        n->fd = fd < 0 ? -1 : fd;
+        n->error = fd < 0 ? -fd : 0;
+        *ret = n;
+        return 0;
 }
 
 ssize_t sensors_pread(const struct sensors *s, int fd, char *buf, size_t size) {

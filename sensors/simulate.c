@@ -7,12 +7,13 @@
 #include <ftw.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "sysfs-util.h"
 
 #define SIM_MAX_TRIPS 32        /* trip_point_N_* scanned per zone */
 #define SIM_MAX_FREQS 64        /* scaling_available_frequencies entries */
@@ -141,22 +142,6 @@ static double raw_to_c(long raw, bool *ret_degrees) {
         if (ret_degrees)
                 *ret_degrees = deg;
         return deg ? (double) raw : raw / 1000.0;
-}
-
-/* snprintf for paths: -ENAMETOOLONG instead of a silently truncated path. */
-__attribute__((format(printf, 3, 4)))
-static int pathf(char *buf, size_t size, const char *fmt, ...) {
-        va_list ap;
-        int n;
-
-        va_start(ap, fmt);
-        n = vsnprintf(buf, size, fmt, ap);
-        va_end(ap);
-        if (n < 0 || (size_t) n >= size) {
-                buf[0] = '\0';
-                return -ENAMETOOLONG;
-        }
-        return 0;
 }
 
 /* ---- copying the fixture ---- */
@@ -289,7 +274,7 @@ static int link_host_stat(const char *root, const char *host_stat) {
         char path[PATH_MAX];
         int dir, r = 0;
 
-        if (pathf(path, sizeof path, "%s/proc", root) < 0)
+        if (sysfs_path(path, sizeof path, "%s/proc", root) < 0)
                 return -ENAMETOOLONG;
         if (mkdir(path, 0755) < 0 && errno != EEXIST)
                 return -errno;
@@ -311,8 +296,8 @@ static int make_copy(struct simulator *s, const char *boards_dir, const char *ho
 
         if (!tmp || !*tmp)
                 tmp = "/tmp";
-        if (pathf(board, sizeof board, "%s/%s", boards_dir, s->p.board) < 0 ||
-            pathf(tmpl, sizeof tmpl, "%s/heatcurve-sim-XXXXXX", tmp) < 0)
+        if (sysfs_path(board, sizeof board, "%s/%s", boards_dir, s->p.board) < 0 ||
+            sysfs_path(tmpl, sizeof tmpl, "%s/heatcurve-sim-XXXXXX", tmp) < 0)
                 return -ENAMETOOLONG;
         src = open(board, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (src < 0)
@@ -442,26 +427,26 @@ static int find_temp_files(struct simulator *s, bool *ret_zone_ref) {
         double ref_c = 0;
         int nz, nc, r = 0;
 
-        pathf(dir, sizeof dir, "%s/sys/class/thermal", s->root);
+        sysfs_path(dir, sizeof dir, "%s/sys/class/thermal", s->root);
         nz = list_dir(dir, filter_thermal_zone, &zones);
         for (int i = 0; r == 0 && i < nz; i++) {
-                pathf(path, sizeof path, "%s/%s/temp", dir, zones[i]->d_name);
+                sysfs_path(path, sizeof path, "%s/%s/temp", dir, zones[i]->d_name);
                 r = add_temp_file(s, path, &have_ref, &ref_c);
         }
         free_list(zones, nz);
         *ret_zone_ref = have_ref;
 
-        pathf(dir, sizeof dir, "%s/sys/class/hwmon", s->root);
+        sysfs_path(dir, sizeof dir, "%s/sys/class/hwmon", s->root);
         nc = list_dir(dir, filter_hwmon, &chips);
         for (int i = 0; r == 0 && i < nc; i++)
                 for (size_t k = 0; r == 0 && k < 2; k++) {
                         char chip[PATH_MAX + 300];
                         int ni;
 
-                        pathf(chip, sizeof chip, "%s/%s%s", dir, chips[i]->d_name, subdirs[k]);
+                        sysfs_path(chip, sizeof chip, "%s/%s%s", dir, chips[i]->d_name, subdirs[k]);
                         ni = list_dir(chip, filter_temp_input, &inputs);
                         for (int j = 0; r == 0 && j < ni; j++) {
-                                pathf(path, sizeof path, "%s/%s", chip, inputs[j]->d_name);
+                                sysfs_path(path, sizeof path, "%s/%s", chip, inputs[j]->d_name);
                                 r = add_temp_file(s, path, &have_ref, &ref_c);
                         }
                         free_list(inputs, ni);
@@ -476,16 +461,16 @@ static void find_passive_trip(struct simulator *s, const char *zone_dir, bool zo
         long raw, hyst;
 
         for (int i = 0; i < SIM_MAX_TRIPS; i++) {
-                pathf(path, sizeof path, "%s/trip_point_%d_type", zone_dir, i);
+                sysfs_path(path, sizeof path, "%s/trip_point_%d_type", zone_dir, i);
                 if (read_text(path, type, sizeof type) < 0 || strncmp(type, "passive", 7) != 0 ||
                     (type[7] != '\0' && type[7] != '\n'))
                         continue;
-                pathf(path, sizeof path, "%s/trip_point_%d_temp", zone_dir, i);
+                sysfs_path(path, sizeof path, "%s/trip_point_%d_temp", zone_dir, i);
                 if (read_long(path, &raw) < 0)
                         continue;
                 if (s->has_trip && raw_to_c(raw, NULL) >= s->trip_c)
                         continue;
-                pathf(path, sizeof path, "%s/trip_point_%d_hyst", zone_dir, i);
+                sysfs_path(path, sizeof path, "%s/trip_point_%d_hyst", zone_dir, i);
                 if (read_long(path, &hyst) < 0 || hyst < 0)
                         hyst = 0;
                 s->has_trip = true;
@@ -503,13 +488,13 @@ static void find_reference_trip(struct simulator *s) {
 
         if (s->n_files == 0 || fstat(s->files[0].fd, &a) < 0)
                 return;
-        pathf(dir, sizeof dir, "%s/sys/class/thermal", s->root);
+        sysfs_path(dir, sizeof dir, "%s/sys/class/thermal", s->root);
         n = list_dir(dir, filter_thermal_zone, &zones);
         for (int i = 0; i < n; i++) {
                 char temp[PATH_MAX + 310];
 
-                pathf(zone, sizeof zone, "%s/%s", dir, zones[i]->d_name);
-                pathf(temp, sizeof temp, "%s/temp", zone);
+                sysfs_path(zone, sizeof zone, "%s/%s", dir, zones[i]->d_name);
+                sysfs_path(temp, sizeof temp, "%s/temp", zone);
                 if (stat(temp, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
                         find_passive_trip(s, zone, s->files[0].degrees);
                         break;
@@ -524,7 +509,7 @@ static long throttled_khz(const char *policy_dir, long cur_khz) {
         long best = -1, max_khz;
         bool listed = false;
 
-        pathf(path, sizeof path, "%s/scaling_available_frequencies", policy_dir);
+        sysfs_path(path, sizeof path, "%s/scaling_available_frequencies", policy_dir);
         if (read_text(path, text, sizeof text) == 0)
                 for (p = text;; p = end) {
                         long v = strtol(p, &end, 10);
@@ -539,7 +524,7 @@ static long throttled_khz(const char *policy_dir, long cur_khz) {
                 return best;
         if (listed)
                 return cur_khz;
-        pathf(path, sizeof path, "%s/cpuinfo_max_freq", policy_dir);
+        sysfs_path(path, sizeof path, "%s/cpuinfo_max_freq", policy_dir);
         if (read_long(path, &max_khz) < 0)
                 max_khz = cur_khz;
         return max_khz * 8 / 10 < cur_khz ? max_khz * 8 / 10 : cur_khz;
@@ -561,7 +546,7 @@ static int add_policy(struct simulator *s, const char *dir) {
         char path[PATH_MAX + 64];
         struct sim_policy *np, pol = { .fd_cpuinfo = -1 };
 
-        pathf(path, sizeof path, "%s/scaling_cur_freq", dir);
+        sysfs_path(path, sizeof path, "%s/scaling_cur_freq", dir);
         pol.fd_cur = open_in_copy(s, path);
         if (pol.fd_cur < 0)
                 return 0;
@@ -576,7 +561,7 @@ static int add_policy(struct simulator *s, const char *dir) {
         }
         s->policies = np;
         pol.throttled_khz = throttled_khz(dir, pol.cur_khz);
-        pathf(path, sizeof path, "%s/cpuinfo_cur_freq", dir);
+        sysfs_path(path, sizeof path, "%s/cpuinfo_cur_freq", dir);
         pol.fd_cpuinfo = open_in_copy(s, path);
         if (pol.fd_cpuinfo >= 0 && read_long_fd(pol.fd_cpuinfo, &pol.cpuinfo_khz) < 0) {
                 close(pol.fd_cpuinfo);
@@ -593,20 +578,20 @@ static int find_policies(struct simulator *s) {
         struct dirent **list;
         int n, r = 0;
 
-        pathf(base, sizeof base, "%s/sys/devices/system/cpu/cpufreq", s->root);
+        sysfs_path(base, sizeof base, "%s/sys/devices/system/cpu/cpufreq", s->root);
         n = list_dir(base, filter_policy, &list);
         for (int i = 0; r == 0 && i < n; i++) {
-                pathf(dir, sizeof dir, "%s/%s", base, list[i]->d_name);
+                sysfs_path(dir, sizeof dir, "%s/%s", base, list[i]->d_name);
                 r = add_policy(s, dir);
         }
         free_list(list, n);
         if (n < 0 || r < 0)
                 return n < 0 ? n : r;
 
-        pathf(base, sizeof base, "%s/sys/devices/system/cpu", s->root);
+        sysfs_path(base, sizeof base, "%s/sys/devices/system/cpu", s->root);
         n = list_dir(base, filter_cpu, &list);
         for (int i = 0; r == 0 && i < n; i++) {
-                pathf(dir, sizeof dir, "%s/%s/cpufreq", base, list[i]->d_name);
+                sysfs_path(dir, sizeof dir, "%s/%s/cpufreq", base, list[i]->d_name);
                 r = add_policy(s, dir);
         }
         free_list(list, n);
@@ -618,10 +603,10 @@ static void find_cooling_device(struct simulator *s) {
         struct dirent **list;
         int n;
 
-        pathf(dir, sizeof dir, "%s/sys/class/thermal", s->root);
+        sysfs_path(dir, sizeof dir, "%s/sys/class/thermal", s->root);
         n = list_dir(dir, filter_cooling, &list);
         if (n > 0) {
-                pathf(path, sizeof path, "%s/%s/cur_state", dir, list[0]->d_name);
+                sysfs_path(path, sizeof path, "%s/%s/cur_state", dir, list[0]->d_name);
                 s->fd_cooling = open_in_copy(s, path);
                 if (s->fd_cooling >= 0 && read_long_fd(s->fd_cooling, &s->cooling_orig) < 0) {
                         close(s->fd_cooling);
@@ -769,7 +754,7 @@ static int host_stat_path(const char *host_procfs, char *buf, size_t size) {
 
         if (!realpath(host_procfs ? host_procfs : "/proc", real))
                 return -errno;
-        return pathf(buf, size, "%s/stat", strcmp(real, "/") == 0 ? "" : real);
+        return sysfs_path(buf, size, "%s/stat", strcmp(real, "/") == 0 ? "" : real);
 }
 
 static int simulator_setup(struct simulator *s, const char *boards_dir, const char *host_stat) {

@@ -68,13 +68,9 @@ static int thermal_probe_zone(struct sensors *s, const char *base, int index) {
         if (fd == -ENOENT || fd == -ENOTDIR)
                 return 0;       /* no temperature: nothing to sample */
 
-        r = sensors_add_temp(s, &t);
-        if (r < 0) {
-                if (fd >= 0)
-                        close(fd);
+        r = sensors_add_temp(s, path, fd, &t);
+        if (r < 0)
                 return r;
-        }
-        sensors_temp_init(t, path, fd);
         snprintf(t->id, sizeof(t->id), "thermal_zone%d", index);
         t->source = TEMP_SOURCE_THERMAL;
         thermal_read_string(zdir, "type", t->type, sizeof(t->type));
