@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "simulate.h"
+#include "test-util.h"
 
 struct fx {
         char base[PATH_MAX];            /* everything the test makes lives here */
@@ -161,19 +162,6 @@ static bool exists(const char *path) {
         struct stat st;
 
         return lstat(path, &st) == 0;
-}
-
-static int count_entries(const char *dir) {
-        struct dirent *de;
-        DIR *d = opendir(dir);
-        int n = 0;
-
-        assert_non_null(d);
-        while ((de = readdir(d)))
-                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-                        n++;
-        closedir(d);
-        return n;
 }
 
 /* ---- fixture trees made by the test ---- */
@@ -590,7 +578,7 @@ static void test_free_removes(void **state) {
         assert_true(exists(root));
         simulator_free(s);
         assert_false(exists(root));
-        assert_int_equal(count_entries(f->tmpdir), 0);
+        assert_int_equal(dir_entries(f->tmpdir), 0);
         /* The fixture's absolute link pointed here: the file and the fixture survive. */
         assert_int_equal(get(buf, sizeof buf, "%s", f->outside), 0);
         assert_string_equal(buf, "keep me\n");
@@ -619,7 +607,7 @@ static void test_bad_params(void **state) {
         assert_int_equal(simulator_new(f->boards, "/nonexistent-proc", &p, 0, &s), -ENOENT);
         assert_null(s);
         unsetenv("TMPDIR");
-        assert_int_equal(count_entries(f->tmpdir), 0);       /* nothing left behind */
+        assert_int_equal(dir_entries(f->tmpdir), 0);       /* nothing left behind */
 }
 
 /* One real fixture: ambient at no load, written in the fixture's unit; at 100 % load
@@ -651,7 +639,7 @@ static void check_fixture(struct fx *f, const char *dir, const char *name) {
                       has_zone ? (strtol(orig, NULL, 10) < 1000 ? "degrees" : "mC") : "none",
                       simulator_throttled(s) ? "yes" : "no");
         simulator_free(s);
-        assert_int_equal(count_entries(f->tmpdir), 0);
+        assert_int_equal(dir_entries(f->tmpdir), 0);
 }
 
 /* Every real fixture under FIXTURES_DIR (a tree holding sys/). */

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "stress.h"
+#include "test-util.h"
 
 /* Orphans of command loads and of the parent-death tests come to us to be
  * reaped. qemu-user refuses PR_SET_CHILD_SUBREAPER: there they go to init,
@@ -257,19 +258,6 @@ static void test_memory(void **state) {
         assert_int_equal(stress_reap_blocking(s, 1000), 0);
         assert_false(stress_failed(s));
         stress_free(s);
-}
-
-static size_t dir_entries(const char *path) {
-        DIR *d = opendir(path);
-        struct dirent *de;
-        size_t n = 0;
-
-        assert_non_null(d);
-        while ((de = readdir(d)))
-                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-                        n++;
-        closedir(d);
-        return n;
 }
 
 /* Returns whether O_DIRECT was used. */
