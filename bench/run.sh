@@ -158,15 +158,13 @@ if [ -z "$BUILD" ]; then
                         { cat "$TMP/meson.log" >&2; exit 1; }
         fi
 fi
-log "ninja -C $BUILD heatcurved daemon/libhccore.a"
-ninja -C "$BUILD" heatcurved daemon/libhccore.a >"$TMP/ninja.log" 2>&1 || { tail -40 "$TMP/ninja.log" >&2; exit 1; }
+log "ninja -C $BUILD heatcurved bench"
+ninja -C "$BUILD" heatcurved bench >"$TMP/ninja.log" 2>&1 || { tail -40 "$TMP/ninja.log" >&2; exit 1; }
 BUILDTYPE=$(sed -n 's/.*"name": "buildtype", "value": "\([a-z]*\)".*/\1/p' "$BUILD/meson-info/intro-buildoptions.json" 2>/dev/null | head -1)
 [ -n "$BUILDTYPE" ] || BUILDTYPE=$(grep -o '"name": *"buildtype"[^}]*"value": *"[a-z]*"' "$BUILD/meson-info/intro-buildoptions.json" | sed 's/.*"value": *"//; s/"//')
 [ "$BUILDTYPE" = release ] || log "warning: $BUILD is buildtype=$BUILDTYPE, not release"
 HEATCURVED=$BUILD/heatcurved
-HFILL=$TMP/history-fill
-cc -std=c11 -D_GNU_SOURCE -O2 -I"$SRC/daemon" -I"$BUILD" "$SRC/bench/history-fill.c" \
-        "$BUILD/daemon/libhccore.a" -lm -o "$HFILL"
+HFILL=$BUILD/bench/history-fill
 
 NE_REL_ARGS=(--collector.disable-defaults --collector.thermal_zone --collector.hwmon
              --collector.cpufreq --collector.cpu --collector.stat)

@@ -3,11 +3,10 @@
 #
 # Usage: bench/stress-compare.sh [BUILD_DIR [SECONDS [N]]]
 #   BUILD_DIR  a configured and built meson build directory (default: build);
-#              the driver bench/stress-driver.c is compiled with cc against
-#              BUILD_DIR/daemon/libhccore.a (ninja -C BUILD_DIR daemon/libhccore.a)
+#              the driver bench/stress-driver.c is its meson target bench/stress-driver
 #   SECONDS    per load (default 10)
 #   N          workers (default: nproc)
-# Needs: cc, stress, stress-ng (Debian packages of those names).
+# Needs: ninja, stress, stress-ng (Debian packages of those names).
 #
 # Output, one header line, then one line per load, fields separated by blanks:
 #   load                  cpu0  cpu1    mean   own   rate
@@ -36,8 +35,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT INT TERM
 
-cc -O2 -std=c11 -D_GNU_SOURCE -I"$HERE/../daemon" -o "$TMP/stress-driver" \
-        "$HERE/stress-driver.c" "$BUILD/daemon/libhccore.a" -lm
+ninja -C "$BUILD" bench/stress-driver >/dev/null
+DRIVER=$BUILD/bench/stress-driver
 
 # cpuK lines of /proc/stat: "cpuK busy total" in ticks.
 snap() {
@@ -79,11 +78,11 @@ header
 run idle sleep "$SECONDS_PER"
 printf ' %5s   -\n' -
 for method in sqrt fma matrix; do
-        run "heatcurve-$method" "$TMP/stress-driver" cpu "$method" "$N" 100 "$SECONDS_PER"
+        run "heatcurve-$method" "$DRIVER" cpu "$method" "$N" 100 "$SECONDS_PER"
         awk '/^total=/ { split($4, r, "="); split($2, u, "="); split($6, o, "=");
                          printf " %5.1f   %.3g %s/s\n", o[2], r[2], u[2] }' "$TMP/out"
 done
-run "stress" "$TMP/stress-driver" command - "$N" 100 "$SECONDS_PER" stress --cpu "$N"
+run "stress" "$DRIVER" command - "$N" 100 "$SECONDS_PER" stress --cpu "$N"
 awk '/^total=/ { split($6, o, "="); printf " %5.1f   -\n", o[2] }
      /leftover=1/ { print "warning: processes of the stress command outlived the stop" > "/dev/stderr" }' "$TMP/out"
 run "stress-ng-matrixprod" stress-ng --cpu "$N" --cpu-method matrixprod --metrics-brief -t "${SECONDS_PER}s"

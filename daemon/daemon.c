@@ -17,7 +17,7 @@
 #include "http.h"
 #include "log.h"
 #include "run.h"
-#include "sample.h"
+#include "tick.h"
 #include "util.h"
 
 int daemon_config_build(const struct options *o, struct config *ret, char *err, size_t errlen) {

@@ -16,7 +16,7 @@
 #include "json-sensors.h"
 #include "json-util.h"
 #include "run.h"
-#include "sample.h"
+#include "tick.h"
 #include "util.h"
 
 #define HISTORY_POINTS_DEFAULT 300

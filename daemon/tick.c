@@ -1,5 +1,5 @@
 /* sample.c — one tick of heatcurved: read, log changes, record history, cache the snapshot. */
-#include "sample.h"
+#include "tick.h"
 
 #include <errno.h>
 #include <stdio.h>
