@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "atomic-file.h"
 #include "history.h"
 
 #define HISTORY_MISSING INT16_MIN
@@ -534,37 +535,14 @@ static void history_write(const struct history *h, struct history_writer *w) {
         writer_flush(w);
 }
 
-static int fsync_parent_dir(const char *path) {
-        const char *slash = strrchr(path, '/');
-        char *dir;
-        int fd, r = 0;
-
-        if (!slash)
-                dir = strdup(".");
-        else
-                dir = strndup(path, slash == path ? 1 : (size_t) (slash - path));
-        if (!dir)
-                return -ENOMEM;
-        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        free(dir);
-        if (fd < 0)
-                return -errno;
-        if (fsync(fd) < 0)
-                r = -errno;
-        close(fd);
-        return r;
-}
-
-/* Writes the ring to an open file and fsyncs it; closes fd. */
+/* Writes the ring to an open file; the caller commits or discards it. */
 static int history_write_fd(const struct history *h, int fd) {
         struct history_writer *w;
         int r;
 
         w = malloc(sizeof *w);
-        if (!w) {
-                close(fd);
+        if (!w)
                 return -ENOMEM;
-        }
         w->fd = fd;
         w->error = 0;
         w->crc = 0;
@@ -573,36 +551,24 @@ static int history_write_fd(const struct history *h, int fd) {
         history_write(h, w);
         r = w->error;
         free(w);
-        if (r == 0 && fsync(fd) < 0)
-                r = -errno;
-        if (close(fd) < 0 && r == 0)
-                r = -errno;
         return r;
 }
 
 int history_save(const struct history *h, const char *path) {
-        char *tmp;
-        int fd, r;
+        struct atomic_file f;
+        int r;
 
         if (!h || !path || path[0] == '\0')
                 return -EINVAL;
-        if (asprintf(&tmp, "%s.tmp", path) < 0)
-                return -ENOMEM;
-        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-        if (fd < 0) {
-                r = -errno;
-                free(tmp);
+        r = atomic_file_open(&f, path, 0644);
+        if (r < 0)
+                return r;
+        r = history_write_fd(h, f.fd);
+        if (r < 0) {
+                atomic_file_discard(&f);
                 return r;
         }
-        r = history_write_fd(h, fd);
-        if (r == 0 && rename(tmp, path) < 0)
-                r = -errno;
-        if (r < 0)
-                unlink(tmp);
-        free(tmp);
-        if (r < 0)
-                return r;
-        return fsync_parent_dir(path);
+        return atomic_file_commit(&f);
 }
 
 struct history_file {

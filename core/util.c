@@ -50,3 +50,19 @@ const char *util_errno_name(int err) {
 
         return name ? name : "EUNKNOWN";
 }
+
+int util_write_all(int fd, const void *data, size_t len) {
+        const char *p = data;
+
+        while (len > 0) {
+                ssize_t n = write(fd, p, len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                p += n;
+                len -= (size_t) n;
+        }
+        return 0;
+}

@@ -1,8 +1,10 @@
 /* util.h — small helpers shared by the daemon, the web layer and the client: clocks, cleanup, paths. */
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 /* Unix time in ms (int64_t: boards with 32-bit time_t still get past 2038 here). */
@@ -12,6 +14,9 @@ uint64_t util_monotonic_us(void);
 
 /* mkdir -p with mode for each missing component. */
 int util_mkdir_p(const char *path, mode_t mode);
+
+/* Every byte of data to fd, retrying short writes and EINTR. -errno. */
+int util_write_all(int fd, const void *data, size_t len);
 
 /* errno name ("EIO"), "EUNKNOWN" for numbers glibc has no name for. */
 const char *util_errno_name(int err);

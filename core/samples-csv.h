@@ -1,0 +1,69 @@
+/* samples-csv.h — the one declaration of a run's samples.csv: its columns, rows written whole, rows read back by name. */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* The fixed leading columns, in file order. After them comes one "<id>_c"
+ * column per temperature sensor, then one "<policy>_hz" per cpufreq policy,
+ * as the header names them. An empty field is a value that was not known
+ * (a failed sensor, no load running). */
+enum samples_column {
+        SAMPLES_TIME_MS,                /* Unix ms of the tick (wall clock: a label) */
+        SAMPLES_ELAPSED_S,              /* s since the run started */
+        SAMPLES_PHASE,                  /* idle, stress or cooldown */
+        SAMPLES_TEMP_C,                 /* C, the run sensor */
+        SAMPLES_HOTTEST_C,              /* C, the hottest sensor */
+        SAMPLES_FREQ_HZ,                /* Hz, the run policy's current frequency */
+        SAMPLES_MAX_ALLOWED_HZ,         /* Hz, its scaling max at the run's start */
+        SAMPLES_COOLING_ACTIVE,         /* 1 when a cooling device was above state 0 */
+        SAMPLES_LOAD,                   /* measured CPU load, 0..1 */
+        SAMPLES_WORK_RATE,              /* work_unit per second of the stress load */
+        SAMPLES_WORK_UNIT,              /* "ops", "bytes", "ios", "none", or empty */
+        SAMPLES_FIXED_COLUMNS,
+};
+
+/* The fixed part of one row. Strings point into the parsed line. */
+struct samples_row {
+        int64_t time_ms;
+        double elapsed_s;
+        const char *phase;
+        double temp_c, hottest_c;
+        double freq_hz, max_allowed_hz;
+        bool cooling_active;
+        double load;
+        double work_rate;
+        const char *work_unit;
+};
+
+/* Header name of a fixed column. */
+const char *samples_column_name(enum samples_column c);
+
+/* The header line, '\n' included, for these sensor and policy ids; caller
+ * frees. NULL when out of memory. */
+char *samples_header(const char *const *temp_ids, size_t n_temps, const char *const *policy_ids, size_t n_policies);
+
+/* One whole row, '\n' included, into buf: the fixed columns, then the
+ * per-sensor values (NaN: empty). Returns its length, or -ENOBUFS when buf is
+ * too small; samples_row_size() bytes always suffice. */
+int samples_format_row(const struct samples_row *row, const double *temps_c, size_t n_temps,
+                       const double *policies_hz, size_t n_policies, char *buf, size_t size);
+size_t samples_row_size(size_t n_temps, size_t n_policies);
+
+/* The fixed columns of one data line (its '\n' already removed); the line is
+ * cut up in place. -EINVAL when it has fewer fields than the fixed columns. */
+int samples_parse_row(char *line, struct samples_row *ret);
+
+/* Calls row() for the header (header true) and then for every complete data
+ * line of f, with the '\n' removed. A line cut short (no '\n': the daemon
+ * died while writing it) or holding a NUL byte (a tail of zeros after a power
+ * loss) ends the file there. Stops early when row() returns < 0 and returns
+ * that; otherwise 0, or -errno on a read error. */
+int samples_read(FILE *f, int (*row)(void *userdata, char *line, bool header), void *userdata);
+
+/* The whole file as {"columns": [...], "rows": [[...], ...]}: numbers as
+ * numbers, the phase and unit as strings, empty fields as null. */
+json_object *samples_to_json(FILE *f);
