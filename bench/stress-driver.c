@@ -36,18 +36,18 @@ static double children_cpu_s(void) {
                ((double) ru.ru_utime.tv_usec + (double) ru.ru_stime.tv_usec) / 1e6;
 }
 
-static int parse_spec(int argc, char **argv, struct load_spec *spec, unsigned *seconds) {
+static int parse_spec(int argc, char **argv, struct stress_spec *spec, unsigned *seconds) {
         int type, method;
 
         if (argc < 6)
                 return -EINVAL;
-        type = load_type_from_string(argv[1]);
+        type = stress_type_from_string(argv[1]);
         method = cpu_method_from_string(argv[2]);
         if (type < 0)
                 return -EINVAL;
-        load_spec_init(spec, (enum load_type) type);
+        stress_spec_init(spec, (enum stress_type) type);
         *seconds = (unsigned) strtoul(argv[5], NULL, 10);
-        if (type == LOAD_COMMAND) {
+        if (type == STRESS_COMMAND) {
                 spec->argv = argc > 6 ? argv + 6 : NULL;
                 return 0;
         }
@@ -61,7 +61,7 @@ static int parse_spec(int argc, char **argv, struct load_spec *spec, unsigned *s
 }
 
 int main(int argc, char **argv) {
-        struct load_spec spec;
+        struct stress_spec spec;
         struct stress *s;
         char err[256];
         unsigned seconds;
@@ -73,7 +73,7 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "usage: %s cpu|memory|io|command sqrt|fma|matrix|- WORKERS DUTY SECONDS [DIR|ARGV...]\n", argv[0]);
                 return 2;
         }
-        if (load_spec_validate(&spec, err, sizeof err) < 0) {
+        if (stress_spec_validate(&spec, err, sizeof err) < 0) {
                 fprintf(stderr, "%s\n", err);
                 return 2;
         }

@@ -13,11 +13,10 @@
 
 #include "api.h"
 #include "build-config.h"
-#include "duration.h"
 #include "http.h"
+#include "json-sensors.h"
 #include "log.h"
-#include "run.h"
-#include "tick.h"
+#include "runs.h"
 #include "util.h"
 
 int daemon_config_build(const struct options *o, struct config *ret, char *err, size_t errlen) {
@@ -93,7 +92,12 @@ static int daemon_setup_sensors(struct daemon *d) {
         if (d->sensors->n_temps == 0)
                 log_warning("No temperature sensor found under %s, continuing with frequencies and load only",
                             sysfs);
-        return sample_columns_update(d);
+        return 0;
+}
+
+/* History file path in the state directory. */
+static void daemon_history_path(const struct daemon *d, char *buf, size_t size) {
+        snprintf(buf, size, "%s/history.bin", d->cfg.state_dir);
 }
 
 static void daemon_setup_state_dir(struct daemon *d) {
@@ -117,30 +121,28 @@ static void daemon_setup_state_dir(struct daemon *d) {
                 log_info("Loaded %zu samples of history from %s", history_count(d->hist), path);
 }
 
-static void daemon_setup_runs(struct daemon *d) {
+static void daemon_runs_settings(const struct daemon *d, struct runs_settings *ret) {
+        *ret = (struct runs_settings) { .safety_limit_c = d->cfg.safety_limit_c };
+        snprintf(ret->state_dir, sizeof ret->state_dir, "%s", d->cfg.state_dir);
+        snprintf(ret->stress_dir, sizeof ret->stress_dir, "%s", d->cfg.stress_dir);
+        if (!d->state_dir_ok)
+                snprintf(ret->unusable, sizeof ret->unusable, "%s", d->state_error);
+}
+
+static int daemon_setup_runs(struct daemon *d) {
+        struct runs_settings set;
         char warn[800];
         int r;
 
-        d->next_run_id = 1;
-        if (!d->state_dir_ok)
-                return;
-        r = run_store_load_all(d->cfg.state_dir, &d->runs, &d->n_runs, warn, sizeof warn);
-        if (r < 0)
-                log_warning("Cannot read the runs in %s/runs: %s, ignoring", d->cfg.state_dir, strerror(-r));
+        daemon_runs_settings(d, &set);
+        r = runs_new(d->event, &set, &d->runs, warn, sizeof warn);
+        if (r < 0) {
+                log_error("Cannot set up runs: %s", strerror(-r));
+                return r;
+        }
         if (warn[0])
                 log_warning("%s", warn);
-        for (size_t i = 0; i < d->n_runs; i++) {
-                json_object *v = json_object_object_get(d->runs[i], "id");
-                const char *state = json_object_get_string(json_object_object_get(d->runs[i], "state"));
-                unsigned id = (unsigned) json_object_get_int64(v);
-
-                if (id >= d->next_run_id)
-                        d->next_run_id = id + 1;
-                if (state && strcmp(state, "interrupted") == 0 &&
-                    json_object_get_string(json_object_object_get(d->runs[i], "abort_reason")))
-                        log_notice("Run %u was interrupted: %s", id,
-                                   json_object_get_string(json_object_object_get(d->runs[i], "abort_reason")));
-        }
+        return 0;
 }
 
 /* The token protecting mutating requests: read at start and on reload. */
@@ -171,13 +173,10 @@ static int daemon_setup_history(struct daemon *d) {
                 return r;
         }
         daemon_setup_state_dir(d);
-        daemon_setup_runs(d);
-        return sample_columns_update(d);
+        recorder_init(&d->recorder, d->hist);
+        return daemon_setup_runs(d);
 }
 
-void daemon_history_path(const struct daemon *d, char *buf, size_t size) {
-        snprintf(buf, size, "%s/history.bin", d->cfg.state_dir);
-}
 
 static void daemon_save_history(struct daemon *d) {
         char path[600];
@@ -213,7 +212,7 @@ static int daemon_on_tick(sd_event_source *es, uint64_t usec, void *userdata) {
         struct daemon *d = userdata;
         uint64_t next = usec + d->cfg.interval_ms * 1000u, now = util_monotonic_us();
 
-        sample_tick(d);
+        tick_run(d);
         /* Keep the cadence; after a stall (suspend, slow sensor) start afresh instead of bursting. */
         if (next <= now)
                 next = now + d->cfg.interval_ms * 1000u;
@@ -291,11 +290,15 @@ static void daemon_reload(struct daemon *d) {
         if (c.interval_ms != d->cfg.interval_ms)
                 sd_event_source_set_time_accuracy(d->tick_source, daemon_timer_accuracy(c.interval_ms));
         d->cfg = c;
+        struct runs_settings set;
+        daemon_runs_settings(d, &set);
+        runs_set_settings(d->runs, &set);
 
         r = sensors_reprobe(&d->sensors);
         if (r < 0)
                 log_warning("Reload: re-probing sensors failed: %s, keeping the old set", strerror(-r));
-        sample_columns_update(d);
+        if (tick_sensors_changed(d) < 0)
+                log_error("Reload: out of memory after re-probing sensors, ignoring");
         log_info("Reloaded configuration; %zu temperature sensors", d->sensors->n_temps);
         sd_notify(0, "READY=1");
 }
@@ -322,9 +325,28 @@ static int daemon_setup_signals(struct daemon *d) {
         return r;
 }
 
+static void daemon_api_status(void *userdata, struct api_daemon_status *ret) {
+        const struct daemon *d = userdata;
+
+        *ret = (struct api_daemon_status) {
+                .storage_ok = d->state_ok,
+                .storage_error = d->state_error,
+                .history_saved_ms = d->history_saved_ms,
+        };
+}
+
 static int daemon_setup_http(struct daemon *d) {
+        struct api_context ctx = {
+                .cfg = &d->cfg, .token = d->token, .runs = d->runs, .hist = d->hist, .sim = d->sim,
+                .started_ms = d->started_ms, .status = daemon_api_status, .userdata = d,
+        };
         int fd, r;
 
+        r = api_new(&ctx, &d->api);
+        if (r < 0) {
+                log_error("Cannot set up the API: %s", strerror(-r));
+                return r;
+        }
         if (sd_listen_fds(1) >= 1)
                 fd = SD_LISTEN_FDS_START;       /* socket activation: systemd bound it */
         else {
@@ -336,7 +358,7 @@ static int daemon_setup_http(struct daemon *d) {
                 }
         }
         d->listen_port = http_local_port(fd);
-        r = http_new(d->event, fd, api_dispatch, d, &d->http);
+        r = http_new(d->event, fd, api_dispatch, d->api, &d->http);
         if (r < 0) {
                 log_error("Cannot start the HTTP server: %s", strerror(-r));
                 return r;
@@ -344,6 +366,24 @@ static int daemon_setup_http(struct daemon *d) {
         log_info("Listening on http://%s%s%s:%d/", strchr(d->cfg.listen_host, ':') ? "[" : "",
                  d->cfg.listen_host, strchr(d->cfg.listen_host, ':') ? "]" : "", d->listen_port);
         return 0;
+}
+
+/* Who gets each snapshot, in this order: the history, the runs, the API. */
+static int daemon_setup_consumers(struct daemon *d) {
+        const struct tick_consumer consumers[] = {
+                { "history", &d->recorder, recorder_on_sample, recorder_on_sensors },
+                { "runs", d->runs, runs_on_sample, runs_on_sensors },
+                { "api", d->api, api_on_sample, api_on_sensors },
+        };
+        int r = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(consumers) && r >= 0; i++)
+                r = tick_add_consumer(d, &consumers[i]);
+        if (r >= 0)
+                r = tick_sensors_changed(d);
+        if (r < 0)
+                log_error("Cannot set up the sampling tick: %s", strerror(-r));
+        return r;
 }
 
 int daemon_new(const struct options *o, const struct config *cfg, bool serve, struct daemon **ret) {
@@ -355,7 +395,6 @@ int daemon_new(const struct options *o, const struct config *cfg, bool serve, st
         d->opts = o;
         d->cfg = *cfg;
         d->started_ms = util_now_ms();
-        d->load_col = -1;
         r = daemon_read_token(&d->cfg, d->token, sizeof d->token);
         if (r < 0)
                 log_error("Cannot read the token from %s: %s", d->cfg.token_file,
@@ -374,6 +413,8 @@ int daemon_new(const struct options *o, const struct config *cfg, bool serve, st
                         r = daemon_setup_timers(d);
                 if (r >= 0)
                         r = daemon_setup_http(d);
+                if (r >= 0)
+                        r = daemon_setup_consumers(d);
         }
         if (r < 0) {
                 daemon_free(d);
@@ -386,7 +427,7 @@ int daemon_new(const struct options *o, const struct config *cfg, bool serve, st
 int daemon_run(struct daemon *d) {
         int r;
 
-        sample_tick(d);         /* a first sample before anyone can ask */
+        tick_run(d);            /* a first sample before anyone can ask */
         sd_notify(0, "READY=1");
         r = sd_event_loop(d->event);
         sd_notify(0, "STOPPING=1");
@@ -397,24 +438,19 @@ int daemon_run(struct daemon *d) {
 void daemon_free(struct daemon *d) {
         if (!d)
                 return;
-        if (d->run) {
-                run_abort(d->run, "heatcurved is shutting down", util_now_ms());
-                run_free(d->run);
-        }
-        for (size_t i = 0; i < d->n_runs; i++)
-                json_object_put(d->runs[i]);
-        free(d->runs);
+        runs_free(d->runs, "heatcurved is shutting down");
         if (d->event)
                 daemon_save_history(d);
         http_free(d->http);
+        api_free(d->api);
         sd_event_source_disable_unref(d->tick_source);
         sd_event_source_disable_unref(d->save_source);
         sd_event_unref(d->event);
         history_free(d->hist);
         sensors_free(d->sensors);
         simulator_free(d->sim);
-        sample_columns_free(d);
-        free(d->sensors_json);
+        recorder_done(&d->recorder);
+        tick_free(d);
         free(d);
 }
 
@@ -428,31 +464,15 @@ int daemon_print_once(struct daemon *d) {
         if (d->sim)
                 simulator_step(d->sim, util_now_ms());
         sensors_read(d->sensors, util_now_ms());
+        json_object *doc = json_sensors_document(d->sensors);
         size_t len;
-        const char *json = sample_sensors_json(d, &len);
+        const char *json = json_object_to_json_string_length(doc, JSON_C_TO_STRING_PLAIN, &len);
+        int r = 0;
+
         if (!json)
-                return -ENOMEM;
-        fwrite(json, 1, len, stdout);
-        fputc('\n', stdout);
-        return fflush(stdout) == 0 ? 0 : -errno;
-}
-
-void daemon_run_ended(struct daemon *d, struct run *r) {
-        json_object **p = realloc(d->runs, (d->n_runs + 1) * sizeof *p);
-
-        if (!p) {
-                log_error("Out of memory keeping run %u in the list", r->id);
-                return;
-        }
-        d->runs = p;
-        d->runs[d->n_runs++] = run_to_json(r, false);
-}
-
-json_object *daemon_run_document(struct daemon *d, unsigned id) {
-        if (d->run && d->run->id == id && d->run->state == RUN_RUNNING)
-                return run_to_json(d->run, true);
-        for (size_t i = 0; i < d->n_runs; i++)
-                if (json_object_get_int64(json_object_object_get(d->runs[i], "id")) == (int64_t) id)
-                        return json_object_get(d->runs[i]);
-        return NULL;
+                r = -ENOMEM;
+        else if (fwrite(json, 1, len, stdout) != len || fputc('\n', stdout) == EOF || fflush(stdout) != 0)
+                r = -errno;
+        json_object_put(doc);
+        return r;
 }

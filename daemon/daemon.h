@@ -6,15 +6,16 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
-#include <json-c/json.h>
-
 #include "config.h"
 #include "history.h"
+#include "record.h"
 #include "sensors.h"
 #include "simulate.h"
+#include "tick.h"
 
+struct api;
 struct http_server;
-struct run;
+struct runs;
 
 #define DAEMON_OVERRIDES_MAX 32
 
@@ -41,28 +42,22 @@ struct daemon {
         struct sensors *sensors;
         struct simulator *sim;
         struct history *hist;
-        int *temp_col, *freq_col, *cpu_col;   /* history column of each sensor */
-        int load_col;
-        bool *was_ok;                   /* per temperature: ok at the previous tick, for change-of-state logs */
-
+        struct recorder recorder;       /* feeds the history from the tick */
+        struct runs *runs;
+        struct api *api;
         struct http_server *http;
         int listen_port;                /* actual port (when configured as 0) */
-        char *sensors_json;             /* GET /api/v1/sensors of the last tick, serialised on first use */
-        size_t sensors_json_len;        /* bytes */
-        bool sensors_json_stale;        /* a tick came since it was serialised */
+
+        struct tick_consumer consumers[TICK_CONSUMERS_MAX];     /* called at every tick, in order */
+        size_t n_consumers;
+        bool *was_ok;                   /* per temperature: ok at the previous tick, for change-of-state logs */
+        uint64_t ticks;
 
         int64_t started_ms;             /* Unix ms */
-        uint64_t ticks;
         int64_t history_saved_ms;       /* Unix ms of the last successful save, 0 for never */
         bool state_dir_ok;              /* the state directory exists and is writable */
         bool state_ok;                  /* ... and the last save went through */
         char state_error[1200];         /* why it is not, "" when ok */
-        bool clock_warned;              /* wall clock went backwards; logged once */
-
-        struct run *run;                /* the current or the last run started, NULL for none */
-        json_object **runs;             /* documents of the runs that ended, oldest first */
-        size_t n_runs;
-        unsigned next_run_id;
         char token[256];                /* bearer token for mutating requests, "" for none */
 };
 
@@ -79,11 +74,3 @@ void daemon_free(struct daemon *d);
 
 /* One snapshot printed as JSON (heatcurved --once). */
 int daemon_print_once(struct daemon *d);
-
-/* A run ended: keep its final document in d->runs. */
-void daemon_run_ended(struct daemon *d, struct run *r);
-/* The document of run id (the current run's is live), or NULL; caller puts it. */
-json_object *daemon_run_document(struct daemon *d, unsigned id);
-
-/* History file path in the state directory. */
-void daemon_history_path(const struct daemon *d, char *buf, size_t size);

@@ -1,15 +1,16 @@
-/* sample.h — one tick of heatcurved: read, log changes, record history, cache the snapshot. */
+/* tick.h — the sampling tick: read the sensors, log changes of state, hand the snapshot to every consumer. */
 #pragma once
 
-#include <stddef.h>
+#include "snapshot.h"
 
 struct daemon;
 
-void sample_tick(struct daemon *d);
-/* The sensors document of the last read, serialised once per tick when first
- * asked for (building it costs far more than the reads, so a daemon nobody
- * asks pays nothing for it). NULL when out of memory. */
-const char *sample_sensors_json(struct daemon *d, size_t *ret_len);
-/* Map every sensor to its history column; after a (re)probe. */
-int sample_columns_update(struct daemon *d);
-void sample_columns_free(struct daemon *d);
+#define TICK_CONSUMERS_MAX 8
+
+/* Register a consumer; they are called in order of registration. -E2BIG when full. */
+int tick_add_consumer(struct daemon *d, const struct tick_consumer *c);
+/* One tick. */
+void tick_run(struct daemon *d);
+/* The sensors were (re)probed: tell every consumer. -ENOMEM. */
+int tick_sensors_changed(struct daemon *d);
+void tick_free(struct daemon *d);

@@ -10,7 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "atomic-file.h"
 #include "run.h"
+#include "samples-csv.h"
 #include "util.h"
 
 int run_store_dir(const char *state_dir, unsigned id, char *buf, size_t size) {
@@ -19,60 +21,71 @@ int run_store_dir(const char *state_dir, unsigned id, char *buf, size_t size) {
         return n < 0 || (size_t) n >= size ? -ENAMETOOLONG : 0;
 }
 
-static int fsync_dir(const char *dir) {
-        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+#define RUN_JSON_MAX (1024 * 1024)      /* bytes; a larger run.json is not one this daemon wrote */
 
-        if (fd < 0 || fsync(fd) < 0)
-                return -errno;
-        return 0;
-}
-
-static int write_all(int fd, const char *data, size_t len) {
-        while (len > 0) {
-                ssize_t n = write(fd, data, len);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                data += n;
-                len -= (size_t) n;
-        }
-        return 0;
-}
-
-int run_store_write_json(const char *dir, json_object *doc) {
-        char tmp[PATH_MAX], path[PATH_MAX];
+int run_store_write(const struct run *r, const char *dir) {
+        json_object *doc = run_to_json(r, false);
+        char path[PATH_MAX];
         size_t len;
         const char *text = json_object_to_json_string_length(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED, &len);
-        int fd, r;
+        char *data = malloc(len + 1);
+        int ret;
 
-        snprintf(tmp, sizeof tmp, "%s/run.json.tmp", dir);
-        snprintf(path, sizeof path, "%s/run.json", dir);
-        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0)
-                return -errno;
-        r = write_all(fd, text, len);
-        if (r >= 0)
-                r = write_all(fd, "\n", 1);
-        if (r >= 0 && fsync(fd) < 0)
-                r = -errno;
-        if (close(fd) < 0 && r >= 0)
-                r = -errno;
-        if (r >= 0 && rename(tmp, path) < 0)
-                r = -errno;
-        if (r < 0) {
-                unlink(tmp);
-                return r;
+        if (!data) {
+                json_object_put(doc);
+                return -ENOMEM;
         }
-        return fsync_dir(dir);
+        memcpy(data, text, len);
+        data[len] = '\n';
+        json_object_put(doc);
+        snprintf(path, sizeof path, "%s/run.json", dir);
+        ret = atomic_file_replace(path, data, len + 1, 0644);
+        free(data);
+        return ret;
 }
 
-json_object *run_store_read_json(const char *dir) {
+/* dir/run.json as a run, bounded in size. */
+static int run_store_read(const char *dir, struct run **ret, char *err, size_t errlen) {
         char path[PATH_MAX];
+        struct stat st;
+        json_object *doc;
+        char *text;
+        ssize_t n;
+        int fd, r;
 
         snprintf(path, sizeof path, "%s/run.json", dir);
-        return json_object_from_file(path);
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        if (fd < 0 || fstat(fd, &st) < 0) {
+                r = -errno;
+                snprintf(err, errlen, "%s", strerror(-r));
+                if (fd >= 0)
+                        close(fd);
+                return r;
+        }
+        if (!S_ISREG(st.st_mode) || st.st_size > RUN_JSON_MAX) {
+                close(fd);
+                snprintf(err, errlen, S_ISREG(st.st_mode) ? "larger than %d bytes" : "not a regular file", RUN_JSON_MAX);
+                return -EINVAL;
+        }
+        text = malloc((size_t) st.st_size + 1);
+        n = text ? read(fd, text, (size_t) st.st_size) : -1;
+        r = n < 0 ? -errno : 0;
+        close(fd);
+        if (r < 0) {
+                free(text);
+                snprintf(err, errlen, "%s", strerror(-r));
+                return r;
+        }
+        text[n] = '\0';
+        doc = json_tokener_parse(text);
+        free(text);
+        if (!doc) {
+                snprintf(err, errlen, "not valid JSON");
+                return -EINVAL;
+        }
+        r = run_from_json(doc, ret, err, errlen);
+        json_object_put(doc);
+        return r;
 }
 
 int run_store_delete(const char *state_dir, unsigned id) {
@@ -90,8 +103,9 @@ int run_store_delete(const char *state_dir, unsigned id) {
 }
 
 static enum analysis_phase phase_from_csv(const char *s) {
-        return strcmp(s, "stress") == 0 ? ANALYSIS_PHASE_STRESS :
-               strcmp(s, "cooldown") == 0 ? ANALYSIS_PHASE_COOLDOWN : ANALYSIS_PHASE_IDLE;
+        int k = run_phase_kind_from_string(s);
+
+        return k < 0 ? ANALYSIS_PHASE_IDLE : (enum analysis_phase) k;
 }
 
 static int series_grow(struct run_series *s) {
@@ -134,33 +148,27 @@ void run_series_free(struct run_series *s) {
         *s = (struct run_series) {};
 }
 
-static double csv_number(const char *field) {
-        char *end;
-        double v;
+struct series_reader {
+        struct run_series *s;
+        char *unit;
+        size_t unitlen;
+        int64_t last_ms;
+};
 
-        if (!*field)
-                return NAN;
-        v = strtod(field, &end);
-        return end == field ? NAN : v;
-}
+static int series_row(void *userdata, char *line, bool header) {
+        struct series_reader *rd = userdata;
+        struct samples_row row;
 
-/* One row of the fixed leading columns (RUN_CSV_FIXED). Returns the row's time_ms. */
-static int64_t csv_row(char *line, struct run_series *s, char *unit, size_t unitlen) {
-        char *f[RUN_CSV_FIXED_COLUMNS], *rest = line;
-        size_t n = 0;
-
-        line[strcspn(line, "\n")] = '\0';
-        /* strsep, not strtok: an empty field (a failed sensor) is a column too */
-        while (rest && n < ELEMENTSOF(f))
-                f[n++] = strsep(&rest, ",");
-        if (n < ELEMENTSOF(f))
-                return -1;
-        if (run_series_append(s, csv_number(f[1]), csv_number(f[3]), csv_number(f[5]), csv_number(f[6]),
-                              csv_number(f[9]), csv_number(f[7]) > 0, phase_from_csv(f[2])) < 0)
-                return -1;
-        if (*f[10])
-                snprintf(unit, unitlen, "%s", f[10]);
-        return strtoll(f[0], NULL, 10);
+        if (header || samples_parse_row(line, &row) < 0)
+                return 0;       /* the header, or a row with too few fields */
+        if (run_series_append(rd->s, row.elapsed_s, row.temp_c, row.freq_hz, row.max_allowed_hz,
+                              row.work_rate, row.cooling_active, phase_from_csv(row.phase)) < 0)
+                return -ENOMEM;
+        if (*row.work_unit)
+                snprintf(rd->unit, rd->unitlen, "%s", row.work_unit);
+        if (row.time_ms > 0)
+                rd->last_ms = row.time_ms;
+        return 0;
 }
 
 void run_series_metrics(const struct run_series *s, double ambient_c, struct run_metrics *ret) {
@@ -176,123 +184,101 @@ void run_series_metrics(const struct run_series *s, double ambient_c, struct run
 }
 
 int64_t run_store_read_series(const char *dir, struct run_series *s, char *unit, size_t unitlen) {
-        char path[700], *line = NULL;
-        size_t size = 0;
-        int64_t last = 0;
+        struct series_reader rd = { s, unit, unitlen, 0 };
+        char path[PATH_MAX];
         FILE *f;
 
         snprintf(path, sizeof path, "%s/samples.csv", dir);
         f = fopen(path, "re");
         if (!f)
                 return 0;
-        for (bool header = true; getline(&line, &size, f) > 0; header = false) {
-                if (header || line[strlen(line) - 1] != '\n')
-                        continue;       /* the header, or a row cut short by the crash */
-                int64_t t = csv_row(line, s, unit, unitlen);
-                if (t > 0)
-                        last = t;
-        }
-        free(line);
+        samples_read(f, series_row, &rd);
         fclose(f);
-        return last;
-}
-
-static void recover_phases(json_object *doc, int64_t last_ms) {
-        json_object *phases, *p, *v;
-
-        if (!json_object_object_get_ex(doc, "phases", &phases))
-                return;
-        for (size_t i = 0; i < json_object_array_length(phases); i++) {
-                p = json_object_array_get_idx(phases, i);
-                if (!json_object_object_get_ex(p, "started_ms", &v) || json_object_is_type(v, json_type_null))
-                        continue;
-                if (json_object_object_get_ex(p, "end_reason", &v) && !json_object_is_type(v, json_type_null))
-                        continue;
-                json_object_object_add(p, "ended_ms", last_ms ? json_object_new_int64(last_ms) : NULL);
-                json_object_object_add(p, "end_reason", json_object_new_string("interrupted"));
-        }
+        return rd.last_ms;
 }
 
 /* A run.json still saying "running" after a start: the daemon died under it. */
-static int recover_run(const char *dir, json_object *doc) {
+static int recover_run(const char *dir, struct run *r) {
         struct run_series s = {};
-        struct run_metrics m;
-        char unit[16] = "", reason[200];
-        json_object *v, *rec = json_object_new_object();
-        double ambient = NAN;
-        int64_t last = run_store_read_series(dir, &s, unit, sizeof unit);
+        int64_t last = run_store_read_series(dir, &s, r->work_unit, sizeof r->work_unit);
 
-        if (json_object_object_get_ex(doc, "ambient_c", &v) && !json_object_is_type(v, json_type_null))
-                ambient = json_object_get_double(v);
-        run_series_metrics(&s, ambient, &m);
-        snprintf(reason, sizeof reason, "heatcurved stopped during the run (crash, kill or power loss); "
-                 "%zu samples kept", s.n);
-        json_object_object_add(doc, "state", json_object_new_string("interrupted"));
-        json_object_object_add(doc, "abort_reason", json_object_new_string(reason));
-        json_object_object_add(doc, "phase", NULL);
-        json_object_object_add(doc, "phase_index", NULL);
-        json_object_object_add(doc, "live", NULL);
-        json_object_object_add(doc, "ended_ms", last ? json_object_new_int64(last) : NULL);
-        json_object_object_add(doc, "metrics", run_metrics_to_json(&m, unit));
-        json_object_object_add(rec, "ok", json_object_new_boolean(true));
-        json_object_object_add(rec, "error", NULL);
-        json_object_object_add(rec, "samples", json_object_new_int64((int64_t) s.n));
-        json_object_object_add(doc, "recording", rec);
-        recover_phases(doc, last);
+        run_series_metrics(&s, r->ambient_c, &r->metrics);
+        snprintf(r->abort_reason, sizeof r->abort_reason, "heatcurved stopped during the run (crash, kill or "
+                 "power loss); %zu samples kept", s.n);
+        r->state = RUN_INTERRUPTED;
+        r->ended_ms = last;
+        r->recording_ok = true;
+        r->recording_error[0] = '\0';
+        r->n_samples = s.n;
+        for (size_t i = 0; i < r->n_phases; i++) {
+                struct run_phase *p = &r->phases[i];
+                if (!p->started_ms || p->end_reason[0])
+                        continue;
+                p->ended_ms = last;
+                snprintf(p->end_reason, sizeof p->end_reason, "interrupted");
+        }
         run_series_free(&s);
-        return run_store_write_json(dir, doc);
+        return run_store_write(r, dir);
 }
 
-static int compare_docs(const void *a, const void *b) {
-        int64_t x = json_object_get_int64(json_object_object_get(*(json_object *const *) a, "id"));
-        int64_t y = json_object_get_int64(json_object_object_get(*(json_object *const *) b, "id"));
+static int compare_ids(const void *a, const void *b) {
+        unsigned x = (*(struct run *const *) a)->id, y = (*(struct run *const *) b)->id;
 
         return (x > y) - (x < y);
 }
 
-static bool is_number(const char *s) {
-        return *s && strspn(s, "0123456789") == strlen(s) && strlen(s) < 10;
+/* A run directory's name: a decimal id without leading zeros. */
+static bool run_dir_id(const char *name, unsigned *ret) {
+        size_t len = strlen(name);
+
+        if (len == 0 || len >= 10 || strspn(name, "0123456789") != len || name[0] == '0')
+                return false;
+        *ret = (unsigned) strtoul(name, NULL, 10);
+        return true;
 }
 
-int run_store_load_all(const char *state_dir, json_object ***ret, size_t *n, char *warn, size_t warnlen) {
-        char runs[PATH_MAX], dir[PATH_MAX];
-        json_object **docs = NULL, *doc;
+int run_store_load_all(const char *state_dir, struct run ***ret, size_t *n, unsigned *max_id,
+                       char *warn, size_t warnlen) {
+        char runs[PATH_MAX], dir[PATH_MAX], why[300];
+        struct run **list = NULL, *r;
         struct dirent *de;
         size_t count = 0;
+        unsigned id;
         DIR *d;
 
         *ret = NULL;
         *n = 0;
+        *max_id = 0;
         warn[0] = '\0';
         snprintf(runs, sizeof runs, "%s/runs", state_dir);
         d = opendir(runs);
         if (!d)
                 return errno == ENOENT ? 0 : -errno;
         while ((de = readdir(d))) {
-                if (!is_number(de->d_name))
+                if (!run_dir_id(de->d_name, &id))
                         continue;
+                if (id > *max_id)
+                        *max_id = id;
                 snprintf(dir, sizeof dir, "%s/%s", runs, de->d_name);
-                doc = run_store_read_json(dir);
-                if (!doc || !json_object_is_type(json_object_object_get(doc, "id"), json_type_int)) {
-                        snprintf(warn, warnlen, "%s/run.json is missing or unreadable, ignoring that run", dir);
-                        json_object_put(doc);
+                if (run_store_read(dir, &r, why, sizeof why) < 0) {
+                        snprintf(warn, warnlen, "%s/run.json: %s, ignoring that run", dir, why);
                         continue;
                 }
-                const char *state = json_object_get_string(json_object_object_get(doc, "state"));
-                int r = state && strcmp(state, "running") == 0 ? recover_run(dir, doc) : 0;
-                if (r < 0)
-                        snprintf(warn, warnlen, "%s: cannot rewrite run.json as interrupted: %s", dir, strerror(-r));
-                json_object **p = realloc(docs, (count + 1) * sizeof *docs);
+                int e = r->state == RUN_RUNNING ? recover_run(dir, r) : 0;
+                if (e < 0)
+                        snprintf(warn, warnlen, "%s: cannot rewrite run.json as interrupted: %s", dir, strerror(-e));
+                struct run **p = realloc(list, (count + 1) * sizeof *list);
                 if (!p) {
-                        json_object_put(doc);
+                        run_free(r);
                         break;
                 }
-                docs = p;
-                docs[count++] = doc;
+                list = p;
+                list[count++] = r;
         }
         closedir(d);
-        qsort(docs, count, sizeof *docs, compare_docs);
-        *ret = docs;
+        if (count)
+                qsort(list, count, sizeof *list, compare_ids);
+        *ret = list;
         *n = count;
         return (int) count;
 }

@@ -11,8 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "daemon.h"
 #include "log.h"
+#include "samples-csv.h"
 #include "util.h"
 
 static void run_log(const struct run *r, int priority, const char *format, ...) __attribute__((format(printf, 3, 4)));
@@ -28,6 +28,18 @@ static void run_log(const struct run *r, int priority, const char *format, ...) 
         log_fields(priority, fields, "Run %u: %s", r->id, msg);
 }
 
+struct run *run_alloc(void) {
+        struct run *r = calloc(1, sizeof *r);
+
+        if (!r)
+                return NULL;
+        r->csv_fd = -1;
+        r->ambient_c = r->safety_limit_c = r->baseline_c = NAN;
+        r->predicted_plateau_c = r->plateau_ci95_c = NAN;
+        analysis_metrics_init(&r->metrics, NAN);
+        return r;
+}
+
 void run_free(struct run *r) {
         if (!r)
                 return;
@@ -37,20 +49,29 @@ void run_free(struct run *r) {
         if (r->stress)
                 stress_reap_blocking(r->stress, STRESS_STOP_GRACE_MS);
         stress_free(r->stress);
-        if (r->csv)
-                fclose(r->csv);
-        for (size_t i = 0; i < r->n_phases; i++)
-                for (size_t j = 0; r->phases[i].command[j]; j++)
+        if (r->csv_fd >= 0)
+                close(r->csv_fd);
+        for (size_t i = 0; i < r->n_phases; i++) {
+                for (size_t j = 0; r->phases[i].command && r->phases[i].command[j]; j++)
                         free(r->phases[i].command[j]);
+                free(r->phases[i].command);
+                free(r->phases[i].stress_dir);
+        }
         run_series_free(&r->series);
+        free(r->row);
+        free(r->values);
         free(r->csv_ids);
         free(r->notes);
         free(r);
 }
 
+bool run_stress_stopping(const struct run *r) {
+        return r->stress != NULL;
+}
+
 /* The load's children are gone: drop their sources and the load. Never from
  * inside a child source's own callback. */
-static void run_load_release(struct run *r) {
+static void run_stress_release(struct run *r) {
         if (!r->stress || !stress_all_exited(r->stress))
                 return;
         for (size_t i = 0; i < ELEMENTSOF(r->child_sources); i++)
@@ -77,26 +98,26 @@ static int run_on_kill_timer(sd_event_source *es, uint64_t usec, void *userdata)
         return 0;
 }
 
-static void run_load_stop(struct run *r) {
+static void run_stress_stop(struct run *r) {
         if (!r->stress)
                 return;
         stress_stop(r->stress);
         if (!r->kill_timer)
-                sd_event_add_time_relative(r->daemon->event, &r->kill_timer, CLOCK_MONOTONIC,
+                sd_event_add_time_relative(r->host->event, &r->kill_timer, CLOCK_MONOTONIC,
                                            STRESS_STOP_GRACE_MS * 1000u, 0, run_on_kill_timer, r);
 }
 
-static int run_load_start(struct run *r, struct run_phase *p) {
-        int ret = stress_start(&p->load, &r->stress);
+static int run_stress_start(struct run *r, struct run_phase *p) {
+        int ret = stress_start(&p->stress, &r->stress);
 
         if (ret < 0)
                 return ret;
         for (size_t i = 0; i < stress_n_pids(r->stress); i++) {
-                ret = sd_event_add_child(r->daemon->event, &r->child_sources[i], stress_pid(r->stress, i),
+                ret = sd_event_add_child(r->host->event, &r->child_sources[i], stress_pid(r->stress, i),
                                          WEXITED, run_on_child, r);
                 if (ret < 0) {
                         stress_reap_blocking(r->stress, STRESS_STOP_GRACE_MS);
-                        run_load_release(r);
+                        run_stress_release(r);
                         return ret;
                 }
         }
@@ -119,34 +140,42 @@ static void run_recording_failed(struct run *r, const char *what, int err) {
 }
 
 static void run_write_json(struct run *r) {
-        json_object *doc = run_to_json(r, false);
-        int ret = run_store_write_json(r->dir, doc);
+        int ret = run_store_write(r, r->dir);
 
-        json_object_put(doc);
         if (ret < 0)
                 run_recording_failed(r, "writing run.json", -ret);
 }
 
 static int run_csv_header(struct run *r) {
-        const struct sensors *s = r->daemon->sensors;
+        const struct sensors *s = r->host->sensors;
+        const char **ids = calloc(s->n_temps + s->n_policies + 1, sizeof *ids);
+        char *header;
+        int ret;
 
         /* Columns are kept by id: a re-probe may reorder or drop sensors. */
         r->csv_ids = calloc(s->n_temps + s->n_policies + 1, sizeof *r->csv_ids);
-        if (!r->csv_ids)
+        r->row_size = samples_row_size(s->n_temps, s->n_policies);
+        r->row = malloc(r->row_size);
+        r->values = calloc(s->n_temps + s->n_policies + 1, sizeof *r->values);
+        if (!ids || !r->csv_ids || !r->row || !r->values) {
+                free(ids);
                 return -ENOMEM;
+        }
         r->csv_temps = s->n_temps;
         r->csv_policies = s->n_policies;
-        fputs(RUN_CSV_FIXED, r->csv);
-        for (size_t i = 0; i < s->n_temps; i++) {
+        for (size_t i = 0; i < s->n_temps; i++)
                 memcpy(r->csv_ids[i], s->temps[i].id, SENSORS_ID_MAX);
-                fprintf(r->csv, ",%s_c", s->temps[i].id);
-        }
-        for (size_t i = 0; i < s->n_policies; i++) {
+        for (size_t i = 0; i < s->n_policies; i++)
                 memcpy(r->csv_ids[s->n_temps + i], s->policies[i].id, SENSORS_ID_MAX);
-                fprintf(r->csv, ",%s_hz", s->policies[i].id);
-        }
-        fputc('\n', r->csv);
-        return 0;
+        for (size_t i = 0; i < s->n_temps + s->n_policies; i++)
+                ids[i] = r->csv_ids[i];
+        header = samples_header(ids, s->n_temps, ids + s->n_temps, s->n_policies);
+        free(ids);
+        if (!header)
+                return -ENOMEM;
+        ret = util_write_all(r->csv_fd, header, strlen(header));
+        free(header);
+        return ret;
 }
 
 /* Degrees C of the sensor with this id, NaN when it is gone or not answering. */
@@ -165,21 +194,12 @@ static double freq_by_id(const struct sensors *s, const char *id) {
         return NAN;
 }
 
-static void csv_number(FILE *f, double v, int decimals) {
-        if (isfinite(v))
-                fprintf(f, ",%.*f", decimals, v);
-        else
-                fputc(',', f);
-}
-
-static void run_flush(struct run *r, int64_t now_ms, bool sync) {
-        if (!r->csv || !r->recording_ok)
+/* samples.csv to the disk, at the end of the run. */
+static void run_sync(struct run *r) {
+        if (r->csv_fd < 0 || !r->recording_ok)
                 return;
-        if (fflush(r->csv) != 0 || ferror(r->csv) || (sync && fdatasync(fileno(r->csv)) < 0)) {
-                run_recording_failed(r, "writing samples.csv", errno ? errno : EIO);
-                return;
-        }
-        r->flushed_ms = now_ms;
+        if (fdatasync(r->csv_fd) < 0)
+                run_recording_failed(r, "writing samples.csv", errno);
 }
 
 static int run_phase_begin(struct run *r, int64_t now_ms) {
@@ -187,13 +207,13 @@ static int run_phase_begin(struct run *r, int64_t now_ms) {
         int ret;
 
         p->started_ms = now_ms;
-        if (p->has_load) {
-                ret = run_load_start(r, p);
+        if (p->has_stress) {
+                ret = run_stress_start(r, p);
                 if (ret < 0)
                         return ret;
         }
         run_log(r, LOG_INFO, "phase %zu (%s) started%s%s", r->phase_index, phase_name(p),
-                p->has_load ? ", load " : "", p->has_load ? load_type_to_string(p->load.type) : "");
+                p->has_stress ? ", load " : "", p->has_stress ? stress_type_to_string(p->stress.type) : "");
         run_write_json(r);
         return 0;
 }
@@ -203,8 +223,8 @@ static void run_phase_end(struct run *r, int64_t now_ms, const char *reason) {
         const struct run_series *s = &r->series;
 
         p->ended_ms = now_ms;
-        p->end_reason = reason;
-        run_load_stop(r);
+        snprintf(p->end_reason, sizeof p->end_reason, "%s", reason);
+        run_stress_stop(r);
         if (p->kind == ANALYSIS_PHASE_IDLE && s->n)
                 analysis_median(s->t_s, s->temp_c, s->n, ANALYSIS_BASELINE_IDLE_S, &r->baseline_c);
         /* what is known so far (baseline after idle, the heating fit after stress) */
@@ -216,18 +236,26 @@ static void run_finish(struct run *r, int64_t now_ms, enum run_state state) {
         r->state = state;
         r->ended_ms = now_ms;
         run_series_metrics(&r->series, r->ambient_c, &r->metrics);
-        run_flush(r, now_ms, true);
-        if (r->csv) {
-                fclose(r->csv);
-                r->csv = NULL;
+        run_sync(r);
+        if (r->csv_fd >= 0) {
+                close(r->csv_fd);
+                r->csv_fd = -1;
         }
+        /* what a finished run keeps is its record; the engine's memory goes */
+        run_series_free(&r->series);
+        free(r->row);
+        free(r->values);
+        free(r->csv_ids);
+        r->row = NULL;
+        r->values = NULL;
+        r->csv_ids = NULL;
         run_write_json(r);
         if (state == RUN_FINISHED)
                 run_log(r, LOG_NOTICE, "finished: plateau %.1f C, rise %.1f C, tau %.0f s",
                         r->metrics.plateau_c, r->metrics.rise_c, r->metrics.tau_heat_s);
         else
                 run_log(r, LOG_WARNING, "aborted: %s", r->abort_reason);
-        daemon_run_ended(r->daemon, r);
+        r->host->ended(r->host, r);
 }
 
 static void run_end_early(struct run *r, const char *end_reason, const char *reason, int64_t now_ms) {
@@ -277,33 +305,48 @@ static double run_work_rate(struct run *r, int64_t now_ms) {
         return rate;
 }
 
+/* One whole row per write(): a crash never leaves half a row behind, and a
+ * write cut short (a full disk) is taken back. */
 static void run_csv_row(struct run *r, int64_t now_ms, double hottest, double load) {
         const struct run_series *s = &r->series;
-        const struct sensors *sn = r->daemon->sensors;
+        const struct sensors *sn = r->host->sensors;
         size_t i = s->n - 1;
+        double *values = r->values;
+        struct samples_row row = {
+                .time_ms = now_ms, .elapsed_s = s->t_s[i], .phase = phase_name(&r->phases[r->phase_index]),
+                .temp_c = s->temp_c[i], .hottest_c = hottest, .freq_hz = s->freq_hz[i],
+                .max_allowed_hz = s->max_hz[i], .cooling_active = s->cooling[i], .load = load,
+                .work_rate = s->work_rate[i], .work_unit = isfinite(s->work_rate[i]) ? r->work_unit : "",
+        };
+        off_t end;
+        int len, ret;
 
-        if (!r->csv || !r->recording_ok)
+        if (r->csv_fd < 0 || !r->recording_ok)
                 return;
-        fprintf(r->csv, "%lld,%.3f,%s", (long long) now_ms, s->t_s[i], phase_name(&r->phases[r->phase_index]));
-        csv_number(r->csv, s->temp_c[i], 3);
-        csv_number(r->csv, hottest, 3);
-        csv_number(r->csv, s->freq_hz[i], 0);
-        csv_number(r->csv, s->max_hz[i], 0);
-        fprintf(r->csv, ",%d", s->cooling[i] ? 1 : 0);
-        csv_number(r->csv, load, 4);
-        csv_number(r->csv, s->work_rate[i], 1);
-        fprintf(r->csv, ",%s", isfinite(s->work_rate[i]) ? r->work_unit : "");
         /* the header's columns; a sensor gone since reads empty */
         for (size_t k = 0; k < r->csv_temps; k++)
-                csv_number(r->csv, temp_by_id(sn, r->csv_ids[k]), 3);
+                values[k] = temp_by_id(sn, r->csv_ids[k]);
         for (size_t k = 0; k < r->csv_policies; k++)
-                csv_number(r->csv, freq_by_id(sn, r->csv_ids[r->csv_temps + k]), 0);
-        fputc('\n', r->csv);
+                values[r->csv_temps + k] = freq_by_id(sn, r->csv_ids[r->csv_temps + k]);
+        len = samples_format_row(&row, values, r->csv_temps, values + r->csv_temps, r->csv_policies,
+                                 r->row, r->row_size);
+        if (len < 0) {
+                run_recording_failed(r, "formatting a row of samples.csv", -len);
+                return;
+        }
+        end = lseek(r->csv_fd, 0, SEEK_END);
+        ret = util_write_all(r->csv_fd, r->row, (size_t) len);
+        if (ret < 0) {
+                if (end >= 0 && ftruncate(r->csv_fd, end) < 0)
+                        ret = -errno;
+                run_recording_failed(r, "writing samples.csv", -ret);
+                return;
+        }
         r->n_samples++;
 }
 
 static void run_record(struct run *r, int64_t now_ms) {
-        const struct sensors *s = r->daemon->sensors;
+        const struct sensors *s = r->host->sensors;
         const struct cpufreq_policy *p = run_policy(s);
         const struct temp_sensor *hot = sensors_hottest(s);
         double t = (double) (now_ms - r->created_ms) / 1000.0;
@@ -318,13 +361,11 @@ static void run_record(struct run *r, int64_t now_ms) {
                 return;
         }
         run_csv_row(r, now_ms, hot ? hot->temp_mc / 1000.0 : NAN, s->load.ok ? s->load.total : NAN);
-        if (now_ms - r->flushed_ms >= RUN_FLUSH_MS)
-                run_flush(r, now_ms, false);
 }
 
 /* Returns true when the run was aborted. */
 static bool run_check_safety(struct run *r, int64_t now_ms) {
-        const struct sensors *s = r->daemon->sensors;
+        const struct sensors *s = r->host->sensors;
         const struct run_phase *p = &r->phases[r->phase_index];
         char reason[256];
 
@@ -338,7 +379,7 @@ static bool run_check_safety(struct run *r, int64_t now_ms) {
                 return true;
         }
         r->sensor_failures = isnan(r->series.temp_c[r->series.n - 1]) ? r->sensor_failures + 1 : 0;
-        if (p->has_load && r->sensor_failures >= RUN_SENSOR_LOSS_TICKS) {
+        if (p->has_stress && r->sensor_failures >= RUN_SENSOR_LOSS_TICKS) {
                 snprintf(reason, sizeof reason, "temperature sensor %s stopped answering during the load", r->sensor);
                 run_abort(r, reason, now_ms);
                 return true;
@@ -349,7 +390,7 @@ static bool run_check_safety(struct run *r, int64_t now_ms) {
                         if (stress_exit_status(r->stress, i, &code, &status) >= 0)
                                 break;
                 snprintf(reason, sizeof reason, "the %s load ended by itself (%s %d)",
-                         load_type_to_string(p->load.type), code == CLD_EXITED ? "exit status" : "signal", status);
+                         stress_type_to_string(p->stress.type), code == CLD_EXITED ? "exit status" : "signal", status);
                 run_abort(r, reason, now_ms);
                 return true;
         }
@@ -411,7 +452,7 @@ static void run_next_phase(struct run *r, int64_t now_ms, const char *reason) {
 void run_tick(struct run *r, int64_t now_ms) {
         const char *reason;
 
-        run_load_release(r);
+        run_stress_release(r);
         if (r->state != RUN_RUNNING)
                 return;
         run_record(r, now_ms);
@@ -428,8 +469,8 @@ void run_tick(struct run *r, int64_t now_ms) {
                 run_next_phase(r, now_ms, reason);
 }
 
-static int run_resolve_defaults(struct run *r, const struct daemon *d, char *err, size_t errlen) {
-        const struct sensors *s = d->sensors;
+static int run_resolve_defaults(struct run *r, const struct run_settings *set, char *err, size_t errlen) {
+        const struct sensors *s = r->host->sensors;
         const struct temp_sensor *hot = sensors_hottest(s);
         const struct cpufreq_policy *p = run_policy(s);
         int32_t trip_mc;
@@ -442,7 +483,7 @@ static int run_resolve_defaults(struct run *r, const struct daemon *d, char *err
                 snprintf(r->sensor, sizeof r->sensor, "%s", hot->id);
         }
         if (isnan(r->safety_limit_c))
-                r->safety_limit_c = d->cfg.safety_limit_c > 0 ? d->cfg.safety_limit_c :
+                r->safety_limit_c = set->safety_limit_c > 0 ? set->safety_limit_c :
                         sensors_lowest_hot_trip(s, &trip_mc) ? trip_mc / 1000.0 - RUN_SAFETY_MARGIN_C :
                         RUN_SAFETY_DEFAULT_C;
         if (hot && hot->temp_mc / 1000.0 >= r->safety_limit_c) {
@@ -455,17 +496,20 @@ static int run_resolve_defaults(struct run *r, const struct daemon *d, char *err
         return 0;
 }
 
-static int run_resolve_io(struct run *r, const struct daemon *d, char *err, size_t errlen) {
-        const char *dir = d->cfg.stress_dir[0] ? d->cfg.stress_dir : d->cfg.state_dir;
+static int run_resolve_io(struct run *r, const struct run_settings *set, char *err, size_t errlen) {
+        const char *dir = set->stress_dir && set->stress_dir[0] ? set->stress_dir : set->state_dir;
         char msg[256];
 
         for (size_t i = 0; i < r->n_phases; i++) {
                 struct run_phase *p = &r->phases[i];
-                if (!p->has_load || p->load.type != LOAD_IO)
+                if (!p->has_stress || p->stress.type != STRESS_IO)
                         continue;
-                snprintf(p->load_dir, sizeof p->load_dir, "%s", dir);
-                p->load.io_dir = p->load_dir;
-                if (load_spec_validate(&p->load, msg, sizeof msg) < 0) {
+                free(p->stress_dir);
+                p->stress_dir = strdup(dir);
+                if (!p->stress_dir)
+                        return -ENOMEM;
+                p->stress.io_dir = p->stress_dir;
+                if (stress_spec_validate(&p->stress, msg, sizeof msg) < 0) {
                         snprintf(err, errlen, "phases[%zu].%s", i, msg);
                         return -EINVAL;
                 }
@@ -473,11 +517,11 @@ static int run_resolve_io(struct run *r, const struct daemon *d, char *err, size
         return 0;
 }
 
-static int run_open_files(struct run *r, const struct daemon *d, char *err, size_t errlen) {
+static int run_open_files(struct run *r, const struct run_settings *set, char *err, size_t errlen) {
         char path[700];
-        int fd, ret;
+        int ret;
 
-        ret = run_store_dir(d->cfg.state_dir, r->id, r->dir, sizeof r->dir);
+        ret = run_store_dir(set->state_dir, r->id, r->dir, sizeof r->dir);
         if (ret >= 0)
                 ret = util_mkdir_p(r->dir, 0755);
         if (ret < 0) {
@@ -485,40 +529,42 @@ static int run_open_files(struct run *r, const struct daemon *d, char *err, size
                 return ret;
         }
         snprintf(path, sizeof path, "%s/samples.csv", r->dir);
-        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
-        r->csv = fd >= 0 ? fdopen(fd, "a") : NULL;
-        if (!r->csv) {
+        r->csv_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (r->csv_fd < 0) {
                 ret = -errno;
-                if (fd >= 0)
-                        close(fd);
                 snprintf(err, errlen, "cannot create %s: %s", path, strerror(-ret));
-                unlink(path);
-                rmdir(r->dir);          /* so the id is free for the next try */
+                /* only what this call made goes: an existing samples.csv is some run's data */
+                if (ret != -EEXIST)
+                        rmdir(r->dir);
                 return ret;
         }
         r->recording_ok = true;
         ret = run_csv_header(r);
-        if (ret < 0)
-                snprintf(err, errlen, "out of memory");
+        if (ret < 0) {
+                snprintf(err, errlen, "cannot write %s: %s", path, strerror(-ret));
+                close(r->csv_fd);
+                r->csv_fd = -1;
+                unlink(path);
+                rmdir(r->dir);
+        }
         return ret;
 }
 
-int run_start(struct daemon *d, struct run *r, char *err, size_t errlen) {
+int run_start(struct run *r, struct run_host *host, const struct run_settings *set, unsigned id,
+              char *err, size_t errlen) {
         int64_t now = util_now_ms();
         int ret;
 
-        r->daemon = d;
-        r->id = d->next_run_id;
+        r->host = host;
+        r->id = id;
         r->created_ms = now;
         r->state = RUN_RUNNING;
         if (!r->label[0])
                 snprintf(r->label, sizeof r->label, "run %u", r->id);
-        if ((ret = run_resolve_defaults(r, d, err, errlen)) < 0 ||
-            (ret = run_resolve_io(r, d, err, errlen)) < 0 ||
-            (ret = run_open_files(r, d, err, errlen)) < 0)
+        if ((ret = run_resolve_defaults(r, set, err, errlen)) < 0 ||
+            (ret = run_resolve_io(r, set, err, errlen)) < 0 ||
+            (ret = run_open_files(r, set, err, errlen)) < 0)
                 return ret;
-        d->next_run_id++;
-        r->flushed_ms = now;
         run_log(r, LOG_NOTICE, "started \"%s\": %zu phases, following %s, safety limit %.1f C",
                 r->label, r->n_phases, r->sensor, r->safety_limit_c);
         ret = run_phase_begin(r, now);

@@ -1,11 +1,10 @@
-/* run.h — runs: an idle / stress / cooldown protocol driven by the sampling tick, its safety, storage and metrics. */
+/* run.h — one run: an idle / stress / cooldown protocol driven by the sampling tick, its safety, storage and metrics. */
 #pragma once
 
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <systemd/sd-event.h>
 
 #include "analysis.h"
@@ -15,21 +14,18 @@
 #define RUN_PHASES_MAX 16
 #define RUN_LABEL_MAX 128
 #define RUN_NOTES_MAX 4096
-#define RUN_FLUSH_MS 5000               /* samples.csv reaches the kernel at least this often */
+#define RUN_ARGV_MAX 64                 /* strings of a command load */
+#define RUN_REASON_MAX 1024             /* bytes of an abort reason or recording error */
 #define RUN_SENSOR_LOSS_TICKS 3         /* consecutive failed reads of the run sensor under load */
 #define RUN_SAFETY_DEFAULT_C 85.0       /* without a hot/critical trip */
 #define RUN_SAFETY_MARGIN_C 5.0         /* below the lowest hot/critical trip */
-
-/* samples.csv starts with these columns; then one per temperature sensor
- * ("<id>_c") and per cpufreq policy ("<policy>_hz"). */
-#define RUN_CSV_FIXED "time_ms,elapsed_s,phase,temp_c,hottest_c,freq_hz,max_allowed_hz,cooling_active,load,work_rate_per_s,work_unit"
-#define RUN_CSV_FIXED_COLUMNS 11
 
 enum run_state {
         RUN_RUNNING,
         RUN_FINISHED,
         RUN_ABORTED,
         RUN_INTERRUPTED,
+        _RUN_STATE_MAX,
 };
 
 enum phase_until {
@@ -37,6 +33,7 @@ enum phase_until {
         UNTIL_STABLE,
         UNTIL_PLATEAU,
         UNTIL_BASELINE,
+        _UNTIL_MAX,
 };
 
 struct run_phase {
@@ -44,12 +41,12 @@ struct run_phase {
         enum phase_until until;
         uint64_t duration_ms, min_ms, max_ms;   /* ms; min 0 = none */
         uint64_t window_ms;             /* ms, slope window of stable/plateau */
-        bool has_load;
-        struct load_spec load;          /* strings below are owned here */
-        char *command[65];              /* command argv, NULL-terminated */
-        char load_dir[512];             /* io: where the test files go */
+        bool has_stress;
+        struct stress_spec stress;      /* its argv and io_dir point to the two below */
+        char **command;                 /* command argv, NULL-terminated; owned; NULL unless a command load */
+        char *stress_dir;               /* io: where the test files go; owned; NULL until the run starts */
         int64_t started_ms, ended_ms;   /* Unix ms, 0 = not yet */
-        const char *end_reason;         /* static string, NULL while running */
+        char end_reason[16];            /* "duration", "plateau", "stopped" ...; "" while running */
 };
 
 /* The series a run keeps in memory for its analysis, one entry per sample. */
@@ -63,80 +60,113 @@ struct run_series {
         enum analysis_phase *phase;
 };
 
-struct daemon;
+struct run;
+
+/* What the engine needs from its owner (runs.c), and nothing else of the daemon. */
+struct run_host {
+        sd_event *event;                /* the loads' child sources and kill timers */
+        const struct sensors *sensors;  /* the latest reading; the owner keeps it current */
+        /* The run reached its final state (its load may still be stopping). */
+        void (*ended)(struct run_host *host, struct run *r);
+};
+
+/* Where a run goes and what it defaults to; resolved when it starts. */
+struct run_settings {
+        const char *state_dir;          /* runs/<id>/ is created below it */
+        const char *stress_dir;         /* io loads' files; "" = state_dir */
+        double safety_limit_c;          /* C; 0 = lowest hot/critical trip - margin, else the default */
+};
 
 struct run {
+        /* The record: what run.json holds, for a live run and a finished one alike. */
         unsigned id;
         char label[RUN_LABEL_MAX];
         char *notes;
         enum run_state state;
         size_t n_phases, phase_index;
         struct run_phase phases[RUN_PHASES_MAX];
-        char abort_reason[1024];
+        char abort_reason[RUN_REASON_MAX];
         int64_t created_ms, ended_ms;   /* Unix ms */
         double ambient_c;               /* C, NaN when not given */
         double safety_limit_c;          /* C */
         char sensor[SENSORS_ID_MAX];
         struct board_info board;
         struct run_metrics metrics;
+        char work_unit[16];
+        bool recording_ok;
+        char recording_error[RUN_REASON_MAX];
+        size_t n_samples;               /* rows written */
+
+        /* The engine: set while the run is live (host is NULL for a run read from disk). */
+        struct run_host *host;
         double baseline_c;              /* C, fixed when the idle phase ends; NaN before */
         double predicted_plateau_c;     /* C, live estimate under load */
         double plateau_ci95_c;
         double max_allowed_hz;          /* Hz, the run policy's scaling max at start: below it under load is throttling */
-
-        struct daemon *daemon;
         struct run_series series;
-        struct stress *stress;
-        sd_event_source *child_sources[LOAD_WORKERS_MAX];
+        struct stress *stress;          /* the load's workers, until they have all exited */
+        sd_event_source *child_sources[STRESS_WORKERS_MAX];
         sd_event_source *kill_timer;    /* SIGKILL what ignored SIGTERM */
         uint64_t work_prev;             /* work counter at the previous tick */
         int64_t work_prev_ms;
         double work_rate;               /* per second, last tick */
-        char work_unit[16];
         unsigned sensor_failures;       /* consecutive */
         size_t phase_first;             /* index in series of the current phase's first sample */
         int64_t last_plateau_check_ms;
-
         char dir[600];                  /* state_dir/runs/<id> */
-        FILE *csv;
-        bool recording_ok;
-        char recording_error[1024];
-        size_t n_samples;               /* rows written */
-        int64_t flushed_ms;
+        int csv_fd;                     /* samples.csv, O_APPEND; -1 when closed */
+        char *row;                      /* one formatted row */
+        double *values;                 /* its per-sensor values, in header order */
+        size_t row_size;                /* bytes */
         char (*csv_ids)[SENSORS_ID_MAX]; /* the per-sensor columns of the header, temperatures then policies */
         size_t csv_temps, csv_policies;
 };
 
-/* Parse and validate a POSTed definition; err names the field. */
+/* A zeroed run with every "unknown" marked (NaN, no file open). */
+struct run *run_alloc(void);
+/* Parse and validate a POSTed definition; err names the field. (run-def.c) */
 int run_parse(json_object *def, const struct sensors *s, struct run **ret, char *err, size_t errlen);
-/* Take the next id, create its directory and files, start the first phase. */
-int run_start(struct daemon *d, struct run *r, char *err, size_t errlen);
-/* Called after every sensor read while the run is running. */
+/* Resolve the defaults, create state_dir/runs/<id> and its files, start the
+ * first phase. On error nothing is left on disk and err says why. */
+int run_start(struct run *r, struct run_host *host, const struct run_settings *set, unsigned id,
+              char *err, size_t errlen);
+/* Called after every sensor read while the run is live or its load stops. */
 void run_tick(struct run *r, int64_t now_ms);
 /* End the run now: stopped by a request, or the daemon shuts down. */
 void run_abort(struct run *r, const char *reason, int64_t now_ms);
 void run_stop(struct run *r, int64_t now_ms);
+/* The load of an ended run is still stopping. */
+bool run_stress_stopping(const struct run *r);
+/* Stops and reaps a load still running (blocking, bounded), frees. Accepts NULL. */
 void run_free(struct run *r);
 
+/* run.json: the one declaration of the document, both ways. (run-json.c) */
 json_object *run_to_json(const struct run *r, bool live);
-json_object *run_metrics_to_json(const struct run_metrics *m, const char *work_unit);
+/* A document run_to_json() wrote; err names what is wrong. The run has no host. */
+int run_from_json(json_object *doc, struct run **ret, char *err, size_t errlen);
 const char *run_state_to_string(enum run_state s);
 const char *run_phase_kind_to_string(enum analysis_phase k);
+const char *run_until_to_string(enum phase_until u);
+/* The enum value, or -EINVAL. */
+int run_phase_kind_from_string(const char *s);
+int run_until_from_string(const char *s);
 
+/* The in-memory series and the metrics computed over it. (run-store.c) */
 int run_series_append(struct run_series *s, double t_s, double temp_c, double freq_hz, double max_hz,
                       double work_rate, bool cooling, enum analysis_phase phase);
 void run_series_free(struct run_series *s);
 void run_series_metrics(const struct run_series *s, double ambient_c, struct run_metrics *ret);
 
-/* Runs on disk. */
+/* Runs on disk. (run-store.c) */
 int run_store_dir(const char *state_dir, unsigned id, char *buf, size_t size);
-/* Atomic replace: temp file, fsync, rename, fsync the directory. */
-int run_store_write_json(const char *dir, json_object *doc);
-json_object *run_store_read_json(const char *dir);
-/* Every runs/<id>/run.json under state_dir, oldest first; runs left
- * "running" by a crash are rewritten as "interrupted" with metrics from
- * their samples. Returns the count or -errno. */
-int run_store_load_all(const char *state_dir, json_object ***ret, size_t *n, char *warn, size_t warnlen);
+/* run.json of r, replaced atomically. */
+int run_store_write(const struct run *r, const char *dir);
+/* Every run under state_dir/runs, oldest first; runs left "running" by a
+ * crash are rewritten as "interrupted" with metrics from their samples.
+ * max_id gets the highest id of any run directory, readable or not, so a
+ * new id never points at an existing directory. Returns the count or -errno. */
+int run_store_load_all(const char *state_dir, struct run ***ret, size_t *n, unsigned *max_id,
+                       char *warn, size_t warnlen);
 int run_store_delete(const char *state_dir, unsigned id);
 /* The fixed columns of every complete row of dir/samples.csv; returns the
  * last row's time_ms, 0 for none. unit gets the work unit seen last. */

@@ -59,7 +59,7 @@ struct stress_worker {
 };
 
 struct stress {
-        enum load_type type;
+        enum stress_type type;
         bool stopping;                          /* stop or kill was called */
         size_t n;
         struct stress_slot *slots;              /* n slots, MAP_SHARED */
@@ -82,11 +82,11 @@ struct worker_ctx {
         uint64_t blocks, ios;                   /* io: file size in blocks, I/Os so far */
 };
 
-static const char *const load_type_table[_LOAD_TYPE_MAX] = {
-        [LOAD_CPU] = "cpu",
-        [LOAD_MEMORY] = "memory",
-        [LOAD_IO] = "io",
-        [LOAD_COMMAND] = "command",
+static const char *const stress_type_table[_STRESS_TYPE_MAX] = {
+        [STRESS_CPU] = "cpu",
+        [STRESS_MEMORY] = "memory",
+        [STRESS_IO] = "io",
+        [STRESS_COMMAND] = "command",
 };
 
 static const char *const cpu_method_table[_CPU_METHOD_MAX] = {
@@ -155,13 +155,13 @@ static bool slot_read(struct stress_slot *slot, uint64_t *ret) {
 
 /* ---- names, defaults, validation ---- */
 
-const char *load_type_to_string(enum load_type t) {
-        return (unsigned) t < _LOAD_TYPE_MAX ? load_type_table[t] : NULL;
+const char *stress_type_to_string(enum stress_type t) {
+        return (unsigned) t < _STRESS_TYPE_MAX ? stress_type_table[t] : NULL;
 }
 
-int load_type_from_string(const char *s) {
-        for (int i = 0; s && i < _LOAD_TYPE_MAX; i++)
-                if (strcmp(s, load_type_table[i]) == 0)
+int stress_type_from_string(const char *s) {
+        for (int i = 0; s && i < _STRESS_TYPE_MAX; i++)
+                if (strcmp(s, stress_type_table[i]) == 0)
                         return i;
         return -EINVAL;
 }
@@ -177,13 +177,13 @@ int cpu_method_from_string(const char *s) {
         return -EINVAL;
 }
 
-void load_spec_init(struct load_spec *spec, enum load_type type) {
-        *spec = (struct load_spec) {
+void stress_spec_init(struct stress_spec *spec, enum stress_type type) {
+        *spec = (struct stress_spec) {
                 .type = type,
                 .method = CPU_METHOD_SQRT,
                 .duty_pct = 100,
-                .memory_bytes = LOAD_MEMORY_DEFAULT,
-                .io_file_bytes = LOAD_IO_FILE_DEFAULT,
+                .memory_bytes = STRESS_MEMORY_DEFAULT,
+                .io_file_bytes = STRESS_IO_FILE_DEFAULT,
         };
 }
 
@@ -216,22 +216,22 @@ static size_t cpus_usable(int cpus[static CPU_SETSIZE]) {
         return n;
 }
 
-static unsigned spec_workers(const struct load_spec *spec) {
+static unsigned spec_workers(const struct stress_spec *spec) {
         int cpus[CPU_SETSIZE];
 
         if (spec->workers > 0)
                 return spec->workers;
-        if (spec->type == LOAD_CPU || spec->type == LOAD_MEMORY)
+        if (spec->type == STRESS_CPU || spec->type == STRESS_MEMORY)
                 return (unsigned) cpus_usable(cpus);
         return 1;
 }
 
-static int validate_memory(const struct load_spec *spec, char *err, size_t n) {
+static int validate_memory(const struct stress_spec *spec, char *err, size_t n) {
         uint64_t ram, total;
 
-        if (spec->memory_bytes < LOAD_MEMORY_MIN || spec->memory_bytes > LOAD_MEMORY_MAX)
+        if (spec->memory_bytes < STRESS_MEMORY_MIN || spec->memory_bytes > STRESS_MEMORY_MAX)
                 return errf(err, n, "load.memory: must be between %" PRIu64 " and %" PRIu64 " MiB per worker",
-                            LOAD_MEMORY_MIN >> 20, LOAD_MEMORY_MAX >> 20);
+                            STRESS_MEMORY_MIN >> 20, STRESS_MEMORY_MAX >> 20);
         long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
         ram = pages > 0 && page_size > 0 ? (uint64_t) pages * (uint64_t) page_size : 0;
         total = spec->memory_bytes * spec_workers(spec);
@@ -241,7 +241,7 @@ static int validate_memory(const struct load_spec *spec, char *err, size_t n) {
         return 0;
 }
 
-static int validate_io(const struct load_spec *spec, char *err, size_t n) {
+static int validate_io(const struct stress_spec *spec, char *err, size_t n) {
         struct statvfs sv;
         struct stat st;
         uint64_t need, avail;
@@ -254,10 +254,10 @@ static int validate_io(const struct load_spec *spec, char *err, size_t n) {
                 return errf(err, n, "load.dir: %s: not a directory", spec->io_dir);
         if (faccessat(AT_FDCWD, spec->io_dir, W_OK | X_OK, AT_EACCESS) < 0)
                 return errf(err, n, "load.dir: %s: %s", spec->io_dir, strerror(errno));
-        if (spec->io_file_bytes < LOAD_IO_FILE_MIN || spec->io_file_bytes > LOAD_IO_FILE_MAX ||
-            spec->io_file_bytes % LOAD_IO_BLOCK != 0)
+        if (spec->io_file_bytes < STRESS_IO_FILE_MIN || spec->io_file_bytes > STRESS_IO_FILE_MAX ||
+            spec->io_file_bytes % STRESS_IO_BLOCK != 0)
                 return errf(err, n, "load.file_size: must be a multiple of 4 KiB between %" PRIu64 " and %" PRIu64 " MiB",
-                            LOAD_IO_FILE_MIN >> 20, LOAD_IO_FILE_MAX >> 20);
+                            STRESS_IO_FILE_MIN >> 20, STRESS_IO_FILE_MAX >> 20);
         need = spec->io_file_bytes * spec_workers(spec);
         if (statvfs(spec->io_dir, &sv) == 0) {
                 avail = (uint64_t) sv.f_bavail * (uint64_t) sv.f_frsize;
@@ -268,7 +268,7 @@ static int validate_io(const struct load_spec *spec, char *err, size_t n) {
         return 0;
 }
 
-static int validate_command(const struct load_spec *spec, char *err, size_t n) {
+static int validate_command(const struct stress_spec *spec, char *err, size_t n) {
         if (!spec->argv || !spec->argv[0] || spec->argv[0][0] == '\0')
                 return errf(err, n, "load.command: must name a program");
         if (spec->workers > 1)
@@ -278,21 +278,21 @@ static int validate_command(const struct load_spec *spec, char *err, size_t n) {
         return 0;
 }
 
-int load_spec_validate(const struct load_spec *spec, char *err, size_t n) {
-        if ((unsigned) spec->type >= _LOAD_TYPE_MAX)
+int stress_spec_validate(const struct stress_spec *spec, char *err, size_t n) {
+        if ((unsigned) spec->type >= _STRESS_TYPE_MAX)
                 return errf(err, n, "load.type: must be cpu, memory, io or command");
-        if (spec->workers > LOAD_WORKERS_MAX)
-                return errf(err, n, "load.workers: must be at most %u", LOAD_WORKERS_MAX);
+        if (spec->workers > STRESS_WORKERS_MAX)
+                return errf(err, n, "load.workers: must be at most %u", STRESS_WORKERS_MAX);
         if (spec->duty_pct < 1 || spec->duty_pct > 100)
                 return errf(err, n, "load.duty: must be between 1 and 100 (%%)");
         switch (spec->type) {
-        case LOAD_CPU:
+        case STRESS_CPU:
                 if ((unsigned) spec->method >= _CPU_METHOD_MAX)
                         return errf(err, n, "load.method: must be sqrt, fma or matrix");
                 return 0;
-        case LOAD_MEMORY:
+        case STRESS_MEMORY:
                 return validate_memory(spec, err, n);
-        case LOAD_IO:
+        case STRESS_IO:
                 return validate_io(spec, err, n);
         default:
                 return validate_command(spec, err, n);
@@ -399,8 +399,8 @@ static void io_one(struct worker_ctx *w, void *buf, size_t size, uint64_t off, b
 /* Random 4 KiB blocks, writes and reads alternating. */
 static uint64_t kernel_io(struct worker_ctx *w, uint64_t n) {
         for (uint64_t i = 0; i < n; i++) {
-                uint64_t off = (xorshift64(&w->rng) % w->blocks) * LOAD_IO_BLOCK;
-                io_one(w, w->buf, LOAD_IO_BLOCK, off, (w->ios++ & 1) == 0);
+                uint64_t off = (xorshift64(&w->rng) % w->blocks) * STRESS_IO_BLOCK;
+                io_one(w, w->buf, STRESS_IO_BLOCK, off, (w->ios++ & 1) == 0);
         }
         return n;
 }
@@ -434,7 +434,7 @@ static uint64_t batch_next(uint64_t n, uint64_t took_ns) {
 }
 
 static _Noreturn void worker_loop(struct worker_ctx *w) {
-        const uint64_t slice = LOAD_DUTY_SLICE_MS * NSEC_PER_MSEC;
+        const uint64_t slice = STRESS_DUTY_SLICE_MS * NSEC_PER_MSEC;
         const uint64_t busy = slice * w->duty_pct / 100;
         uint64_t n = 1, total = 0, start = now_ns();
 
@@ -481,8 +481,8 @@ static void worker_init_io(struct worker_ctx *w, int fd, uint64_t bytes) {
         void *p;
 
         w->fd = fd;
-        w->blocks = bytes / LOAD_IO_BLOCK;
-        if (posix_memalign(&p, LOAD_IO_BLOCK, IO_LAYOUT_CHUNK) != 0)
+        w->blocks = bytes / STRESS_IO_BLOCK;
+        if (posix_memalign(&p, STRESS_IO_BLOCK, IO_LAYOUT_CHUNK) != 0)
                 _exit(EXIT_FAILURE);
         for (size_t i = 0; i < IO_LAYOUT_CHUNK; i++)
                 ((uint8_t *) p)[i] = (uint8_t) xorshift64(&w->rng);
@@ -493,7 +493,7 @@ static void worker_init_io(struct worker_ctx *w, int fd, uint64_t bytes) {
         w->buf = p;     /* its first block serves the random I/Os */
 }
 
-static _Noreturn void worker_run(const struct load_spec *spec, struct stress_slot *slot,
+static _Noreturn void worker_run(const struct stress_spec *spec, struct stress_slot *slot,
                                  unsigned index, int fd, pid_t parent) {
         struct worker_ctx w = {
                 .slot = slot,
@@ -506,13 +506,13 @@ static _Noreturn void worker_run(const struct load_spec *spec, struct stress_slo
         sigemptyset(&none);
         child_setup(parent, SIGKILL, &none);
         switch (spec->type) {
-        case LOAD_CPU:
+        case STRESS_CPU:
                 w.batch = spec->method == CPU_METHOD_SQRT ? kernel_sqrt :
                           spec->method == CPU_METHOD_FMA ? kernel_fma : kernel_matrix;
                 if (spec->method == CPU_METHOD_MATRIX)
                         worker_init_matrix(&w);
                 break;
-        case LOAD_MEMORY:
+        case STRESS_MEMORY:
                 w.batch = kernel_memory;
                 worker_init_memory(&w, spec->memory_bytes);
                 break;
@@ -680,7 +680,7 @@ static int io_open(const char *dir, bool buffered, bool *ret_direct) {
 
 /* ---- the parent side ---- */
 
-static int stress_fork_one(struct stress *s, const struct load_spec *spec, size_t i,
+static int stress_fork_one(struct stress *s, const struct stress_spec *spec, size_t i,
                            const int *fds, int cpu) {
         pid_t parent = getpid(), pid;
 
@@ -691,7 +691,7 @@ static int stress_fork_one(struct stress *s, const struct load_spec *spec, size_
                 for (size_t j = 0; fds && j < s->n; j++)
                         if (j != i)
                                 (void) close(fds[j]);
-                if (spec->type == LOAD_COMMAND)
+                if (spec->type == STRESS_COMMAND)
                         supervisor_run(spec->argv, &s->slots[i], parent);
                 worker_run(spec, &s->slots[i], (unsigned) i, fds ? fds[i] : -1, parent);
         }
@@ -707,7 +707,7 @@ static int stress_fork_one(struct stress *s, const struct load_spec *spec, size_
         return 0;
 }
 
-static int stress_open_io(struct stress *s, const struct load_spec *spec, int *fds) {
+static int stress_open_io(struct stress *s, const struct stress_spec *spec, int *fds) {
         for (size_t i = 0; i < s->n; i++) {
                 bool direct;
                 int fd = io_open(spec->io_dir, spec->io_buffered, &direct);
@@ -726,7 +726,7 @@ static void fds_close(int *fds, size_t n) {
         free(fds);
 }
 
-static int stress_new(enum load_type type, size_t n, struct stress **ret) {
+static int stress_new(enum stress_type type, size_t n, struct stress **ret) {
         struct stress *s;
 
         s = calloc(1, sizeof *s + n * sizeof s->workers[0]);
@@ -743,17 +743,17 @@ static int stress_new(enum load_type type, size_t n, struct stress **ret) {
         return 0;
 }
 
-int stress_start(const struct load_spec *spec, struct stress **ret) {
+int stress_start(const struct stress_spec *spec, struct stress **ret) {
         int cpus[CPU_SETSIZE], *fds = NULL, r;
         size_t ncpus = cpus_usable(cpus);
         struct stress *s;
 
-        if (load_spec_validate(spec, NULL, 0) < 0)
+        if (stress_spec_validate(spec, NULL, 0) < 0)
                 return -EINVAL;
         r = stress_new(spec->type, spec_workers(spec), &s);
         if (r < 0)
                 return r;
-        if (spec->type == LOAD_IO) {
+        if (spec->type == STRESS_IO) {
                 fds = malloc(s->n * sizeof *fds);
                 if (!fds) {
                         r = -ENOMEM;
@@ -765,7 +765,7 @@ int stress_start(const struct load_spec *spec, struct stress **ret) {
                         goto fail;
         }
         for (size_t i = 0; i < s->n; i++) {
-                r = stress_fork_one(s, spec, i, fds, spec->type == LOAD_COMMAND ? -1 : cpus[i % ncpus]);
+                r = stress_fork_one(s, spec, i, fds, spec->type == STRESS_COMMAND ? -1 : cpus[i % ncpus]);
                 if (r < 0)
                         goto fail;
         }
@@ -778,7 +778,7 @@ fail:
         return r;
 }
 
-enum load_type stress_type(const struct stress *s) {
+enum stress_type stress_get_type(const struct stress *s) {
         return s->type;
 }
 
@@ -807,17 +807,17 @@ uint64_t stress_work_done(struct stress *s) {
 }
 
 const char *stress_work_unit(const struct stress *s) {
-        static const char *const units[_LOAD_TYPE_MAX] = {
-                [LOAD_CPU] = "ops",
-                [LOAD_MEMORY] = "bytes",
-                [LOAD_IO] = "ios",
-                [LOAD_COMMAND] = "none",
+        static const char *const units[_STRESS_TYPE_MAX] = {
+                [STRESS_CPU] = "ops",
+                [STRESS_MEMORY] = "bytes",
+                [STRESS_IO] = "ios",
+                [STRESS_COMMAND] = "none",
         };
         return units[s->type];
 }
 
 bool stress_io_direct(const struct stress *s) {
-        if (s->type != LOAD_IO)
+        if (s->type != STRESS_IO)
                 return false;
         for (size_t i = 0; i < s->n; i++)
                 if (!atomic_load_explicit(&s->slots[i].io_direct, memory_order_relaxed))
@@ -826,7 +826,7 @@ bool stress_io_direct(const struct stress *s) {
 }
 
 pid_t stress_command_pgid(const struct stress *s) {
-        if (s->type != LOAD_COMMAND || s->n == 0)
+        if (s->type != STRESS_COMMAND || s->n == 0)
                 return 0;
         return atomic_load_explicit(&s->slots[0].pgid, memory_order_acquire);
 }
@@ -840,7 +840,7 @@ static int stress_signal(struct stress *s, int sig) {
                 if (w->pid <= 0 || w->exited)
                         continue;
                 /* Only while the supervisor is unreaped: its orphans hold the pgid. */
-                if (sig == SIGKILL && s->type == LOAD_COMMAND && stress_command_pgid(s) > 0)
+                if (sig == SIGKILL && s->type == STRESS_COMMAND && stress_command_pgid(s) > 0)
                         (void) kill(-stress_command_pgid(s), SIGKILL);
                 if (kill(w->pid, sig) < 0 && errno != ESRCH && r == 0)
                         r = -errno;

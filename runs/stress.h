@@ -43,12 +43,12 @@
  * it. The reader retries a few times and otherwise keeps the last consistent
  * value, so a worker killed in the middle of an update cannot hang it. */
 
-enum load_type {
-        LOAD_CPU,
-        LOAD_MEMORY,
-        LOAD_IO,
-        LOAD_COMMAND,
-        _LOAD_TYPE_MAX,
+enum stress_type {
+        STRESS_CPU,
+        STRESS_MEMORY,
+        STRESS_IO,
+        STRESS_COMMAND,
+        _STRESS_TYPE_MAX,
 };
 
 enum cpu_method {
@@ -58,37 +58,37 @@ enum cpu_method {
         _CPU_METHOD_MAX,
 };
 
-#define LOAD_WORKERS_MAX 256u
-#define LOAD_DUTY_SLICE_MS 100u                         /* a worker is busy duty_pct % of each slice */
-#define LOAD_MEMORY_DEFAULT (UINT64_C(64) << 20)        /* bytes per memory worker */
-#define LOAD_MEMORY_MIN (UINT64_C(1) << 20)
-#define LOAD_MEMORY_MAX (UINT64_C(1) << 30)             /* also: all workers together at most half the RAM */
-#define LOAD_IO_FILE_DEFAULT (UINT64_C(64) << 20)       /* bytes per io worker */
-#define LOAD_IO_FILE_MIN (UINT64_C(1) << 20)
-#define LOAD_IO_FILE_MAX (UINT64_C(1) << 30)            /* fits a 32-bit off_t too */
-#define LOAD_IO_BLOCK 4096u                             /* bytes per I/O */
+#define STRESS_WORKERS_MAX 256u
+#define STRESS_DUTY_SLICE_MS 100u                         /* a worker is busy duty_pct % of each slice */
+#define STRESS_MEMORY_DEFAULT (UINT64_C(64) << 20)        /* bytes per memory worker */
+#define STRESS_MEMORY_MIN (UINT64_C(1) << 20)
+#define STRESS_MEMORY_MAX (UINT64_C(1) << 30)             /* also: all workers together at most half the RAM */
+#define STRESS_IO_FILE_DEFAULT (UINT64_C(64) << 20)       /* bytes per io worker */
+#define STRESS_IO_FILE_MIN (UINT64_C(1) << 20)
+#define STRESS_IO_FILE_MAX (UINT64_C(1) << 30)            /* fits a 32-bit off_t too */
+#define STRESS_IO_BLOCK 4096u                             /* bytes per I/O */
 #define STRESS_STOP_GRACE_MS 1000u                      /* SIGTERM to SIGKILL */
 
 /* What to run. The strings are the caller's and are only read during
- * stress_start(). Fill with load_spec_init() first: it sets the defaults. */
-struct load_spec {
-        enum load_type type;
+ * stress_start(). Fill with stress_spec_init() first: it sets the defaults. */
+struct stress_spec {
+        enum stress_type type;
         unsigned workers;               /* processes; 0 = cpu, memory: one per CPU we may run on; io: 1. command: must be 0 or 1 */
         enum cpu_method method;         /* cpu only */
-        unsigned duty_pct;              /* 1..100: % busy in each LOAD_DUTY_SLICE_MS slice; cpu, memory, io. command: must be 100 */
+        unsigned duty_pct;              /* 1..100: % busy in each STRESS_DUTY_SLICE_MS slice; cpu, memory, io. command: must be 100 */
         uint64_t memory_bytes;          /* bytes of buffer per memory worker */
         const char *io_dir;             /* io: existing directory for the test files (one per worker, unlinked at once) */
-        uint64_t io_file_bytes;         /* bytes per io worker's file, a multiple of LOAD_IO_BLOCK */
+        uint64_t io_file_bytes;         /* bytes per io worker's file, a multiple of STRESS_IO_BLOCK */
         bool io_buffered;               /* io: do not even try O_DIRECT (O_DSYNC only) */
         char **argv;                    /* command: NULL-terminated; argv[0] looked up in PATH */
 };
 
-void load_spec_init(struct load_spec *spec, enum load_type type);
+void stress_spec_init(struct stress_spec *spec, enum stress_type type);
 
 /* Names used in the API and the config: "cpu", "memory", "io", "command";
  * "sqrt", "fma", "matrix". from_string returns the enum value or -EINVAL. */
-const char *load_type_to_string(enum load_type t);
-int load_type_from_string(const char *s);
+const char *stress_type_to_string(enum stress_type t);
+int stress_type_from_string(const char *s);
 const char *cpu_method_to_string(enum cpu_method m);
 int cpu_method_from_string(const char *s);
 
@@ -96,7 +96,7 @@ int cpu_method_from_string(const char *s);
  * 0, or -EINVAL with a message naming the field in err ("load.workers: must
  * be at most 256"). Field names: load.type, load.workers, load.method,
  * load.duty, load.memory, load.dir, load.file_size, load.command. */
-int load_spec_validate(const struct load_spec *spec, char *err, size_t n);
+int stress_spec_validate(const struct stress_spec *spec, char *err, size_t n);
 
 struct stress;
 
@@ -104,9 +104,9 @@ struct stress;
  * io files, forks the workers and pins cpu, memory and io worker i to the i-th
  * CPU of our affinity mask (wrapping). Returns at once. On failure no child
  * is left running. -errno on failure. */
-int stress_start(const struct load_spec *spec, struct stress **ret);
+int stress_start(const struct stress_spec *spec, struct stress **ret);
 
-enum load_type stress_type(const struct stress *s);
+enum stress_type stress_get_type(const struct stress *s);
 size_t stress_n_pids(const struct stress *s);
 pid_t stress_pid(const struct stress *s, size_t i);
 /* CPU worker i is pinned to, -1 for command loads. */

@@ -1,4 +1,4 @@
-/* api.c — the JSON API: routes requests to handlers that read the daemon's cached state. */
+/* api.c — the JSON API: routes requests to handlers that read the state the daemon hands over. */
 #include "api.h"
 
 #include <errno.h>
@@ -9,65 +9,68 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api-runs.h"
+#include "api-internal.h"
 #include "build-config.h"
-#include "daemon.h"
+#include "config.h"
 #include "duration.h"
+#include "history.h"
 #include "json-sensors.h"
 #include "json-util.h"
-#include "run.h"
-#include "tick.h"
+#include "runs.h"
+#include "simulate.h"
 #include "util.h"
 
 #define HISTORY_POINTS_DEFAULT 300
-#define HISTORY_POINTS_MAX 10000
 #define HISTORY_WINDOW_DEFAULT_MS (15 * 60 * 1000)
 
-static void api_status_simulator(const struct daemon *d, json_object *root) {
+static void api_status_simulator(const struct api *a, json_object *root) {
+        const struct simulate_config *sc = &a->ctx.cfg->sim;
+        const struct simulator *sim = a->ctx.sim;
         char buf[32];
         json_object *o;
 
-        if (!d->sim) {
+        if (!sim) {
                 json_object_object_add(root, "simulator", NULL);
                 return;
         }
         o = json_object_new_object();
-        json_object_object_add(o, "board", json_object_new_string(d->cfg.sim.board));
-        json_object_object_add(o, "ambient", json_new_number(d->cfg.sim.ambient_c, 2));
-        json_object_object_add(o, "tau", json_object_new_string(duration_format(d->cfg.sim.tau_ms, buf, sizeof buf)));
-        json_object_object_add(o, "tau_s", json_new_number(d->cfg.sim.tau_ms / 1000.0, 3));
-        json_object_object_add(o, "rise", json_new_number(d->cfg.sim.rise_c, 2));
-        json_object_object_add(o, "quantize", json_object_new_boolean(d->cfg.sim.quantize));
-        json_object_object_add(o, "model_celsius", json_new_number(simulator_temp_c(d->sim), 3));
-        json_object_object_add(o, "host_load", json_new_number(simulator_load(d->sim), 4));
-        json_object_object_add(o, "sysfs_root", json_object_new_string(simulator_sysfs_root(d->sim)));
+        json_object_object_add(o, "board", json_object_new_string(sc->board));
+        json_object_object_add(o, "ambient", json_new_number(sc->ambient_c, 2));
+        json_object_object_add(o, "tau", json_object_new_string(duration_format(sc->tau_ms, buf, sizeof buf)));
+        json_object_object_add(o, "tau_s", json_new_number(sc->tau_ms / 1000.0, 3));
+        json_object_object_add(o, "rise", json_new_number(sc->rise_c, 2));
+        json_object_object_add(o, "quantize", json_object_new_boolean(sc->quantize));
+        json_object_object_add(o, "model_celsius", json_new_number(simulator_temp_c(sim), 3));
+        json_object_object_add(o, "host_load", json_new_number(simulator_load(sim), 4));
+        json_object_object_add(o, "sysfs_root", json_object_new_string(simulator_sysfs_root(sim)));
         json_object_object_add(root, "simulator", o);
 }
 
-static json_object *api_status_storage(const struct daemon *d) {
+static json_object *api_status_storage(const struct api *a) {
+        struct api_daemon_status st = { .storage_error = "" };
         json_object *o = json_object_new_object();
 
-        json_object_object_add(o, "state_dir", json_object_new_string(d->cfg.state_dir));
-        json_object_object_add(o, "ok", json_object_new_boolean(d->state_ok));
-        json_object_object_add(o, "error", json_new_string_or_null(d->state_error));
+        a->ctx.status(a->ctx.userdata, &st);
+        json_object_object_add(o, "state_dir", json_object_new_string(a->ctx.cfg->state_dir));
+        json_object_object_add(o, "ok", json_object_new_boolean(st.storage_ok));
+        json_object_object_add(o, "error", json_new_string_or_null(st.storage_error));
         json_object_object_add(o, "history_saved_ms",
-                               d->history_saved_ms ? json_object_new_int64(d->history_saved_ms) : NULL);
+                               st.history_saved_ms ? json_object_new_int64(st.history_saved_ms) : NULL);
         return o;
 }
 
-static json_object *api_status_history(const struct daemon *d) {
+static json_object *api_status_history(const struct history *h) {
         json_object *o = json_object_new_object();
-        size_t n = history_count(d->hist);
+        size_t n = history_count(h);
 
         json_object_object_add(o, "samples", json_object_new_int64((int64_t) n));
-        json_object_object_add(o, "columns", json_object_new_int64((int64_t) history_n_columns(d->hist)));
-        json_object_object_add(o, "oldest_ms", n ? json_object_new_int64(history_oldest_ms(d->hist)) : NULL);
-        json_object_object_add(o, "newest_ms", n ? json_object_new_int64(history_newest_ms(d->hist)) : NULL);
+        json_object_object_add(o, "columns", json_object_new_int64((int64_t) history_n_columns(h)));
+        json_object_object_add(o, "oldest_ms", n ? json_object_new_int64(history_oldest_ms(h)) : NULL);
+        json_object_object_add(o, "newest_ms", n ? json_object_new_int64(history_newest_ms(h)) : NULL);
         return o;
 }
 
-static json_object *api_status_sensors(const struct daemon *d) {
-        const struct sensors *s = d->sensors;
+static json_object *api_status_sensors(const struct sensors *s) {
         const struct temp_sensor *hot = sensors_hottest(s);
         json_object *o = json_object_new_object(), *h = NULL;
         size_t failing = 0;
@@ -87,11 +90,11 @@ static json_object *api_status_sensors(const struct daemon *d) {
         return o;
 }
 
-static json_object *api_status_run(const struct daemon *d) {
-        const struct run *r = d->run;
+static json_object *api_status_run(const struct runs *rs) {
+        const struct run *r = runs_live(rs);
         json_object *o;
 
-        if (!r || r->state != RUN_RUNNING)
+        if (!r)
                 return NULL;
         o = json_object_new_object();
         json_object_object_add(o, "id", json_object_new_int64(r->id));
@@ -102,31 +105,58 @@ static json_object *api_status_run(const struct daemon *d) {
         return o;
 }
 
-static void api_get_status(struct daemon *d, struct http_request *r) {
+static void api_get_status(struct api *a, struct http_request *r) {
         json_object *root = json_object_new_object();
         int64_t now = util_now_ms();
         char buf[32];
 
         json_object_object_add(root, "version", json_object_new_string(HEATCURVE_VERSION));
         json_object_object_add(root, "time_ms", json_object_new_int64(now));
-        json_object_object_add(root, "board", json_board(&d->sensors->board));
-        json_object_object_add(root, "started_ms", json_object_new_int64(d->started_ms));
-        json_object_object_add(root, "uptime_s", json_new_number((double) (now - d->started_ms) / 1000.0, 3));
-        json_object_object_add(root, "interval", json_object_new_string(duration_format(d->cfg.interval_ms, buf, sizeof buf)));
-        json_object_object_add(root, "interval_ms", json_object_new_int64((int64_t) d->cfg.interval_ms));
-        json_object_object_add(root, "ticks", json_object_new_int64((int64_t) d->ticks));
-        json_object_object_add(root, "sensors", api_status_sensors(d));
-        json_object_object_add(root, "current_run", api_status_run(d));
+        json_object_object_add(root, "board", json_board(&a->sensors->board));
+        json_object_object_add(root, "started_ms", json_object_new_int64(a->ctx.started_ms));
+        json_object_object_add(root, "uptime_s", json_new_number((double) (now - a->ctx.started_ms) / 1000.0, 3));
+        json_object_object_add(root, "interval", json_object_new_string(duration_format(a->ctx.cfg->interval_ms, buf, sizeof buf)));
+        json_object_object_add(root, "interval_ms", json_object_new_int64((int64_t) a->ctx.cfg->interval_ms));
+        json_object_object_add(root, "ticks", json_object_new_int64((int64_t) a->ticks));
+        json_object_object_add(root, "sensors", api_status_sensors(a->sensors));
+        json_object_object_add(root, "current_run", api_status_run(a->ctx.runs));
         json_object_object_add(root, "active_alerts", json_object_new_array());
-        json_object_object_add(root, "storage", api_status_storage(d));
-        json_object_object_add(root, "history", api_status_history(d));
-        api_status_simulator(d, root);
+        json_object_object_add(root, "storage", api_status_storage(a));
+        json_object_object_add(root, "history", api_status_history(a->ctx.hist));
+        api_status_simulator(a, root);
         http_reply_json(r, 200, root);
 }
 
-static void api_get_sensors(struct daemon *d, struct http_request *r) {
+/* Building the document costs far more than the reads, so it is built once
+ * per tick, on the first request: a daemon nobody asks pays nothing for it. */
+static const char *api_sensors_json(struct api *a, size_t *ret_len) {
+        json_object *doc;
         size_t len;
-        const char *json = sample_sensors_json(d, &len);
+        const char *text;
+        char *copy;
+
+        if (a->sensors_json && !a->sensors_json_stale) {
+                *ret_len = a->sensors_json_len;
+                return a->sensors_json;
+        }
+        doc = json_sensors_document(a->sensors);
+        text = json_object_to_json_string_length(doc, JSON_C_TO_STRING_PLAIN, &len);
+        copy = malloc(len + 1);
+        if (copy) {
+                memcpy(copy, text, len + 1);
+                free(a->sensors_json);
+                a->sensors_json = copy;
+                a->sensors_json_len = len;
+                a->sensors_json_stale = false;
+        }
+        json_object_put(doc);
+        *ret_len = a->sensors_json_len;
+        return copy;
+}
+
+static void api_get_sensors(struct api *a, struct http_request *r) {
+        size_t len;
+        const char *json = api_sensors_json(a, &len);
 
         if (!json)
                 http_reply_error(r, 500, "internal", "out of memory building the sensors document");
@@ -206,10 +236,28 @@ static int api_history_columns(const struct history *h, const char *list, struct
         }
 }
 
-static int api_history_parse(struct daemon *d, struct http_request *r, struct history_request *q,
+int api_arg_points(struct http_request *r, size_t def, size_t *ret, char *err, size_t errlen) {
+        const char *points = http_arg(r, "points");
+        char *end;
+        long v;
+
+        *ret = def;
+        if (!points)
+                return 0;
+        errno = 0;
+        v = strtol(points, &end, 10);
+        if (errno || *end || end == points || v < 1 || v > API_POINTS_MAX) {
+                snprintf(err, errlen, "points: \"%s\" is not a number from 1 to %d", points, API_POINTS_MAX);
+                return -EINVAL;
+        }
+        *ret = (size_t) v;
+        return 0;
+}
+
+static int api_history_parse(const struct history *h, struct http_request *r, struct history_request *q,
                              char *err, size_t errlen) {
         static const char *const known[] = { "from", "to", "sensors", "points", NULL };
-        const char *from = http_arg(r, "from"), *to = http_arg(r, "to"), *points = http_arg(r, "points");
+        const char *from = http_arg(r, "from"), *to = http_arg(r, "to");
         const char *unknown = http_unknown_arg(r, known);
         int64_t now = util_now_ms();
 
@@ -225,8 +273,8 @@ static int api_history_parse(struct daemon *d, struct http_request *r, struct hi
         /* By default the last 15 minutes, but not before the first sample, so
          * the buckets cover data rather than the time before the start. */
         q->from_ms = q->to_ms - HISTORY_WINDOW_DEFAULT_MS;
-        if (history_count(d->hist) && history_oldest_ms(d->hist) > q->from_ms)
-                q->from_ms = history_oldest_ms(d->hist) < q->to_ms ? history_oldest_ms(d->hist) : q->to_ms;
+        if (history_count(h) && history_oldest_ms(h) > q->from_ms)
+                q->from_ms = history_oldest_ms(h) < q->to_ms ? history_oldest_ms(h) : q->to_ms;
         if (from && api_parse_time(from, now, &q->from_ms) < 0) {
                 snprintf(err, errlen, "from: \"%s\" is not a time (Unix milliseconds, \"now\", or \"-15m\")", from);
                 return -EINVAL;
@@ -235,18 +283,9 @@ static int api_history_parse(struct daemon *d, struct http_request *r, struct hi
                 snprintf(err, errlen, "to: %" PRId64 " is before from (%" PRId64 ")", q->to_ms, q->from_ms);
                 return -EINVAL;
         }
-        q->points = HISTORY_POINTS_DEFAULT;
-        if (points) {
-                char *end;
-                errno = 0;
-                long v = strtol(points, &end, 10);
-                if (errno || *end || end == points || v < 1 || v > HISTORY_POINTS_MAX) {
-                        snprintf(err, errlen, "points: \"%s\" is not a number from 1 to %d", points, HISTORY_POINTS_MAX);
-                        return -EINVAL;
-                }
-                q->points = (size_t) v;
-        }
-        return api_history_columns(d->hist, http_arg(r, "sensors"), q, err, errlen);
+        if (api_arg_points(r, HISTORY_POINTS_DEFAULT, &q->points, err, errlen) < 0)
+                return -EINVAL;
+        return api_history_columns(h, http_arg(r, "sensors"), q, err, errlen);
 }
 
 static const char *api_kind_name(enum history_kind k, const char **unit, int *decimals) {
@@ -288,18 +327,19 @@ static json_object *api_history_series(const struct history *h, const struct his
         return o;
 }
 
-static void api_get_history(struct daemon *d, struct http_request *r) {
+static void api_get_history(struct api *a, struct http_request *r) {
+        const struct history *h = a->ctx.hist;
         struct history_request q = {};
         struct history_result res = {};
         json_object *root, *t, *series;
         char err[256];
         int ret;
 
-        if (api_history_parse(d, r, &q, err, sizeof err) < 0) {
+        if (api_history_parse(h, r, &q, err, sizeof err) < 0) {
                 http_reply_error(r, 400, "bad_parameter", "%s", err);
                 return;
         }
-        ret = history_query(d->hist, q.from_ms, q.to_ms, q.cols, q.n_cols, q.points, &res);
+        ret = history_query(h, q.from_ms, q.to_ms, q.cols, q.n_cols, q.points, &res);
         if (ret < 0) {
                 http_reply_error(r, 500, "internal", "history query failed: %s", strerror(-ret));
                 return;
@@ -310,7 +350,7 @@ static void api_get_history(struct daemon *d, struct http_request *r) {
         for (size_t b = 0; b < res.n_buckets; b++)
                 json_object_array_add(t, json_object_new_int64(res.buckets[b].t_ms));
         for (size_t i = 0; i < q.n_cols; i++)
-                json_object_array_add(series, api_history_series(d->hist, &q, &res, i));
+                json_object_array_add(series, api_history_series(h, &q, &res, i));
         json_object_object_add(root, "from_ms", json_object_new_int64(q.from_ms));
         json_object_object_add(root, "to_ms", json_object_new_int64(q.to_ms));
         json_object_object_add(root, "points", json_object_new_int64((int64_t) q.points));
@@ -323,7 +363,7 @@ static void api_get_history(struct daemon *d, struct http_request *r) {
 
 struct api_route {
         const char *path;
-        void (*get)(struct daemon *d, struct http_request *r);
+        void (*get)(struct api *a, struct http_request *r);
 };
 
 static const struct api_route api_routes[] = {
@@ -332,21 +372,56 @@ static const struct api_route api_routes[] = {
         { "/api/v1/history", api_get_history },
 };
 
-void api_dispatch(void *userdata, struct http_request *r) {
-        struct daemon *d = userdata;
+void api_method_not_allowed(struct http_request *r, const char *allowed) {
+        http_reply_error(r, 405, "method_not_allowed", "%s does not take %s (only %s)", r->url, r->method, allowed);
+}
 
-        if (api_runs_dispatch(d, r))
+void api_dispatch(void *userdata, struct http_request *r) {
+        struct api *a = userdata;
+
+        if (api_runs_dispatch(a, r))
                 return;
         for (size_t i = 0; i < ELEMENTSOF(api_routes); i++) {
                 if (strcmp(r->url, api_routes[i].path) != 0)
                         continue;
                 if (strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0) {
-                        http_reply_error(r, 405, "method_not_allowed", "%s does not take %s (only GET)",
-                                         r->url, r->method);
+                        api_method_not_allowed(r, "GET");
                         return;
                 }
-                api_routes[i].get(d, r);
+                api_routes[i].get(a, r);
                 return;
         }
         http_reply_error(r, 404, "not_found", "no such resource: %s", r->url);
+}
+
+int api_new(const struct api_context *ctx, struct api **ret) {
+        struct api *a = calloc(1, sizeof *a);
+
+        if (!a)
+                return -ENOMEM;
+        a->ctx = *ctx;
+        *ret = a;
+        return 0;
+}
+
+void api_free(struct api *a) {
+        if (!a)
+                return;
+        free(a->sensors_json);
+        free(a);
+}
+
+void api_on_sample(void *userdata, const struct snapshot *snap) {
+        struct api *a = userdata;
+
+        a->sensors = snap->sensors;
+        a->ticks = snap->tick;
+        a->sensors_json_stale = true;
+}
+
+void api_on_sensors(void *userdata, const struct sensors *s) {
+        struct api *a = userdata;
+
+        a->sensors = s;
+        a->sensors_json_stale = true;
 }

@@ -162,12 +162,12 @@ static void check_affinity(const struct stress *s) {
 }
 
 static void run_cpu(enum cpu_method method, unsigned duty, struct cpu_result *res) {
-        struct load_spec spec;
+        struct stress_spec spec;
         struct stress *s;
         pid_t pids[2];
         uint64_t w0, w1, w2, t0 = 0, start;
 
-        load_spec_init(&spec, LOAD_CPU);
+        stress_spec_init(&spec, STRESS_CPU);
         spec.workers = 2;
         spec.method = method;
         spec.duty_pct = duty;
@@ -224,11 +224,11 @@ static void test_cpu_fma(void **state) {
 }
 
 static void test_cpu_matrix_and_default_workers(void **state) {
-        struct load_spec spec;
+        struct stress_spec spec;
         struct stress *s;
         cpu_set_t set;
 
-        load_spec_init(&spec, LOAD_CPU);
+        stress_spec_init(&spec, STRESS_CPU);
         spec.method = CPU_METHOD_MATRIX;
         assert_int_equal(stress_start(&spec, &s), 0);
         assert_int_equal(sched_getaffinity(0, sizeof set, &set), 0);
@@ -243,10 +243,10 @@ static void test_cpu_matrix_and_default_workers(void **state) {
 }
 
 static void test_memory(void **state) {
-        struct load_spec spec;
+        struct stress_spec spec;
         struct stress *s;
 
-        load_spec_init(&spec, LOAD_MEMORY);
+        stress_spec_init(&spec, STRESS_MEMORY);
         spec.workers = 1;
         spec.memory_bytes = 8u << 20;
         assert_int_equal(stress_start(&spec, &s), 0);
@@ -263,13 +263,13 @@ static void test_memory(void **state) {
 /* Returns whether O_DIRECT was used. */
 static bool run_io(const char *parent, bool buffered) {
         char dir[256];
-        struct load_spec spec;
+        struct stress_spec spec;
         struct stress *s;
         bool direct;
 
         snprintf(dir, sizeof dir, "%s/test-stress-XXXXXX", parent);
         assert_non_null(mkdtemp(dir));
-        load_spec_init(&spec, LOAD_IO);
+        stress_spec_init(&spec, STRESS_IO);
         spec.io_dir = dir;
         spec.io_file_bytes = 4u << 20;
         spec.io_buffered = buffered;
@@ -307,12 +307,12 @@ static void test_io_tmpfs(void **state) {
 
 static void test_command_group(void **state) {
         char *argv[] = { (char *) "sh", (char *) "-c", (char *) "sleep 100 & sleep 100", NULL };
-        struct load_spec spec;
+        struct stress_spec spec;
         struct stress *s;
         pid_t pgid = 0, sup;
         uint64_t end;
 
-        load_spec_init(&spec, LOAD_COMMAND);
+        stress_spec_init(&spec, STRESS_COMMAND);
         spec.argv = argv;
         assert_int_equal(stress_start(&spec, &s), 0);
         assert_int_equal(stress_n_pids(s), 1);
@@ -334,12 +334,12 @@ static void test_command_group(void **state) {
 /* A command ignoring SIGTERM: the supervisor escalates to SIGKILL after the grace. */
 static void test_command_ignores_term(void **state) {
         char *argv[] = { (char *) "sh", (char *) "-c", (char *) "trap '' TERM; sleep 100 & sleep 100", NULL };
-        struct load_spec spec;
+        struct stress_spec spec;
         struct stress *s;
         pid_t pgid = 0;
         uint64_t start, end;
 
-        load_spec_init(&spec, LOAD_COMMAND);
+        stress_spec_init(&spec, STRESS_COMMAND);
         spec.argv = argv;
         assert_int_equal(stress_start(&spec, &s), 0);
         for (end = mono_ms() + 1000; pgid == 0 && mono_ms() < end; sleep_ms(5))
@@ -357,11 +357,11 @@ static void test_command_ignores_term(void **state) {
 
 static void check_command_exit(const char *cmd, int want) {
         char *argv[] = { (char *) "sh", (char *) "-c", (char *) cmd, NULL };
-        struct load_spec spec;
+        struct stress_spec spec;
         struct stress *s;
         int code, status;
 
-        load_spec_init(&spec, LOAD_COMMAND);
+        stress_spec_init(&spec, STRESS_COMMAND);
         spec.argv = argv;
         if (cmd[0] == '/')
                 argv[0] = (char *) cmd, argv[1] = NULL;
@@ -381,11 +381,11 @@ static void test_command_exit_status(void **state) {
 }
 
 static void test_free_kills(void **state) {
-        struct load_spec spec;
+        struct stress_spec spec;
         struct stress *s;
         pid_t pid;
 
-        load_spec_init(&spec, LOAD_CPU);
+        stress_spec_init(&spec, STRESS_CPU);
         spec.workers = 1;
         assert_int_equal(stress_start(&spec, &s), 0);
         pid = stress_pid(s, 0);
@@ -396,7 +396,7 @@ static void test_free_kills(void **state) {
 }
 
 /* A process starts a load and is killed with SIGKILL: the load must not survive it. */
-static void check_parent_death(enum load_type type) {
+static void check_parent_death(enum stress_type type) {
         char *argv[] = { (char *) "sh", (char *) "-c", (char *) "sleep 100 & sleep 100", NULL };
         pid_t pids[3] = {}, mid;        /* workers (or supervisor and pgid) */
         int p[2];
@@ -405,17 +405,17 @@ static void check_parent_death(enum load_type type) {
         mid = fork();
         assert_true(mid >= 0);
         if (mid == 0) {
-                struct load_spec spec;
+                struct stress_spec spec;
                 struct stress *s;
 
-                load_spec_init(&spec, type);
-                spec.workers = type == LOAD_CPU ? 2 : 0;
+                stress_spec_init(&spec, type);
+                spec.workers = type == STRESS_CPU ? 2 : 0;
                 spec.argv = argv;
                 if (stress_start(&spec, &s) < 0)
                         _exit(1);
                 pids[0] = stress_pid(s, 0);
-                pids[1] = type == LOAD_CPU ? stress_pid(s, 1) : 0;
-                for (uint64_t end = mono_ms() + 1000; type == LOAD_COMMAND && pids[1] == 0 && mono_ms() < end; sleep_ms(5))
+                pids[1] = type == STRESS_CPU ? stress_pid(s, 1) : 0;
+                for (uint64_t end = mono_ms() + 1000; type == STRESS_COMMAND && pids[1] == 0 && mono_ms() < end; sleep_ms(5))
                         pids[1] = stress_command_pgid(s);
                 if (write(p[1], pids, sizeof pids) != sizeof pids)
                         _exit(1);
@@ -429,7 +429,7 @@ static void check_parent_death(enum load_type type) {
         sleep_ms(200);
         assert_int_equal(kill(mid, SIGKILL), 0);
         assert_int_equal(waitpid(mid, NULL, 0), mid);
-        if (type == LOAD_CPU)
+        if (type == STRESS_CPU)
                 assert_true(procs_gone_within(pids, 2, 2000));
         else {
                 assert_true(group_gone_within(pids[1], 2000 + STRESS_STOP_GRACE_MS));
@@ -440,54 +440,54 @@ static void check_parent_death(enum load_type type) {
 static void test_parent_death_cpu(void **state) {
         if (!have_subreaper)
                 skip();
-        check_parent_death(LOAD_CPU);
+        check_parent_death(STRESS_CPU);
 }
 
 static void test_parent_death_command(void **state) {
         if (!have_subreaper)
                 skip();
-        check_parent_death(LOAD_COMMAND);
+        check_parent_death(STRESS_COMMAND);
 }
 
-static void check_invalid(const struct load_spec *spec, const char *field) {
+static void check_invalid(const struct stress_spec *spec, const char *field) {
         char err[256] = "";
 
-        assert_int_equal(load_spec_validate(spec, err, sizeof err), -EINVAL);
+        assert_int_equal(stress_spec_validate(spec, err, sizeof err), -EINVAL);
         print_message("  %s\n", err);
         assert_true(strncmp(err, field, strlen(field)) == 0 && err[strlen(field)] == ':');
 }
 
 static void test_validate_cpu(void **state) {
-        struct load_spec spec;
+        struct stress_spec spec;
         struct stress *s;
 
-        load_spec_init(&spec, LOAD_CPU);
-        assert_int_equal(load_spec_validate(&spec, NULL, 0), 0);
-        spec.workers = LOAD_WORKERS_MAX + 1;
+        stress_spec_init(&spec, STRESS_CPU);
+        assert_int_equal(stress_spec_validate(&spec, NULL, 0), 0);
+        spec.workers = STRESS_WORKERS_MAX + 1;
         check_invalid(&spec, "load.workers");
         assert_int_equal(stress_start(&spec, &s), -EINVAL);
-        load_spec_init(&spec, LOAD_CPU);
+        stress_spec_init(&spec, STRESS_CPU);
         spec.duty_pct = 0;
         check_invalid(&spec, "load.duty");
         spec.duty_pct = 101;
         check_invalid(&spec, "load.duty");
-        load_spec_init(&spec, LOAD_CPU);
+        stress_spec_init(&spec, STRESS_CPU);
         spec.method = _CPU_METHOD_MAX;
         check_invalid(&spec, "load.method");
-        spec.type = _LOAD_TYPE_MAX;
+        spec.type = _STRESS_TYPE_MAX;
         check_invalid(&spec, "load.type");
 }
 
 static void test_validate_memory_io(void **state) {
-        struct load_spec spec;
+        struct stress_spec spec;
 
-        load_spec_init(&spec, LOAD_MEMORY);
-        spec.memory_bytes = LOAD_MEMORY_MAX + 1;
+        stress_spec_init(&spec, STRESS_MEMORY);
+        spec.memory_bytes = STRESS_MEMORY_MAX + 1;
         check_invalid(&spec, "load.memory");
         spec.memory_bytes = 1000;
         check_invalid(&spec, "load.memory");
 
-        load_spec_init(&spec, LOAD_IO);
+        stress_spec_init(&spec, STRESS_IO);
         check_invalid(&spec, "load.dir");
         spec.io_dir = "relative";
         check_invalid(&spec, "load.dir");
@@ -498,20 +498,20 @@ static void test_validate_memory_io(void **state) {
         spec.io_dir = "/var/tmp";
         spec.io_file_bytes = (4u << 20) + 1;
         check_invalid(&spec, "load.file_size");
-        spec.io_file_bytes = LOAD_IO_FILE_MAX * 2;
+        spec.io_file_bytes = STRESS_IO_FILE_MAX * 2;
         check_invalid(&spec, "load.file_size");
 }
 
 static void test_validate_command(void **state) {
         char *argv[] = { (char *) "true", NULL }, *empty[] = { NULL };
-        struct load_spec spec;
+        struct stress_spec spec;
 
-        load_spec_init(&spec, LOAD_COMMAND);
+        stress_spec_init(&spec, STRESS_COMMAND);
         check_invalid(&spec, "load.command");
         spec.argv = empty;
         check_invalid(&spec, "load.command");
         spec.argv = argv;
-        assert_int_equal(load_spec_validate(&spec, NULL, 0), 0);
+        assert_int_equal(stress_spec_validate(&spec, NULL, 0), 0);
         spec.workers = 2;
         check_invalid(&spec, "load.workers");
         spec.workers = 1;
@@ -520,15 +520,15 @@ static void test_validate_command(void **state) {
 }
 
 static void test_names(void **state) {
-        for (int t = 0; t < _LOAD_TYPE_MAX; t++)
-                assert_int_equal(load_type_from_string(load_type_to_string(t)), t);
+        for (int t = 0; t < _STRESS_TYPE_MAX; t++)
+                assert_int_equal(stress_type_from_string(stress_type_to_string(t)), t);
         for (int m = 0; m < _CPU_METHOD_MAX; m++)
                 assert_int_equal(cpu_method_from_string(cpu_method_to_string(m)), m);
-        assert_int_equal(load_type_from_string("gpu"), -EINVAL);
-        assert_int_equal(load_type_from_string(NULL), -EINVAL);
+        assert_int_equal(stress_type_from_string("gpu"), -EINVAL);
+        assert_int_equal(stress_type_from_string(NULL), -EINVAL);
         assert_int_equal(cpu_method_from_string("SQRT"), -EINVAL);
         assert_string_equal(cpu_method_to_string(CPU_METHOD_FMA), "fma");
-        assert_null(load_type_to_string(_LOAD_TYPE_MAX));
+        assert_null(stress_type_to_string(_STRESS_TYPE_MAX));
 }
 
 int main(void) {

@@ -1,0 +1,310 @@
+/* runs.c — the one owner of runs: the live run, the finished ones, the next id. Everything else asks here. */
+#include "runs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json-util.h"
+#include "log.h"
+#include "util.h"
+
+struct runs {
+        struct run_host host;           /* first member: ended() gets back to us from it */
+        struct runs_settings set;
+        struct run *live;               /* owned while it runs; NULL otherwise */
+        struct run *stopping;           /* the last run while its load stops; in done, unless deleted */
+        bool stopping_deleted;          /* ... deleted meanwhile: owned here until its load is gone */
+        struct run **done;              /* runs that ended, oldest first; owned */
+        size_t n_done, cap_done;
+        unsigned next_id;
+};
+
+/* The engine says a run ended: it joins the finished ones (room was made
+ * before it started, so this cannot fail). */
+static void runs_on_run_ended(struct run_host *host, struct run *r) {
+        struct runs *rs = (struct runs *) host;
+
+        if (r != rs->live)
+                return;
+        rs->done[rs->n_done++] = r;
+        rs->live = NULL;
+        rs->stopping = run_stress_stopping(r) ? r : NULL;
+}
+
+int runs_new(sd_event *event, const struct runs_settings *set, struct runs **ret, char *warn, size_t warnlen) {
+        struct runs *rs = calloc(1, sizeof *rs);
+        unsigned max_id = 0;
+        size_t n = 0;
+        int r;
+
+        if (!rs)
+                return -ENOMEM;
+        rs->host.event = event;
+        rs->host.ended = runs_on_run_ended;
+        rs->set = *set;
+        warn[0] = '\0';
+        if (!set->unusable[0]) {
+                r = run_store_load_all(set->state_dir, &rs->done, &n, &max_id, warn, warnlen);
+                if (r < 0 && !warn[0])
+                        snprintf(warn, warnlen, "Cannot read the runs in %s/runs: %s, ignoring", set->state_dir,
+                                 strerror(-r));
+        }
+        rs->n_done = rs->cap_done = n;
+        /* from the directory names, so an unreadable run's directory is never reused */
+        rs->next_id = max_id + 1;
+        for (size_t i = 0; i < rs->n_done; i++)
+                if (rs->done[i]->state == RUN_INTERRUPTED && rs->done[i]->abort_reason[0])
+                        log_notice("Run %u was interrupted: %s", rs->done[i]->id, rs->done[i]->abort_reason);
+        *ret = rs;
+        return 0;
+}
+
+void runs_free(struct runs *rs, const char *reason) {
+        if (!rs)
+                return;
+        if (rs->live)
+                run_abort(rs->live, reason, util_now_ms());
+        run_free(rs->live);     /* only if it could not end */
+        if (rs->stopping_deleted)
+                run_free(rs->stopping);
+        for (size_t i = 0; i < rs->n_done; i++)
+                run_free(rs->done[i]);
+        free(rs->done);
+        free(rs);
+}
+
+void runs_set_settings(struct runs *rs, const struct runs_settings *set) {
+        rs->set = *set;
+}
+
+void runs_on_sample(void *userdata, const struct snapshot *snap) {
+        struct runs *rs = userdata;
+        struct run *r = rs->live ? rs->live : rs->stopping;
+
+        rs->host.sensors = snap->sensors;
+        if (!r)
+                return;
+        run_tick(r, snap->time_ms);
+        if (rs->stopping && !run_stress_stopping(rs->stopping)) {
+                if (rs->stopping_deleted)
+                        run_free(rs->stopping);
+                rs->stopping = NULL;
+                rs->stopping_deleted = false;
+        }
+}
+
+void runs_on_sensors(void *userdata, const struct sensors *s) {
+        struct runs *rs = userdata;
+
+        rs->host.sensors = s;
+}
+
+static int runs_reserve(struct runs *rs) {
+        size_t cap = rs->cap_done ? rs->cap_done * 2 : 16;
+        struct run **p;
+
+        if (rs->n_done < rs->cap_done)
+                return 0;
+        p = realloc(rs->done, cap * sizeof *p);
+        if (!p)
+                return -ENOMEM;
+        rs->done = p;
+        rs->cap_done = cap;
+        return 0;
+}
+
+static int runs_can_start(const struct runs *rs, char *err, size_t errlen) {
+        if (rs->live) {
+                snprintf(err, errlen, "run %u is running; stop it first", rs->live->id);
+                return -EBUSY;
+        }
+        if (rs->stopping) {
+                snprintf(err, errlen, "the load of run %u is still stopping; retry in a second", rs->stopping->id);
+                return -EAGAIN;
+        }
+        if (rs->set.unusable[0]) {
+                snprintf(err, errlen, "the state directory is not usable: %s", rs->set.unusable);
+                return -EROFS;
+        }
+        return 0;
+}
+
+int runs_start(struct runs *rs, const char *def_json, size_t len, const struct run **ret,
+               char *err, size_t errlen) {
+        struct run_settings set = { rs->set.state_dir, rs->set.stress_dir, rs->set.safety_limit_c };
+        struct json_tokener *tok;
+        json_object *def;
+        struct run *r = NULL;
+        int e;
+
+        if ((e = runs_can_start(rs, err, errlen)) < 0)
+                return e;
+        if (runs_reserve(rs) < 0) {
+                snprintf(err, errlen, "out of memory");
+                return -ENOMEM;
+        }
+        tok = json_tokener_new();
+        def = tok && def_json ? json_tokener_parse_ex(tok, def_json, (int) len) : NULL;
+        if (!def || json_tokener_get_error(tok) != json_tokener_success) {
+                snprintf(err, errlen, "body: not valid JSON: %s",
+                         def_json && tok ? json_tokener_error_desc(json_tokener_get_error(tok)) : "empty");
+                json_tokener_free(tok);
+                json_object_put(def);
+                return -EBADMSG;
+        }
+        json_tokener_free(tok);
+        e = run_parse(def, rs->host.sensors, &r, err, errlen);
+        json_object_put(def);
+        if (e < 0)
+                return e;
+        /* live before it starts: a run whose first load cannot start ends
+         * inside run_start(), through ended(), like any other */
+        rs->live = r;
+        e = run_start(r, &rs->host, &set, rs->next_id, err, errlen);
+        if (e < 0) {
+                rs->live = NULL;
+                run_free(r);
+                return e;
+        }
+        rs->next_id++;
+        *ret = r;
+        return 0;
+}
+
+int runs_stop(struct runs *rs, unsigned id, char *err, size_t errlen) {
+        if (rs->live && rs->live->id == id) {
+                run_stop(rs->live, util_now_ms());
+                return 0;
+        }
+        if (!runs_find(rs, id)) {
+                snprintf(err, errlen, "no run %u", id);
+                return -ENOENT;
+        }
+        snprintf(err, errlen, "run %u is not running", id);
+        return -EALREADY;
+}
+
+static size_t runs_done_index(const struct runs *rs, unsigned id) {
+        size_t i = 0;
+
+        while (i < rs->n_done && rs->done[i]->id != id)
+                i++;
+        return i;
+}
+
+int runs_delete(struct runs *rs, unsigned id, char *err, size_t errlen) {
+        size_t i = runs_done_index(rs, id);
+        int e;
+
+        if (rs->live && rs->live->id == id) {
+                snprintf(err, errlen, "run %u is running; stop it first", id);
+                return -EBUSY;
+        }
+        if (i == rs->n_done) {
+                snprintf(err, errlen, "no run %u", id);
+                return -ENOENT;
+        }
+        e = run_store_delete(rs->set.state_dir, id);
+        if (e < 0) {
+                snprintf(err, errlen, "cannot delete run %u: %s", id, strerror(-e));
+                return e;
+        }
+        if (rs->done[i] == rs->stopping)
+                rs->stopping_deleted = true;    /* freed once its load is gone */
+        else
+                run_free(rs->done[i]);
+        memmove(&rs->done[i], &rs->done[i + 1], (rs->n_done - i - 1) * sizeof *rs->done);
+        rs->n_done--;
+        return 0;
+}
+
+const struct run *runs_find(const struct runs *rs, unsigned id) {
+        size_t i;
+
+        if (rs->live && rs->live->id == id)
+                return rs->live;
+        i = runs_done_index(rs, id);
+        return i < rs->n_done ? rs->done[i] : NULL;
+}
+
+const struct run *runs_live(const struct runs *rs) {
+        return rs->live;
+}
+
+size_t runs_count(const struct runs *rs) {
+        return rs->n_done + (rs->live ? 1 : 0);
+}
+
+const struct run *runs_newest(const struct runs *rs, size_t i) {
+        if (rs->live) {
+                if (i == 0)
+                        return rs->live;
+                i--;
+        }
+        return i < rs->n_done ? rs->done[rs->n_done - 1 - i] : NULL;
+}
+
+json_object *runs_document(const struct runs *rs, const struct run *r) {
+        return run_to_json(r, r == rs->live);
+}
+
+static int runs_samples_path(const struct runs *rs, unsigned id, char *buf, size_t size) {
+        char dir[PATH_MAX];
+        int e = run_store_dir(rs->set.state_dir, id, dir, sizeof dir);
+
+        if (e >= 0 && snprintf(buf, size, "%s/samples.csv", dir) >= (int) size)
+                e = -ENAMETOOLONG;
+        return e;
+}
+
+int runs_open_samples(const struct runs *rs, unsigned id, int *ret_fd) {
+        char path[PATH_MAX];
+        int e = runs_samples_path(rs, id, path, sizeof path);
+
+        if (e < 0)
+                return e;
+        *ret_fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        return *ret_fd < 0 ? -errno : 0;
+}
+
+json_object *runs_curve(const struct runs *rs, unsigned id, size_t points) {
+        struct run_series s = {};
+        json_object *o, *t, *y;
+        char dir[PATH_MAX], unit[16];
+        size_t start = 0;
+
+        if (!runs_find(rs, id) || run_store_dir(rs->set.state_dir, id, dir, sizeof dir) < 0)
+                return NULL;
+        o = json_object_new_object();
+        t = json_object_new_array();
+        y = json_object_new_array();
+        run_store_read_series(dir, &s, unit, sizeof unit);
+        while (start < s.n && s.phase[start] != ANALYSIS_PHASE_STRESS)
+                start++;
+        double t0 = start < s.n ? s.t_s[start] : s.n ? s.t_s[0] : 0.0;
+        double span = s.n ? s.t_s[s.n - 1] - s.t_s[0] : 0.0, width = span > 0 ? span / (double) points : 1.0;
+        for (size_t i = 0; i < s.n; ) {
+                double sum = 0, tsum = 0, edge = s.t_s[i] + width;
+                size_t k = 0;
+                for (; i < s.n && (s.t_s[i] < edge || k == 0); i++)
+                        if (isfinite(s.temp_c[i])) {
+                                sum += s.temp_c[i];
+                                tsum += s.t_s[i];
+                                k++;
+                        }
+                if (k) {
+                        json_object_array_add(t, json_new_number(tsum / (double) k - t0, 1));
+                        json_object_array_add(y, json_new_number(sum / (double) k, 2));
+                }
+        }
+        json_object_object_add(o, "t_s", t);
+        json_object_object_add(o, "temp_c", y);
+        json_object_object_add(o, "id", json_object_new_int64(id));
+        run_series_free(&s);
+        return o;
+}

@@ -1,0 +1,63 @@
+/* runs.h — the one owner of runs: the live run, the finished ones, the next id. Everything else asks here. */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <systemd/sd-event.h>
+
+#include "run.h"
+#include "snapshot.h"
+
+struct runs;
+
+/* What the owner is told by the daemon, at start and at each reload. */
+struct runs_settings {
+        char state_dir[512];
+        char stress_dir[512];           /* "" = state_dir */
+        double safety_limit_c;          /* C; 0 = from the trips */
+        char unusable[1200];            /* why the state directory cannot take runs; "" when it can */
+};
+
+/* Reads the runs already in state_dir (unless it is unusable). warn gets
+ * what could not be read, "" for nothing. -errno only when out of memory. */
+int runs_new(sd_event *event, const struct runs_settings *set, struct runs **ret, char *warn, size_t warnlen);
+/* Aborts a live run with reason, waits (bounded) for its load, frees. Accepts NULL. */
+void runs_free(struct runs *rs, const char *reason);
+void runs_set_settings(struct runs *rs, const struct runs_settings *set);
+
+/* The sampling tick's consumer: the live run records the snapshot and
+ * moves on; an ended run's load is reaped. */
+void runs_on_sample(void *userdata, const struct snapshot *snap);
+/* The sensors were (re)probed: the old set is gone. Before the next sample. */
+void runs_on_sensors(void *userdata, const struct sensors *s);
+
+/* Parse, validate and start a run from a JSON definition (a request body,
+ * NULL for none). Errors, with err saying why: -EBUSY a run is live; -EAGAIN
+ * the last run's load is still stopping; -EROFS the state directory is
+ * unusable; -EBADMSG not JSON; -EINVAL a bad definition (err names the
+ * field); other -errno: storage. */
+int runs_start(struct runs *rs, const char *def_json, size_t len, const struct run **ret,
+               char *err, size_t errlen);
+/* -ENOENT no such run; -EALREADY it is not running. */
+int runs_stop(struct runs *rs, unsigned id, char *err, size_t errlen);
+/* Removes its directory, then forgets it. -ENOENT no such run; -EBUSY it is
+ * live; other -errno: storage (the run stays). */
+int runs_delete(struct runs *rs, unsigned id, char *err, size_t errlen);
+
+/* The run with this id, live or finished, or NULL. */
+const struct run *runs_find(const struct runs *rs, unsigned id);
+/* The live run, or NULL. */
+const struct run *runs_live(const struct runs *rs);
+/* Every run, newest first: i from 0 to runs_count() - 1. */
+size_t runs_count(const struct runs *rs);
+const struct run *runs_newest(const struct runs *rs, size_t i);
+/* A run's document, with the live block while it runs; caller puts it. */
+json_object *runs_document(const struct runs *rs, const struct run *r);
+
+/* samples.csv of a run, open for reading; -ENOENT for no such run. */
+int runs_open_samples(const struct runs *rs, unsigned id, int *ret_fd);
+/* A run's temperature curve for comparisons: t = 0 at the first stress
+ * sample (or the first sample), means over at most `points` buckets:
+ * {"t_s": [...], "temp_c": [...], "id": id}. NULL for no such run. */
+json_object *runs_curve(const struct runs *rs, unsigned id, size_t points);

@@ -1,0 +1,26 @@
+/* api-internal.h — for the API's own files only: the api object and the helpers its handlers share. */
+#pragma once
+
+#include <stddef.h>
+
+#include "api.h"
+
+struct api {
+        struct api_context ctx;
+        const struct sensors *sensors;  /* the latest snapshot's */
+        uint64_t ticks;                 /* the latest snapshot's tick */
+        char *sensors_json;             /* GET /api/v1/sensors of the last tick, serialised on first use */
+        size_t sensors_json_len;        /* bytes */
+        bool sensors_json_stale;        /* a tick came since it was serialised */
+};
+
+#define API_POINTS_MAX 10000
+
+/* The "points" argument: 1..API_POINTS_MAX, default when absent. -EINVAL
+ * with a message naming it. */
+int api_arg_points(struct http_request *r, size_t def, size_t *ret, char *err, size_t errlen);
+
+void api_method_not_allowed(struct http_request *r, const char *allowed);
+
+/* Answers and returns true when the path belongs to runs or compare. (api-runs.c) */
+bool api_runs_dispatch(struct api *a, struct http_request *r);
