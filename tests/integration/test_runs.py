@@ -416,3 +416,18 @@ def test_sigterm_mid_run_stops_the_load_and_ends_the_run(start_daemon, tmp_path)
     csv = os.path.join(state, "runs", str(run["id"]), "samples.csv")
     rows_on_disk = sum(1 for line in open(csv) if line.endswith("\n")) - 1
     assert doc["recording"]["samples"] >= 5 and rows_on_disk == doc["recording"]["samples"]
+
+
+def test_unreadable_newest_run_keeps_its_samples(start_daemon, tmp_path):
+    """A run directory whose run.json was lost (a full disk, a power cut) still holds an id: a new
+    run takes the next one and never touches the old run's samples."""
+    state = tmp_path / "state"
+    damaged = state / "runs" / "1"
+    damaged.mkdir(parents=True)
+    (damaged / "samples.csv").write_text("time_ms,elapsed_s,phase,temp_c\n1700000000000,0.000,idle,40.000\n")
+    (damaged / "run.json").write_text('{"id": 1, "state": "runn')       # cut short
+    d = start_tree(start_daemon, fixture_path("rpi4"), state_dir=str(state))
+    status, run = post_run(d, {"phases": [{"kind": "idle", "duration": "1s"}]})
+    assert status == 201 and run["id"] == 2, run
+    assert (damaged / "samples.csv").read_text().endswith("idle,40.000\n")
+    assert "runs/1/run.json" in d.logs() and "ignoring that run" in d.logs()
