@@ -13,6 +13,7 @@
 #include "simulate.h"
 #include "tick.h"
 
+struct alerts;
 struct api;
 struct http_server;
 struct runs;
@@ -44,6 +45,7 @@ struct daemon {
         struct history *hist;
         struct recorder recorder;       /* feeds the history from the tick */
         struct runs *runs;
+        struct alerts *alerts;
         struct api *api;
         struct http_server *http;
         int listen_port;                /* actual port (when configured as 0) */

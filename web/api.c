@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alerts.h"
 #include "api-internal.h"
 #include "build-config.h"
 #include "config.h"
@@ -120,7 +121,7 @@ static void api_get_status(struct api *a, struct http_request *r) {
         json_object_object_add(root, "ticks", json_object_new_int64((int64_t) a->ticks));
         json_object_object_add(root, "sensors", api_status_sensors(a->sensors));
         json_object_object_add(root, "current_run", api_status_run(a->ctx.runs));
-        json_object_object_add(root, "active_alerts", json_object_new_array());
+        json_object_object_add(root, "active_alerts", alerts_active_to_json(a->ctx.alerts));
         json_object_object_add(root, "storage", api_status_storage(a));
         json_object_object_add(root, "history", api_status_history(a->ctx.hist));
         api_status_simulator(a, root);
@@ -361,6 +362,10 @@ static void api_get_history(struct api *a, struct http_request *r) {
         http_reply_json(r, 200, root);
 }
 
+static void api_get_alerts(struct api *a, struct http_request *r) {
+        http_reply_json(r, 200, alerts_to_json(a->ctx.alerts));
+}
+
 struct api_route {
         const char *path;
         void (*get)(struct api *a, struct http_request *r);
@@ -370,6 +375,7 @@ static const struct api_route api_routes[] = {
         { "/api/v1/status", api_get_status },
         { "/api/v1/sensors", api_get_sensors },
         { "/api/v1/history", api_get_history },
+        { "/api/v1/alerts", api_get_alerts },
 };
 
 void api_method_not_allowed(struct http_request *r, const char *allowed) {
