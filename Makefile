@@ -89,6 +89,7 @@ demo: deps-build build
 	set -x; exec ./$(BUILD)/heatcurved $$mode --state-dir $(STATE) $$listen $(ARGS)
 
 check: deps build
+	ninja -C $(BUILD) bench
 	@echo "===== tests: unit + integration ($(BUILD)/) ====="
 	meson test -C $(BUILD) --print-errorlogs $(TESTARGS)
 	@$(MAKE) --no-print-directory check-san
