@@ -15,6 +15,7 @@
 #include "duration.h"
 #include "json-sensors.h"
 #include "json-util.h"
+#include "prometheus.h"
 #include "run.h"
 #include "tick.h"
 #include "util.h"
@@ -321,6 +322,32 @@ static void api_get_history(struct daemon *d, struct http_request *r) {
         http_reply_json(r, 200, root);
 }
 
+/* Reads d->sensors, d->started_ms, d->cfg.interval_ms, d->ticks and the running d->run. */
+static void api_get_metrics(struct daemon *d, struct http_request *r) {
+        const struct run *run = d->run && d->run->state == RUN_RUNNING ? d->run : NULL;
+        struct prom_run pr;
+        struct prom_info info = {
+                .version = HEATCURVE_VERSION, .started_ms = d->started_ms, .interval_ms = d->cfg.interval_ms,
+                .ticks = d->ticks, .tick_ns = -1,
+        };
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+
+        if (run) {
+                pr = (struct prom_run) {
+                        .id = run->id, .label = run->label, .started_ms = run->created_ms,
+                        .phase = run_phase_kind_to_string(run->phases[run->phase_index].kind),
+                        .work_rate = run->work_rate, .work_unit = run->stress ? run->work_unit : NULL,
+                        .baseline_c = run->baseline_c, .predicted_plateau_c = run->predicted_plateau_c,
+                };
+                info.run = &pr;
+        }
+        if (prom_render(d->sensors, &info, &text, &len) < 0)
+                http_reply_error(r, 500, "internal", "out of memory building /metrics");
+        else
+                http_reply(r, 200, PROM_CONTENT_TYPE, text, len);
+}
+
 struct api_route {
         const char *path;
         void (*get)(struct daemon *d, struct http_request *r);
@@ -330,6 +357,7 @@ static const struct api_route api_routes[] = {
         { "/api/v1/status", api_get_status },
         { "/api/v1/sensors", api_get_sensors },
         { "/api/v1/history", api_get_history },
+        { "/metrics", api_get_metrics },
 };
 
 void api_dispatch(void *userdata, struct http_request *r) {
