@@ -5,6 +5,7 @@ import re
 import shutil
 import subprocess
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -220,6 +221,8 @@ class Prometheus:
                 last = self.query(q)
                 if last:
                     return last
+            except urllib.error.HTTPError as e:
+                raise AssertionError(f"{q}: {e}: {e.read().decode(errors='replace')}")
             except OSError as e:
                 last = e
             time.sleep(0.5)
@@ -254,6 +257,10 @@ def prometheus(tmp_path):
 def test_prometheus_scrapes_the_simulated_board(start_daemon, prometheus):
     d = start_daemon("--simulate", "--interval", "100ms")
     prom = prometheus(f"127.0.0.1:{d.port}")
+    # a light load, so the run's families are there too (one worker, 10 % duty)
+    status, run = d.request("POST", "/api/v1/runs", body={"label": "fleet", "phases": [
+        {"kind": "stress", "duration": "2m", "load": {"type": "cpu", "workers": 1, "duty": 10}}]})
+    assert status == 201, run
 
     [target] = prom.wait_query('up{job="heatcurve"} == 1')
     assert target["metric"]["instance"] == f"127.0.0.1:{d.port}"
@@ -278,3 +285,87 @@ def test_prometheus_scrapes_the_simulated_board(start_daemon, prometheus):
 
     [t] = prom.api("targets")["activeTargets"]
     assert t["health"] == "up" and t["lastError"] == "", t
+
+    dashboard_queries_answer(prom, f"127.0.0.1:{d.port}")
+    [work] = prom.wait_query(f'heatcurve_run_work_rate_per_second{{run_id="{run["id"]}"}}')
+    assert float(work["value"][1]) > 0 and work["metric"]["unit"] == "ops"
+    d.request("POST", f"/api/v1/runs/{run['id']}/stop")
+
+
+# ---- the Grafana fleet dashboard ----
+
+DASHBOARD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "contrib", "grafana",
+                         "heatcurve-fleet.json")
+
+# Filters that are empty on a healthy, unthrottled board: (panel title, refId).
+MAY_BE_EMPTY = {("Sensor read errors", "A"), ("Throttling and cooling", "B")}
+
+
+def dashboard():
+    with open(DASHBOARD) as f:
+        return json.load(f)
+
+
+def dashboard_targets(dash):
+    """(panel title, refId, expr) of every query, rows' collapsed panels included."""
+    def walk(panels):
+        for p in panels:
+            yield from walk(p.get("panels", []))
+            for t in p.get("targets", []):
+                yield p["title"], t["refId"], t["expr"]
+    return list(walk(dash["panels"]))
+
+
+def substitute(expr, instance):
+    """The PromQL Grafana sends for one board."""
+    # a regex match gets the value regex-escaped, and then escaped as a PromQL string
+    value = re.escape(instance).replace("\\", "\\\\") if '=~"$instance"' in expr else instance
+    return expr.replace("$__rate_interval", "10s").replace("$instance", value).replace("$job", "heatcurve")
+
+
+def dashboard_queries_answer(prom, instance):
+    """Every panel query returns data from a real Prometheus scraping one board."""
+    prom.wait_query(f'count_over_time(heatcurve_ticks_total{{instance="{instance}"}}[10s]) >= 5')
+    for title, ref, expr in dashboard_targets(dashboard()):
+        q = substitute(expr, instance)
+        if (title, ref) in MAY_BE_EMPTY:
+            prom.query(q)                   # valid PromQL, answered
+        else:
+            prom.wait_query(q, timeout=20)
+
+
+def test_grafana_dashboard_is_well_formed():
+    dash = dashboard()
+    assert dash["title"] and dash["uid"] and dash["schemaVersion"] >= 30
+    variables = {v["name"]: v for v in dash["templating"]["list"]}
+    assert variables["datasource"]["type"] == "datasource" and variables["datasource"]["query"] == "prometheus"
+    assert variables["instance"]["multi"] and variables["instance"]["includeAll"]
+    assert "heatcurve_build_info" in variables["instance"]["definition"]
+    rows = [p for p in dash["panels"] if p["type"] == "row"]
+    assert [r["title"] for r in rows if r.get("repeat") == "instance"] == ["$instance"]    # one row per board
+    ids = [p["id"] for p in dash["panels"]]
+    assert len(ids) == len(set(ids))
+    after_repeat = False
+    for p in dash["panels"]:
+        g = p["gridPos"]
+        assert 0 <= g["x"] and g["x"] + g["w"] <= 24 and g["h"] > 0, p["title"]
+        after_repeat = after_repeat or p.get("repeat") == "instance"
+        for t in p.get("targets", []):
+            ds = t["datasource"]
+            assert ds == {"type": "prometheus", "uid": "${datasource}"}, p["title"]
+            # inside the repeated row a panel shows its own board only
+            if after_repeat and p["type"] != "row":
+                assert 'instance="$instance"' in t["expr"], (p["title"], t["expr"])
+    assert len(dashboard_targets(dash)) >= 15
+
+
+def test_grafana_dashboard_queries_parse(tmp_path):
+    """promtool parses every query (as a recording rule), also the ones a healthy board leaves empty."""
+    tool = promtool()
+    rules = {"groups": [{"name": "dashboard", "rules": [
+        {"record": f"heatcurve_dashboard:q{i}", "expr": substitute(expr, "board:8080")}
+        for i, (_, _, expr) in enumerate(dashboard_targets(dashboard()))]}]}
+    path = tmp_path / "rules.yml"
+    path.write_text(json.dumps(rules))              # JSON is YAML
+    r = subprocess.run([tool, "check", "rules", str(path)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
