@@ -58,19 +58,20 @@ static void out_puts(struct prom_out *o, const char *s) {
         out_put(o, s, strlen(s));
 }
 
-__attribute__((format(printf, 2, 3)))
-static void out_printf(struct prom_out *o, const char *fmt, ...) {
-        char buf[128];
-        va_list ap;
-        int n;
+/* Decimal digits of v at the end of buf (at least 20 bytes); returns where they start. */
+static char *u64_digits(uint64_t v, char *end) {
+        do {
+                *--end = (char) ('0' + v % 10);
+                v /= 10;
+        } while (v);
+        return end;
+}
 
-        va_start(ap, fmt);
-        n = vsnprintf(buf, sizeof buf, fmt, ap);
-        va_end(ap);
-        if (n < 0 || (size_t) n >= sizeof buf)
-                o->oom = true;          /* only short numbers go through here */
-        else
-                out_put(o, buf, (size_t) n);
+static void out_u64(struct prom_out *o, uint64_t v) {
+        char buf[24], *end = buf + sizeof buf;
+        char *p = u64_digits(v, end);
+
+        out_put(o, p, (size_t) (end - p));
 }
 
 /* Length of the valid UTF-8 sequence at p (1..4), 0 when it is not one. */
@@ -99,38 +100,55 @@ static size_t utf8_len(const unsigned char *p) {
         return n;
 }
 
+/* A byte that needs no escaping and starts no multi-byte sequence. */
+static bool plain_ascii(unsigned char c) {
+        return c >= 0x20 && c < 0x80 && c != '\\' && c != '"';
+}
+
 /* A label value: backslash, double quote and line feed escaped as the
  * format says; bytes that are not UTF-8 (a vendor label, a run label) become
- * U+FFFD, because one invalid byte makes Prometheus drop the whole scrape. */
+ * U+FFFD, because one invalid byte makes Prometheus drop the whole scrape.
+ * Runs of plain bytes are copied at once: labels are most of the output. */
 static void out_label_value(struct prom_out *o, const char *v) {
         const unsigned char *p = (const unsigned char *) v;
 
         while (*p) {
-                size_t n = utf8_len(p);
+                const unsigned char *run = p;
+                size_t n;
 
-                if (n == 0) {
+                while (plain_ascii(*p))
+                        p++;
+                if (p > run)
+                        out_put(o, (const char *) run, (size_t) (p - run));
+                if (!*p)
+                        break;
+                n = utf8_len(p);
+                if (n == 0)
                         out_puts(o, "\xef\xbf\xbd");
-                        p++;
-                } else if (*p == '\\' || *p == '"') {
-                        out_put(o, "\\", 1);
-                        out_put(o, (const char *) p, 1);
-                        p++;
-                } else if (*p == '\n') {
+                else if (*p == '\\')
+                        out_puts(o, "\\\\");
+                else if (*p == '"')
+                        out_puts(o, "\\\"");
+                else if (*p == '\n')
                         out_puts(o, "\\n");
-                        p++;
-                } else {
+                else
                         out_put(o, (const char *) p, n);
-                        p += n;
-                }
+                p += n ? n : 1;
         }
 }
 
 /* Starts a sample line, with HELP and TYPE when its family starts here. */
 static void sample(struct prom_out *o, const struct prom_family *f) {
         if (o->family != f) {
-                out_printf(o, "# HELP %s ", f->name);
+                out_puts(o, "# HELP ");
+                out_puts(o, f->name);
+                out_puts(o, " ");
                 out_puts(o, f->help);
-                out_printf(o, "\n# TYPE %s %s\n", f->name, f->type);
+                out_puts(o, "\n# TYPE ");
+                out_puts(o, f->name);
+                out_puts(o, " ");
+                out_puts(o, f->type);
+                out_puts(o, "\n");
                 o->family = f;
         }
         out_puts(o, f->name);
@@ -147,46 +165,54 @@ static void label(struct prom_out *o, const char *name, const char *value) {
 }
 
 static void label_uint(struct prom_out *o, const char *name, uint64_t value) {
-        char buf[24];
+        char buf[24], *end = buf + sizeof buf - 1;
 
-        snprintf(buf, sizeof buf, "%" PRIu64, value);
-        label(o, name, buf);
+        *end = '\0';
+        label(o, name, u64_digits(value, end));
+}
+
+static void value_begin(struct prom_out *o) {
+        out_puts(o, o->labels_open ? "} " : " ");
 }
 
 static void value_text(struct prom_out *o, const char *text) {
-        out_puts(o, o->labels_open ? "} " : " ");
+        value_begin(o);
         out_puts(o, text);
         out_puts(o, "\n");
 }
 
-/* v / 10^decimals written exactly, trailing zeros dropped: 48686 mC is
- * "48.686", 31000 mC is "31". No float rounding on the way. */
-static void value_fixed(struct prom_out *o, int64_t v, int decimals) {
-        static const uint64_t scale[] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
-                                          1000000000 };
-        uint64_t a = v < 0 ? (uint64_t) -(v + 1) + 1 : (uint64_t) v;
-        uint64_t frac = a % scale[decimals];
-        char buf[48];
-        int n;
-
-        n = snprintf(buf, sizeof buf, "%s%" PRIu64, v < 0 ? "-" : "", a / scale[decimals]);
-        if (frac) {
-                int d = decimals;
-
-                while (frac % 10 == 0) {
-                        frac /= 10;
-                        d--;
-                }
-                snprintf(buf + n, sizeof buf - (size_t) n, ".%0*" PRIu64, d, frac);
-        }
-        value_text(o, buf);
+static void value_uint(struct prom_out *o, uint64_t v) {
+        value_begin(o);
+        out_u64(o, v);
+        out_puts(o, "\n");
 }
 
-static void value_uint(struct prom_out *o, uint64_t v) {
-        char buf[24];
+/* v / 10^decimals (decimals 0..9) written exactly, trailing zeros dropped:
+ * 48686 mC is "48.686", 31000 mC is "31". No float rounding on the way. */
+static void value_fixed(struct prom_out *o, int64_t v, int decimals) {
+        uint64_t a = v < 0 ? (uint64_t) -(v + 1) + 1 : (uint64_t) v, scale = 1;
+        char buf[24], *end = buf + sizeof buf, *p;
+        int d = decimals;
 
-        snprintf(buf, sizeof buf, "%" PRIu64, v);
-        value_text(o, buf);
+        for (int i = 0; i < decimals; i++)
+                scale *= 10;
+        value_begin(o);
+        if (v < 0)
+                out_puts(o, "-");
+        out_u64(o, a / scale);
+        a %= scale;
+        if (a) {
+                while (a % 10 == 0) {
+                        a /= 10;
+                        d--;
+                }
+                p = u64_digits(a, end);
+                out_puts(o, ".");
+                for (int zeros = d - (int) (end - p); zeros > 0; zeros--)
+                        out_puts(o, "0");
+                out_put(o, p, (size_t) (end - p));
+        }
+        out_puts(o, "\n");
 }
 
 static void value_double(struct prom_out *o, double v) {
