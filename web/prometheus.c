@@ -2,9 +2,7 @@
 #include "prometheus.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
