@@ -369,3 +369,24 @@ def test_grafana_dashboard_queries_parse(tmp_path):
     path.write_text(json.dumps(rules))              # JSON is YAML
     r = subprocess.run([tool, "check", "rules", str(path)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+# ---- the example alerting rules ----
+
+ALERTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "contrib", "prometheus")
+GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden", "prometheus")
+
+
+def test_alert_rules():
+    """promtool checks the rules and runs their unit tests; every family they use is exported."""
+    tool = promtool()
+    for args in (["check", "rules", "heatcurve-alerts.yml"], ["test", "rules", "heatcurve-alerts.test.yml"]):
+        r = subprocess.run([tool, *args], cwd=ALERTS, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, f"promtool {' '.join(args)}:\n{r.stdout}{r.stderr}"
+    exported = set()
+    for name in os.listdir(GOLDEN):
+        with open(os.path.join(GOLDEN, name)) as f:
+            exported |= {line.split()[2] for line in f if line.startswith("# TYPE ")}
+    with open(os.path.join(ALERTS, "heatcurve-alerts.yml")) as f:
+        used = set(re.findall(r"heatcurve_[a-z_]+", f.read()))
+    assert used and used <= exported, used - exported
