@@ -430,6 +430,7 @@ int daemon_new(const struct options *o, const struct config *cfg, bool serve, st
         d->opts = o;
         d->cfg = *cfg;
         d->started_ms = util_now_ms();
+        d->tick_ns = -1;
         r = daemon_read_token(&d->cfg, d->token, sizeof d->token);
         if (r < 0)
                 log_error("Cannot read the token from %s: %s", d->cfg.token_file,

@@ -54,6 +54,7 @@ struct daemon {
         size_t n_consumers;
         bool *was_ok;                   /* per temperature: ok at the previous tick, for change-of-state logs */
         uint64_t ticks;
+        int64_t tick_ns;                /* ns the last tick took, -1 before one */
 
         int64_t started_ms;             /* Unix ms */
         int64_t history_saved_ms;       /* Unix ms of the last successful save, 0 for never */

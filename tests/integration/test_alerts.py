@@ -59,6 +59,9 @@ def test_transitions_log_fields_status_and_hook_environment(start_daemon, fixtur
     assert r["value_c"] == 62.5 and r["value_sensor"] == "thermal_zone0" and r["warn_c"] == 60
     active = d.get("/api/v1/status")[1]["active_alerts"]
     assert [a["name"] for a in active] == ["soc"] and active[0]["state"] == "warn"
+    metrics = d.get("/metrics")[1]
+    assert 'heatcurve_alert_state{alert="soc",sensor="thermal_zone0",state="warn"} 1\n' in metrics
+    assert 'heatcurve_alert_state{alert="soc",sensor="thermal_zone0",state="ok"} 0\n' in metrics
     d.wait_for(lambda: (out / "warn").exists(), what="hook ran for warn")
     env = dict(line.split("=", 1) for line in (out / "warn").read_text().split())
     assert env == {"HEATCURVE_ALERT": "soc", "HEATCURVE_SENSOR": "thermal_zone0", "HEATCURVE_STATE": "warn",
