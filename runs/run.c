@@ -120,8 +120,22 @@ static void run_recording_failed(struct run *r, const char *what, int err) {
 static void run_write_json(struct run *r) {
         int ret = run_store_write(r, r->dir);
 
+        r->unsaved = ret < 0;
         if (ret < 0)
                 run_recording_failed(r, "writing run.json", -ret);
+}
+
+int run_save_pending(struct run *r) {
+        int ret;
+
+        if (!r->unsaved)
+                return 0;
+        ret = run_store_write(r, r->dir);
+        if (ret < 0)
+                return ret;
+        r->unsaved = false;
+        run_log(r, LOG_NOTICE, "run.json written after all");
+        return 1;
 }
 
 static int run_csv_header(struct run *r) {

@@ -113,6 +113,7 @@ struct run {
         unsigned sensor_failures;       /* consecutive */
         size_t phase_first;             /* index in series of the current phase's first sample */
         int64_t last_plateau_check_ms;
+        bool unsaved;                   /* the last run.json write failed: retried until it goes through */
         char dir[600];                  /* state_dir/runs/<id> */
         int csv_fd;                     /* samples.csv, O_APPEND; -1 when closed */
         char *row;                      /* one formatted row */
@@ -135,6 +136,10 @@ void run_tick(struct run *r, int64_t now_ms);
 /* End the run now: stopped by a request, or the daemon shuts down. */
 void run_abort(struct run *r, const char *reason, int64_t now_ms);
 void run_stop(struct run *r, int64_t now_ms);
+/* Writes run.json again if the last write failed (a full disk that has
+ * room again): the first abort reason is kept. 1 when written, 0 when there
+ * was nothing to write, -errno. */
+int run_save_pending(struct run *r);
 /* The load of an ended run is still stopping. */
 bool run_stress_stopping(const struct run *r);
 /* Stops and reaps a load still running (blocking, bounded), frees. Accepts NULL. */
@@ -167,7 +172,10 @@ int run_store_write(const struct run *r, const char *dir);
  * new id never points at an existing directory. Returns the count or -errno. */
 int run_store_load_all(const char *state_dir, struct run ***ret, size_t *n, unsigned *max_id,
                        char *warn, size_t warnlen);
-int run_store_delete(const char *state_dir, unsigned id);
+/* Removes state_dir/runs/<id> with its files, never through a symlink, and
+ * only when it holds nothing but what the daemon writes (all or nothing).
+ * err says why not. -errno. */
+int run_store_delete(const char *state_dir, unsigned id, char *err, size_t errlen);
 /* The fixed columns of every complete row of dir/samples.csv; returns the
  * last row's time_ms, 0 for none. unit gets the work unit seen last. */
 int64_t run_store_read_series(const char *dir, struct run_series *s, char *unit, size_t unitlen);

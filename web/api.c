@@ -24,6 +24,7 @@
 
 #define HISTORY_POINTS_DEFAULT 300
 #define HISTORY_WINDOW_DEFAULT_MS (15 * 60 * 1000)
+#define HISTORY_VALUES_MAX 200000       /* points x series in one answer (about 4 MB of JSON) */
 
 static void api_status_simulator(const struct api *a, json_object *root) {
         const struct simulate_config *sc = &a->ctx.cfg->sim;
@@ -231,6 +232,11 @@ static int api_history_columns(const struct history *h, const char *list, struct
                         snprintf(err, errlen, "sensors: more than %zu ids", ELEMENTSOF(q->cols));
                         return -EINVAL;
                 }
+                for (size_t i = 0; i < q->n_cols; i++)
+                        if (q->cols[i] == (size_t) col) {
+                                snprintf(err, errlen, "sensors: \"%s\" is listed twice", id);
+                                return -EINVAL;
+                        }
                 q->cols[q->n_cols++] = (size_t) col;
                 if (p[len] == '\0')
                         return 0;
@@ -285,9 +291,16 @@ static int api_history_parse(const struct history *h, struct http_request *r, st
                 snprintf(err, errlen, "to: %" PRId64 " is before from (%" PRId64 ")", q->to_ms, q->from_ms);
                 return -EINVAL;
         }
-        if (api_arg_points(r, HISTORY_POINTS_DEFAULT, &q->points, err, errlen) < 0)
+        if (api_arg_points(r, HISTORY_POINTS_DEFAULT, &q->points, err, errlen) < 0 ||
+            api_history_columns(h, http_arg(r, "sensors"), q, err, errlen) < 0)
                 return -EINVAL;
-        return api_history_columns(h, http_arg(r, "sensors"), q, err, errlen);
+        /* one answer's size is bounded whatever is asked: three numbers per value */
+        if (q->points * q->n_cols > HISTORY_VALUES_MAX) {
+                snprintf(err, errlen, "points: %zu points of %zu series are more than %d values; ask for fewer "
+                         "points or sensors", q->points, q->n_cols, HISTORY_VALUES_MAX);
+                return -EINVAL;
+        }
+        return 0;
 }
 
 static const char *api_kind_name(enum history_kind k, const char **unit, int *decimals) {
