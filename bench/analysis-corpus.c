@@ -203,13 +203,102 @@ static void print_cost(void) {
         }
 }
 
+/* A recording in tests/data: elapsed_s, temp_c and phase columns. */
+static size_t recording_load(const char *path, double *t, double *y, char *phase, size_t max) {
+        char line[512];
+        int ct = -1, cy = -1, cp = -1;
+        size_t n = 0;
+        FILE *f = fopen(path, "re");
+
+        if (!f || !fgets(line, sizeof line, f))
+                return 0;
+        line[strcspn(line, "\r\n")] = '\0';
+        char *save = NULL;
+        int k = 0;
+        for (char *tok = strtok_r(line, ",", &save); tok; tok = strtok_r(NULL, ",", &save), k++) {
+                if (strcmp(tok, "elapsed_s") == 0)
+                        ct = k;
+                else if (strcmp(tok, "temp_c") == 0)
+                        cy = k;
+                else if (strcmp(tok, "phase") == 0)
+                        cp = k;
+        }
+        while (ct >= 0 && cy >= 0 && cp >= 0 && n < max && fgets(line, sizeof line, f)) {
+                k = 0;
+                save = NULL;
+                for (char *tok = strtok_r(line, ",\r\n", &save); tok; tok = strtok_r(NULL, ",\r\n", &save), k++) {
+                        if (k == ct)
+                                t[n] = strtod(tok, NULL);
+                        else if (k == cy)
+                                y[n] = strtod(tok, NULL);
+                        else if (k == cp)
+                                phase[n] = tok[0];
+                }
+                n++;
+        }
+        fclose(f);
+        return n;
+}
+
+/* Each warm-up of a real recording: the fits of the whole load, and the
+ * plateau interval along it against the whole load's fit (the best
+ * reference there is: the truth is not known). */
+static void print_recording(const char *path) {
+        static char phase[MAX_N];
+        static const double cuts[] = { 20, 30, 45, 60, 90, 120, 150, 200, 250 };
+        size_t n = recording_load(path, t_buf, y_buf, phase, MAX_N), covered = 0, fits = 0, tight = 0, tight_cov = 0;
+
+        printf("\n### %s\n\n", path);
+        printf("| load | whole load: auto fit | plateau interval at the end | along the load: plateau ± ci95 at 20, 30, 45, 60, 90, 120, 150, 200, 250 s |\n");
+        printf("|---|---|---|---|\n");
+        for (size_t a = 0, k = 1; a < n; k++) {
+                while (a < n && phase[a] != 's')
+                        a++;
+                size_t b = a;
+                while (b < n && phase[b] == 's')
+                        b++;
+                if (b - a < 30)
+                        break;
+                struct analysis_fit full, end;
+                if (analysis_fit_auto(t_buf + a, y_buf + a, b - a, &full) < 0 ||
+                    analysis_fit_plateau(t_buf + a, y_buf + a, b - a, &end) < 0)
+                        break;
+                printf("| %zu (%.0f-%.0f s) | %s %.2f °C, tau %.0f s%s | %.2f ± %.2f |", k, t_buf[a], t_buf[b - 1],
+                       analysis_model_to_string(full.model), full.t_inf_c, full.tau_s,
+                       full.model == ANALYSIS_MODEL_EXP2 ? " (+ fast)" : "", end.t_inf_c, end.ci95_c);
+                for (size_t c = 0; c < sizeof(cuts) / sizeof(cuts[0]) && cuts[c] < t_buf[b - 1] - t_buf[a]; c++) {
+                        struct analysis_fit f;
+                        size_t m = 0;
+                        while (a + m < b && t_buf[a + m] - t_buf[a] <= cuts[c])
+                                m++;
+                        if (analysis_fit_plateau(t_buf + a, y_buf + a, m, &f) < 0)
+                                continue;
+                        bool ok = !(fabs(f.t_inf_c - full.t_inf_c) > f.ci95_c);
+                        fits++;
+                        covered += ok;
+                        tight += f.ci95_c <= ANALYSIS_PLATEAU_CI95_C;
+                        tight_cov += ok && f.ci95_c <= ANALYSIS_PLATEAU_CI95_C;
+                        printf(" %.1f±%.2g%s", f.t_inf_c, f.ci95_c, ok ? "" : "!");
+                }
+                printf(" |\n");
+                a = b;
+        }
+        printf("\nCovering the whole load's plateau: %zu of %zu cuts (! marks a miss); claiming ±%.1f °C: %zu, "
+               "of which %zu covering.\n", covered, fits, ANALYSIS_PLATEAU_CI95_C, tight, tight_cov);
+}
+
 int main(int argc, char **argv) {
+        if (argc == 3 && strcmp(argv[1], "--recording") == 0) {
+                print_recording(argv[2]);
+                return 0;
+        }
         unsigned curves = argc > 1 ? (unsigned) atoi(argv[1]) : 100;
         unsigned stops = argc > 2 ? (unsigned) atoi(argv[2]) : 40;
         unsigned every = argc > 3 ? (unsigned) atoi(argv[3]) : 10;
 
         if (curves == 0 || every == 0) {
-                fprintf(stderr, "usage: analysis-corpus [CURVES_PER_CLASS [STOP_CURVES_PER_CLASS [EVERY_S]]]\n");
+                fprintf(stderr, "usage: analysis-corpus [CURVES_PER_CLASS [STOP_CURVES_PER_CLASS [EVERY_S]]]\n"
+                                "       analysis-corpus --recording FILE.csv\n");
                 return 2;
         }
         print_cost();

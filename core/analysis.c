@@ -1128,6 +1128,8 @@ static int scan_best(struct honest *h) {
                                 h->best_ix[2][0] = i;
                                 h->best_ix[2][1] = k;
                         }
+                        if (sc->sign * b1 > 0 || sc->sign * b2 > 0)
+                                continue;       /* an amplitude against the rise: not a heated body's curve */
                         double mi = sc->m[i], mk = sc->m[k], det = gi * gk - gik * gik;
                         h->p2[h->n2++] = (struct profile_point) {
                                 .sse = sse,
