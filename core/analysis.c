@@ -983,9 +983,10 @@ int analysis_fit_auto(const double *t_s, const double *temp_c, size_t n, struct 
  * The point estimate is exp1 or exp2, whichever BIC prefers. The interval
  * is the union of:
  *  - the chosen model's linearised interval;
- *  - the exp2 profile over a grid of (tau_fast, tau) pairs, the slow one up
- *    to ANALYSIS_TAU_MAX_SPANS spans: a slow part that the data cannot pin
- *    down yet keeps it wide (exp1 and exp2 both inside: model uncertainty);
+ *  - the exp2 profile over a grid of (tau_fast, tau) pairs with both parts
+ *    rising, the slow one up to ANALYSIS_TAU_MAX_SPANS spans: a slow part
+ *    that the data cannot pin down yet keeps it wide (exp1 and exp2 both
+ *    inside: model uncertainty);
  *  - a profile-likelihood interval under a wider model: any sum of
  *    exponentials with time constants up to PROFILE_TAU_SPANS spans and
  *    amplitudes of the rise's sign. A heated body (die, heatsink, case)
