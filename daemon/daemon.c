@@ -341,8 +341,10 @@ static int daemon_on_signal(sd_event_source *es, const struct signalfd_siginfo *
 
         if (si->ssi_signo == SIGHUP)
                 daemon_reload(d);
-        else
+        else {
+                d->stop_signal = (int) si->ssi_signo;
                 sd_event_exit(d->event, 0);
+        }
         return 0;
 }
 
@@ -474,7 +476,10 @@ int daemon_run(struct daemon *d) {
 void daemon_free(struct daemon *d) {
         if (!d)
                 return;
-        runs_free(d->runs, "heatcurved is shutting down");
+        char reason[160];
+        snprintf(reason, sizeof reason, "heatcurved was stopped (%s%s: a stop, restart, upgrade or shutdown) "
+                 "during the run", d->stop_signal ? "SIG" : "", d->stop_signal ? sigabbrev_np(d->stop_signal) : "an error");
+        runs_free(d->runs, reason);
         alerts_free(d->alerts);
         if (d->event)
                 daemon_save_history(d);

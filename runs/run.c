@@ -246,24 +246,29 @@ static void run_finish(struct run *r, int64_t now_ms, enum run_state state) {
                 run_log(r, LOG_NOTICE, "finished: plateau %.1f C, rise %.1f C, tau %.0f s",
                         r->metrics.plateau_c, r->metrics.rise_c, r->metrics.tau_heat_s);
         else
-                run_log(r, LOG_WARNING, "aborted: %s", r->abort_reason);
+                run_log(r, LOG_WARNING, "%s: %s", run_state_to_string(state), r->abort_reason);
         r->host->ended(r->host, r);
 }
 
-static void run_end_early(struct run *r, const char *end_reason, const char *reason, int64_t now_ms) {
+static void run_end_early(struct run *r, enum run_state state, const char *end_reason, const char *reason,
+                          int64_t now_ms) {
         if (r->state != RUN_RUNNING)
                 return;
         snprintf(r->abort_reason, sizeof r->abort_reason, "%s", reason);
         run_phase_end(r, now_ms, end_reason);
-        run_finish(r, now_ms, RUN_ABORTED);
+        run_finish(r, now_ms, state);
 }
 
 void run_abort(struct run *r, const char *reason, int64_t now_ms) {
-        run_end_early(r, "aborted", reason, now_ms);
+        run_end_early(r, RUN_ABORTED, "aborted", reason, now_ms);
 }
 
 void run_stop(struct run *r, int64_t now_ms) {
-        run_end_early(r, "stopped", "stopped on request", now_ms);
+        run_end_early(r, RUN_ABORTED, "stopped", "stopped on request", now_ms);
+}
+
+void run_interrupt(struct run *r, const char *reason, int64_t now_ms) {
+        run_end_early(r, RUN_INTERRUPTED, "interrupted", reason, now_ms);
 }
 
 /* The policy with the highest hardware max: the big cores on big.LITTLE. */

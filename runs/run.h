@@ -136,6 +136,9 @@ void run_tick(struct run *r, int64_t now_ms);
 /* End the run now: stopped by a request, or the daemon shuts down. */
 void run_abort(struct run *r, const char *reason, int64_t now_ms);
 void run_stop(struct run *r, int64_t now_ms);
+/* End the run as interrupted: the daemon stops, not the user's choice (a
+ * restart, a package upgrade, a shutdown); its samples and metrics are kept. */
+void run_interrupt(struct run *r, const char *reason, int64_t now_ms);
 /* Writes run.json again if the last write failed (a full disk that has
  * room again): the first abort reason is kept. 1 when written, 0 when there
  * was nothing to write, -errno. */

@@ -71,7 +71,7 @@ void runs_free(struct runs *rs, const char *reason) {
         if (!rs)
                 return;
         if (rs->live)
-                run_abort(rs->live, reason, util_now_ms());
+                run_interrupt(rs->live, reason, util_now_ms());
         run_free(rs->live);     /* only if it could not end */
         if (rs->stopping_deleted)
                 run_free(rs->stopping);

@@ -22,7 +22,7 @@ struct runs_settings {
 /* Reads the runs already in state_dir (unless it is unusable). warn gets
  * what could not be read, "" for nothing. -errno only when out of memory. */
 int runs_new(sd_event *event, const struct runs_settings *set, struct runs **ret, char *warn, size_t warnlen);
-/* Aborts a live run with reason, waits (bounded) for its load, frees. Accepts NULL. */
+/* Ends a live run as interrupted with reason, waits (bounded) for its load, frees. Accepts NULL. */
 void runs_free(struct runs *rs, const char *reason);
 void runs_set_settings(struct runs *rs, const struct runs_settings *set);
 

@@ -412,7 +412,11 @@ def test_sigterm_mid_run_stops_the_load_and_ends_the_run(start_daemon, tmp_path)
     assert wait_gone(workers), "load outlived the daemon's clean stop"
     d2 = start_tree(start_daemon, root, state_dir=state)
     doc = d2.get(f"/api/v1/runs/{run['id']}")[1]
-    assert doc["state"] == "aborted" and doc["abort_reason"] == "heatcurved is shutting down"
+    # a stop that is not the user's (systemctl restart, an upgrade): interrupted, not aborted
+    assert doc["state"] == "interrupted"
+    assert doc["abort_reason"] == ("heatcurved was stopped (SIGTERM: a stop, restart, upgrade or shutdown) "
+                                   "during the run"), doc["abort_reason"]
+    assert doc["phases"][0]["end_reason"] == "interrupted"
     csv = os.path.join(state, "runs", str(run["id"]), "samples.csv")
     rows_on_disk = sum(1 for line in open(csv) if line.endswith("\n")) - 1
     assert doc["recording"]["samples"] >= 5 and rows_on_disk == doc["recording"]["samples"]
