@@ -19,6 +19,7 @@
 #define RUN_SENSOR_LOSS_TICKS 3         /* consecutive failed reads of the run sensor under load */
 #define RUN_SAFETY_DEFAULT_C 85.0       /* without a hot/critical trip */
 #define RUN_SAFETY_MARGIN_C 5.0         /* below the lowest hot/critical trip */
+#define RUN_CLOCK_STEP_MS 2000          /* a wall clock jump larger than this is noted as a step */
 
 enum run_state {
         RUN_RUNNING,
@@ -45,7 +46,8 @@ struct run_phase {
         struct stress_spec stress;      /* its argv and io_dir point to the two below */
         char **command;                 /* command argv, NULL-terminated; owned; NULL unless a command load */
         char *stress_dir;               /* io: where the test files go; owned; NULL until the run starts */
-        int64_t started_ms, ended_ms;   /* Unix ms, 0 = not yet */
+        int64_t started_ms, ended_ms;   /* Unix ms, 0 = not yet: labels */
+        int64_t started_mono_ms;        /* CLOCK_MONOTONIC ms: what the phase's duration is measured on */
         char end_reason[16];            /* "duration", "plateau", "stopped" ...; "" while running */
 };
 
@@ -62,6 +64,12 @@ struct run_series {
 
 struct run;
 struct run_load;
+
+/* The two clocks of one moment, ms. */
+struct run_now {
+        int64_t wall_ms;                /* Unix time: labels */
+        int64_t mono_ms;                /* CLOCK_MONOTONIC: durations */
+};
 
 /* What the engine needs from its owner (runs.c), and nothing else of the daemon. */
 struct run_host {
@@ -97,9 +105,12 @@ struct run {
         bool recording_ok;
         char recording_error[RUN_REASON_MAX];
         size_t n_samples;               /* rows written */
+        unsigned clock_steps;           /* wall clock steps seen during the run */
 
         /* The engine: set while the run is live (host is NULL for a run read from disk). */
         struct run_host *host;
+        int64_t created_mono_ms;        /* CLOCK_MONOTONIC ms at the start: the series' time 0 */
+        int64_t clock_offset_ms;        /* wall - monotonic, ms, as last seen */
         double baseline_c;              /* C, fixed when the idle phase ends; NaN before */
         double predicted_plateau_c;     /* C, live estimate under load */
         double plateau_ci95_c;
@@ -131,14 +142,16 @@ int run_parse(json_object *def, const struct sensors *s, struct run **ret, char 
  * first phase. On error nothing is left on disk and err says why. */
 int run_start(struct run *r, struct run_host *host, const struct run_settings *set, unsigned id,
               char *err, size_t errlen);
-/* Called after every sensor read while the run is live or its load stops. */
-void run_tick(struct run *r, int64_t now_ms);
-/* End the run now: stopped by a request, or the daemon shuts down. */
-void run_abort(struct run *r, const char *reason, int64_t now_ms);
-void run_stop(struct run *r, int64_t now_ms);
+/* Called after every sensor read while the run is live or its load stops,
+ * with the tick's wall clock (a label) and monotonic clock (what phases,
+ * windows and rates are measured on), both ms. */
+void run_tick(struct run *r, int64_t wall_ms, int64_t mono_ms);
+/* End the run now: aborted (an alert, a failure) or stopped by a request. */
+void run_abort(struct run *r, const char *reason);
+void run_stop(struct run *r);
 /* End the run as interrupted: the daemon stops, not the user's choice (a
  * restart, a package upgrade, a shutdown); its samples and metrics are kept. */
-void run_interrupt(struct run *r, const char *reason, int64_t now_ms);
+void run_interrupt(struct run *r, const char *reason);
 /* Writes run.json again if the last write failed (a full disk that has
  * room again): the first abort reason is kept. 1 when written, 0 when there
  * was nothing to write, -errno. */

@@ -71,7 +71,7 @@ void runs_free(struct runs *rs, const char *reason) {
         if (!rs)
                 return;
         if (rs->live)
-                run_interrupt(rs->live, reason, util_now_ms());
+                run_interrupt(rs->live, reason);
         run_free(rs->live);     /* only if it could not end */
         if (rs->stopping_deleted)
                 run_free(rs->stopping);
@@ -105,7 +105,7 @@ void runs_on_sample(void *userdata, const struct snapshot *snap) {
         runs_save_pending(rs, snap->time_ms);
         if (!r)
                 return;
-        run_tick(r, snap->time_ms);
+        run_tick(r, snap->time_ms, snap->mono_ms);
         if (rs->stopping && !run_stress_stopping(rs->stopping)) {
                 if (rs->stopping_deleted)
                         run_free(rs->stopping);
@@ -194,7 +194,7 @@ int runs_start(struct runs *rs, const char *def_json, size_t len, const struct r
 
 int runs_stop(struct runs *rs, unsigned id, char *err, size_t errlen) {
         if (rs->live && rs->live->id == id) {
-                run_stop(rs->live, util_now_ms());
+                run_stop(rs->live);
                 return 0;
         }
         if (!runs_find(rs, id)) {
@@ -207,7 +207,7 @@ int runs_stop(struct runs *rs, unsigned id, char *err, size_t errlen) {
 
 void runs_abort(struct runs *rs, const char *reason) {
         if (rs->live)
-                run_abort(rs->live, reason, util_now_ms());
+                run_abort(rs->live, reason);
 }
 
 static size_t runs_done_index(const struct runs *rs, unsigned id) {
