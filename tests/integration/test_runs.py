@@ -545,3 +545,27 @@ def test_back_to_back_loads_each_stop_on_their_own(start_daemon):
     # the memory load worked through its whole phase (a sample every 100 ms for 3 s)
     assert len(memory) >= 20 and all(row[phase] == "stress" for row in memory)
     assert all(row[rate] for row in memory[-10:]), memory[-10:]
+
+
+def descendants(pid):
+    out, todo = [], [pid]
+    while todo:
+        kids = children_of(todo.pop())
+        out += kids
+        todo += kids
+    return out
+
+
+def test_a_command_that_leaves_its_group_is_killed_too(start_daemon):
+    """A child of the command that calls setsid() is no longer in the command's process group;
+    it must not outlive the phase."""
+    d = start_tree(start_daemon, fixture_path("rpi4"))
+    status, run = post_run(d, {"phases": [{"kind": "stress", "duration": "5m", "load": {
+        "type": "command", "argv": ["sh", "-c", "setsid sleep 301 & setsid sh -c 'sleep 302 & sleep 303' & sleep 300"]}}]})
+    assert status == 201, run
+    d.wait_for(lambda: len(descendants(d.proc.pid)) >= 6, what="the command and its children started")
+    time.sleep(0.3)
+    everyone = descendants(d.proc.pid)
+    status, _ = d.request("POST", f"/api/v1/runs/{run['id']}/stop")
+    assert status == 200
+    assert wait_gone(everyone, timeout=5), [p for p in everyone if alive(p)]
