@@ -89,7 +89,7 @@ struct run_settings {
 struct run {
         /* The record: what run.json holds, for a live run and a finished one alike. */
         unsigned id;
-        char label[RUN_LABEL_MAX];
+        char label[RUN_LABEL_MAX * 4];  /* RUN_LABEL_MAX - 1 characters of UTF-8 at most */
         char *notes;
         enum run_state state;
         size_t n_phases, phase_index;

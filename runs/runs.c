@@ -173,7 +173,14 @@ int runs_start(struct runs *rs, const char *def_json, size_t len, const struct r
                 json_object_put(def);
                 return -EBADMSG;
         }
+        size_t end = json_tokener_get_parse_end(tok);
         json_tokener_free(tok);
+        end += strspn(def_json + end, " \t\r\n");
+        if (end != len) {
+                snprintf(err, errlen, "body: more after the JSON value (at byte %zu)", end);
+                json_object_put(def);
+                return -EBADMSG;
+        }
         e = run_parse(def, rs->host.sensors, &r, err, errlen);
         json_object_put(def);
         if (e < 0)

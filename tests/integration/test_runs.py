@@ -1,4 +1,5 @@
 """Runs through the real heatcurved: protocol, safety aborts, crash recovery, full disks, auth, bad input."""
+import json
 import os
 import signal
 import subprocess
@@ -569,3 +570,34 @@ def test_a_command_that_leaves_its_group_is_killed_too(start_daemon):
     status, _ = d.request("POST", f"/api/v1/runs/{run['id']}/stop")
     assert status == 200
     assert wait_gone(everyone, timeout=5), [p for p in everyone if alive(p)]
+
+
+@pytest.mark.parametrize("raw,message", [
+    (b'{"phases": [{"kind": "idle", "duration": "1s"}]} trailing', "body: more after the JSON value (at byte 49)"),
+    (b'{"phases": [{"kind": "idle", "duration": "1s"}]}{"phases": []}', "body: more after the JSON value (at byte 48)"),
+    (b'{"phases": [{"kind": "idle", "duration": "1s"}], "label": "a\\u0000b"}', "label: must not contain a NUL character"),
+    (b'{"phases": [{"kind": "idle", "duration": "1s"}], "label": "caf\xe9"}', "label: is not valid UTF-8"),
+    (b'{"phases": [{"kind": "stress", "duration": "1s", "load": {"workers": 0.5}}]}',
+     "phases[0].load.workers: 0.5 is not a whole number"),
+])
+def test_request_bodies_taken_exactly(start_daemon, raw, message):
+    d = start_tree(start_daemon, fixture_path("rpi4"))
+    status, err = post_run(d, raw)
+    assert status == 400 and err["error"]["message"] == message, err
+    assert d.get("/api/v1/runs")[1]["runs"] == []
+    # whitespace after the value is fine
+    status, run = post_run(d, b'{"phases": [{"kind": "idle", "duration": "1s"}]}\r\n  ')
+    assert status == 201, run
+
+
+def test_status_shows_paths_to_trusted_clients_only(start_daemon, tmp_path):
+    token = tmp_path / "token"
+    token.write_text("s3cret-token\n")
+    conf = tmp_path / "c.conf"
+    conf.write_text(f"[daemon]\ntoken_file = {token}\n")
+    d = start_daemon("--config", str(conf), "--simulate", "--interval", "100ms")
+    _, anon = d.get("/api/v1/status")
+    assert anon["storage"]["state_dir"] is None and anon["simulator"]["sysfs_root"] is None
+    assert d.state_dir not in json.dumps(anon)
+    _, mine = d.get("/api/v1/status", headers={"Authorization": "Bearer s3cret-token"})
+    assert mine["storage"]["state_dir"] == d.state_dir and mine["simulator"]["sysfs_root"]
