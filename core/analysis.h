@@ -15,7 +15,7 @@
  *   -ENOMEM   out of memory (the fits allocate O(n) scratch once per call)
  */
 
-/* Stop rule defaults (DESIGN.md, "Runs"). */
+/* Stop rule defaults (README.md, "Runs"). */
 #define ANALYSIS_STABLE_WINDOW_S        300.0
 #define ANALYSIS_STABLE_SLOPE_C_PER_S   (0.1 / 60.0)    /* 0.1 C/min */
 #define ANALYSIS_PLATEAU_CI95_C         0.5             /* predicted plateau known within +-0.5 C */
@@ -175,7 +175,7 @@ struct analysis_samples {
         double ambient_c;                       /* C, given by the user or a sensor, NaN when unknown */
 };
 
-/* Every metric of DESIGN.md; NaN when it cannot be computed. */
+/* Every metric of a run (README.md, "Runs"); NaN when it cannot be computed. */
 struct run_metrics {
         double baseline_c;              /* C, median of the last 60 s of idle before the load */
         double ambient_c;               /* C, as given */

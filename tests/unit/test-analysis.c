@@ -177,7 +177,7 @@ static void test_exp1_noisy_cooling(void **state) {
         assert_true(tau90 <= 0.05);
 }
 
-/* The DESIGN.md curve: 20 s / 900 s time constants, 30 % / 70 % of a 30 C rise. */
+/* A board in a case: 20 s / 900 s time constants (die, then case and air), 30 % / 70 % of a 30 C rise. */
 static const struct curve two_tau = {
         .tinf = 70.2, .a1 = 9, .tau1 = 20, .a2 = 21, .tau2 = 900, .noise = 0.3, .quantise = true,
 };
@@ -224,7 +224,7 @@ static void test_exp2_noisy(void **state) {
         assert_true(p2 <= 0.3);
         assert_true(pa <= 0.3);
         assert_true(ps <= 0.5);
-        assert_true(p1 > 0.5);          /* the bias DESIGN.md warns about is real */
+        assert_true(p1 > 0.5);          /* a single exponential from the load start is biased on it */
 }
 
 static void test_model_selection(void **state) {
