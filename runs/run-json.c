@@ -147,6 +147,7 @@ json_object *run_to_json(const struct run *r, bool live) {
         json_object_object_add(o, "board", json_board(&r->board));
         json_object_object_add(o, "phases", phases);
         json_object_object_add(o, "metrics", json_run_metrics(&r->metrics, r->work_unit));
+        json_object_object_add(o, "quality", run_quality_to_json(r));
         json_object_object_add(o, "recording", recording_to_json(r));
         json_object_object_add(o, "clock_steps", json_object_new_int64(r->clock_steps));
         json_object_object_add(o, "live", live && running && r->host ? run_live_to_json(r) : NULL);
@@ -304,6 +305,7 @@ static int record_from_json(json_object *doc, struct run *r, char *err, size_t e
         doc_copy(rec, "error", r->recording_error, sizeof r->recording_error);
         r->n_samples = (size_t) doc_int(rec, "samples");
         r->clock_steps = (unsigned) doc_int(doc, "clock_steps");
+        run_quality_from_json(doc_get(doc, "quality"), r);
         r->n_phases = json_object_array_length(phases);
         if (r->phase_index >= r->n_phases)
                 r->phase_index = 0;

@@ -188,23 +188,23 @@ static int series_grow(struct run_series *s) {
                 if (!p) return -ENOMEM; \
                 s->field = p; \
         } while (0)
-        GROW(t_s); GROW(temp_c); GROW(freq_hz); GROW(max_hz); GROW(work_rate); GROW(cooling); GROW(phase);
+        GROW(t_s); GROW(temp_c); GROW(freq_hz); GROW(max_hz); GROW(work_rate); GROW(load); GROW(cooling); GROW(phase);
 #undef GROW
         s->cap = cap;
         return 0;
 }
 
-int run_series_append(struct run_series *s, double t_s, double temp_c, double freq_hz, double max_hz,
-                      double work_rate, bool cooling, enum analysis_phase phase) {
+int run_series_append(struct run_series *s, const struct run_sample *x) {
         if (s->n == s->cap && series_grow(s) < 0)
                 return -ENOMEM;
-        s->t_s[s->n] = t_s;
-        s->temp_c[s->n] = temp_c;
-        s->freq_hz[s->n] = freq_hz;
-        s->max_hz[s->n] = max_hz;
-        s->work_rate[s->n] = work_rate;
-        s->cooling[s->n] = cooling;
-        s->phase[s->n] = phase;
+        s->t_s[s->n] = x->t_s;
+        s->temp_c[s->n] = x->temp_c;
+        s->freq_hz[s->n] = x->freq_hz;
+        s->max_hz[s->n] = x->max_hz;
+        s->work_rate[s->n] = x->work_rate;
+        s->load[s->n] = x->load;
+        s->cooling[s->n] = x->cooling;
+        s->phase[s->n] = x->phase;
         s->n++;
         return 0;
 }
@@ -215,6 +215,7 @@ void run_series_free(struct run_series *s) {
         free(s->freq_hz);
         free(s->max_hz);
         free(s->work_rate);
+        free(s->load);
         free(s->cooling);
         free(s->phase);
         *s = (struct run_series) {};
@@ -233,8 +234,11 @@ static int series_row(void *userdata, char *line, bool header) {
 
         if (header || samples_parse_row(line, &row) < 0)
                 return 0;       /* the header, or a row with too few fields */
-        if (run_series_append(rd->s, row.elapsed_s, row.temp_c, row.freq_hz, row.max_allowed_hz,
-                              row.work_rate, row.cooling_active, phase_from_csv(row.phase)) < 0)
+        struct run_sample x = {
+                row.elapsed_s, row.temp_c, row.freq_hz, row.max_allowed_hz, row.work_rate, row.load,
+                row.cooling_active, phase_from_csv(row.phase),
+        };
+        if (run_series_append(rd->s, &x) < 0)
                 return -ENOMEM;
         if (*row.work_unit)
                 snprintf(rd->unit, rd->unitlen, "%s", row.work_unit);
@@ -291,6 +295,7 @@ static void truncate_torn_tail(const char *dir) {
 static int recover_run_with(const char *dir, struct run *r, const struct run_series *s, int64_t last,
                             const char *why) {
         run_series_metrics(s, r->ambient_c, &r->metrics);
+        run_quality_phases(r, s);
         snprintf(r->abort_reason, sizeof r->abort_reason, "%s; %zu samples kept", why, s->n);
         r->state = RUN_INTERRUPTED;
         r->ended_ms = last;

@@ -34,6 +34,8 @@ struct run *run_alloc(void) {
 
         if (!r)
                 return NULL;
+        for (size_t k = 0; k < RUN_PHASES_MAX; k++)
+                r->phase_load[k] = NAN;
         r->csv_fd = -1;
         r->ambient_c = r->safety_limit_c = r->baseline_c = NAN;
         r->predicted_plateau_c = r->plateau_ci95_c = NAN;
@@ -200,6 +202,7 @@ static int run_phase_begin(struct run *r, struct run_now now) {
 
         p->started_ms = now.wall_ms;
         p->started_mono_ms = now.mono_ms;
+        r->phase_start[r->phase_index] = r->series.n;
         if (p->has_stress) {
                 ret = run_stress_start(r, p);
                 if (ret < 0)
@@ -222,6 +225,7 @@ static void run_phase_end(struct run *r, struct run_now now, const char *reason)
                 analysis_median(s->t_s, s->temp_c, s->n, ANALYSIS_BASELINE_IDLE_S, &r->baseline_c);
         /* what is known so far (baseline after idle, the heating fit after stress) */
         run_series_metrics(s, r->ambient_c, &r->metrics);
+        run_quality_phases(r, s);
         run_log(r, LOG_INFO, "phase %zu (%s) ended: %s", r->phase_index, phase_name(p), reason);
 }
 
@@ -229,6 +233,7 @@ static void run_finish(struct run *r, struct run_now now, enum run_state state) 
         r->state = state;
         r->ended_ms = now.wall_ms;
         run_series_metrics(&r->series, r->ambient_c, &r->metrics);
+        run_quality_phases(r, &r->series);
         run_sync(r);
         if (r->csv_fd >= 0) {
                 close(r->csv_fd);
@@ -356,13 +361,16 @@ static void run_record(struct run *r, struct run_now now) {
         r->work_rate = run_work_rate(r, now.mono_ms);
         if (r->series.n && t <= r->series.t_s[r->series.n - 1])
                 return;         /* two ticks within a millisecond */
-        if (run_series_append(&r->series, t, temp_by_id(s, r->sensor), p ? p->cur_khz * 1000.0 : NAN,
-                              r->max_allowed_hz, r->work_rate, run_cooling_active(s),
-                              r->phases[r->phase_index].kind) < 0) {
+        struct run_sample x = {
+                t, temp_by_id(s, r->sensor), p ? p->cur_khz * 1000.0 : NAN, r->max_allowed_hz, r->work_rate,
+                s->load.ok && s->load.have_prev ? s->load.total : NAN, run_cooling_active(s),
+                r->phases[r->phase_index].kind,
+        };
+        if (run_series_append(&r->series, &x) < 0) {
                 run_recording_failed(r, "keeping samples in memory", ENOMEM);
                 return;
         }
-        run_csv_row(r, now.wall_ms, hot ? hot->temp_mc / 1000.0 : NAN, s->load.ok ? s->load.total : NAN);
+        run_csv_row(r, now.wall_ms, hot ? hot->temp_mc / 1000.0 : NAN, x.load);
 }
 
 /* Returns true when the run was aborted. */
@@ -420,7 +428,9 @@ static const char *run_phase_done(struct run *r, struct run_now now) {
         }
         if (elapsed < p->min_ms)
                 return NULL;
-        if (p->until == UNTIL_STABLE && analysis_is_stable(t, y, n, window, ANALYSIS_STABLE_SLOPE_C_PER_S))
+        /* stable on a quiet board: other programs' load (a cron job, apt) would fake a baseline */
+        if (p->until == UNTIL_STABLE && analysis_is_stable(t, y, n, window, ANALYSIS_STABLE_SLOPE_C_PER_S) &&
+            (p->has_stress || !(run_series_mean_load(s, r->phase_first, window) > RUN_QUIET_LOAD)))
                 return "stable";
         if (p->until == UNTIL_BASELINE && isfinite(r->baseline_c) &&
             analysis_is_at_baseline(t, y, n, r->baseline_c, ANALYSIS_BASELINE_TOLERANCE_C))

@@ -19,6 +19,9 @@
 #define RUN_SENSOR_LOSS_TICKS 3         /* consecutive failed reads of the run sensor under load */
 #define RUN_SAFETY_DEFAULT_C 85.0       /* without a hot/critical trip */
 #define RUN_SAFETY_MARGIN_C 5.0         /* below the lowest hot/critical trip */
+#define RUN_QUIET_LOAD 0.25             /* CPU load (0..1) beyond the run's own above which a phase was disturbed */
+#define RUN_FIT_RESIDUAL_POOR_C 1.0     /* C: a fit this far off the samples is uncertain */
+#define RUN_PLATEAU_CI_WIDE_C 2.0       /* C: a plateau known no better than this is uncertain */
 #define RUN_CLOCK_STEP_MS 2000          /* a wall clock jump larger than this is noted as a step */
 
 enum run_state {
@@ -58,8 +61,16 @@ struct run_series {
         double *temp_c;                 /* the run sensor, NaN when it failed */
         double *freq_hz, *max_hz;       /* first policy's current and unthrottled max */
         double *work_rate;              /* work unit per second */
+        double *load;                   /* measured CPU load of the whole board, 0..1, NaN when unknown */
         bool *cooling;
         enum analysis_phase *phase;
+};
+
+/* One entry of the series. */
+struct run_sample {
+        double t_s, temp_c, freq_hz, max_hz, work_rate, load;
+        bool cooling;
+        enum analysis_phase phase;
 };
 
 struct run;
@@ -106,6 +117,7 @@ struct run {
         char recording_error[RUN_REASON_MAX];
         size_t n_samples;               /* rows written */
         unsigned clock_steps;           /* wall clock steps seen during the run */
+        double phase_load[RUN_PHASES_MAX];      /* mean CPU load (0..1) beyond the run's own, per phase; NaN unknown */
 
         /* The engine: set while the run is live (host is NULL for a run read from disk). */
         struct run_host *host;
@@ -123,6 +135,7 @@ struct run {
         double work_rate;               /* per second, last tick */
         unsigned sensor_failures;       /* consecutive */
         size_t phase_first;             /* index in series of the current phase's first sample */
+        size_t phase_start[RUN_PHASES_MAX];     /* ... of each phase begun so far */
         int64_t last_plateau_check_ms;
         bool unsaved;                   /* the last run.json write failed: retried until it goes through */
         char dir[600];                  /* state_dir/runs/<id> */
@@ -161,6 +174,26 @@ bool run_stress_stopping(const struct run *r);
 /* Stops and reaps a load still running (blocking, bounded), frees. Accepts NULL. */
 void run_free(struct run *r);
 
+/* How far to trust the numbers. (run-quality.c) */
+enum run_quality {
+        RUN_QUALITY_OK,
+        RUN_QUALITY_DISTURBED,          /* the board was busy with something else in the phase it comes from */
+        RUN_QUALITY_UNCERTAIN,          /* the fit behind it is poor or its interval wide */
+        RUN_QUALITY_UNKNOWN,            /* not known (too few samples, no such phase) */
+};
+/* Each phase's CPU load beyond the run's own load, from the series. */
+void run_quality_phases(struct run *r, const struct run_series *s);
+/* A phase whose load beyond the run's own was above RUN_QUIET_LOAD. */
+bool run_phase_disturbed(const struct run *r, size_t phase);
+/* The quality of one metric of run_metrics, by its name in the document. */
+enum run_quality run_metric_quality(const struct run *r, const char *metric);
+const char *run_quality_to_string(enum run_quality q);
+/* The mean load of the series over the last window_s seconds from index
+ * first on, NaN when unknown; for until=stable, which waits for a quiet board. */
+double run_series_mean_load(const struct run_series *s, size_t first, double window_s);
+json_object *run_quality_to_json(const struct run *r);
+void run_quality_from_json(json_object *o, struct run *r);
+
 /* run.json: the one declaration of the document, both ways. (run-json.c) */
 json_object *run_to_json(const struct run *r, bool live);
 /* A document run_to_json() wrote; err names what is wrong. The run has no host. */
@@ -173,8 +206,7 @@ int run_phase_kind_from_string(const char *s);
 int run_until_from_string(const char *s);
 
 /* The in-memory series and the metrics computed over it. (run-store.c) */
-int run_series_append(struct run_series *s, double t_s, double temp_c, double freq_hz, double max_hz,
-                      double work_rate, bool cooling, enum analysis_phase phase);
+int run_series_append(struct run_series *s, const struct run_sample *x);
 void run_series_free(struct run_series *s);
 void run_series_metrics(const struct run_series *s, double ambient_c, struct run_metrics *ret);
 
