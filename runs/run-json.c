@@ -142,6 +142,7 @@ json_object *run_to_json(const struct run *r, bool live) {
         json_object_object_add(o, "started_ms", json_ms(r->phases[0].started_ms));
         json_object_object_add(o, "ended_ms", json_ms(r->ended_ms));
         json_object_object_add(o, "ambient_c", json_new_number(r->ambient_c, 2));
+        json_object_object_add(o, "ambient_sensor", json_new_string_or_null(r->ambient_sensor));
         json_object_object_add(o, "safety_limit_c", json_new_number(r->safety_limit_c, 2));
         json_object_object_add(o, "sensor", json_object_new_string(r->sensor));
         json_object_object_add(o, "board", json_board(&r->board));
@@ -297,6 +298,7 @@ static int record_from_json(json_object *doc, struct run *r, char *err, size_t e
         r->created_ms = doc_int(doc, "created_ms");
         r->ended_ms = doc_int(doc, "ended_ms");
         r->ambient_c = doc_number(doc, "ambient_c");
+        doc_copy(doc, "ambient_sensor", r->ambient_sensor, sizeof r->ambient_sensor);
         r->safety_limit_c = doc_number(doc, "safety_limit_c");
         doc_copy(doc, "sensor", r->sensor, sizeof r->sensor);
         board_from_json(doc_get(doc, "board"), &r->board);

@@ -188,7 +188,7 @@ static int series_grow(struct run_series *s) {
                 if (!p) return -ENOMEM; \
                 s->field = p; \
         } while (0)
-        GROW(t_s); GROW(temp_c); GROW(freq_hz); GROW(max_hz); GROW(work_rate); GROW(load); GROW(cooling); GROW(phase);
+        GROW(t_s); GROW(temp_c); GROW(freq_hz); GROW(max_hz); GROW(work_rate); GROW(load); GROW(ambient_c); GROW(cooling); GROW(phase);
 #undef GROW
         s->cap = cap;
         return 0;
@@ -203,6 +203,7 @@ int run_series_append(struct run_series *s, const struct run_sample *x) {
         s->max_hz[s->n] = x->max_hz;
         s->work_rate[s->n] = x->work_rate;
         s->load[s->n] = x->load;
+        s->ambient_c[s->n] = x->ambient_c;
         s->cooling[s->n] = x->cooling;
         s->phase[s->n] = x->phase;
         s->n++;
@@ -216,6 +217,7 @@ void run_series_free(struct run_series *s) {
         free(s->max_hz);
         free(s->work_rate);
         free(s->load);
+        free(s->ambient_c);
         free(s->cooling);
         free(s->phase);
         *s = (struct run_series) {};
@@ -235,7 +237,7 @@ static int series_row(void *userdata, char *line, bool header) {
         if (header || samples_parse_row(line, &row) < 0)
                 return 0;       /* the header, or a row with too few fields */
         struct run_sample x = {
-                row.elapsed_s, row.temp_c, row.freq_hz, row.max_allowed_hz, row.work_rate, row.load,
+                row.elapsed_s, row.temp_c, row.freq_hz, row.max_allowed_hz, row.work_rate, row.load, NAN,
                 row.cooling_active, phase_from_csv(row.phase),
         };
         if (run_series_append(rd->s, &x) < 0)

@@ -214,6 +214,21 @@ static int run_phase_begin(struct run *r, struct run_now now) {
         return 0;
 }
 
+/* Without an ambient given, the room's sensor over the idle phase: its
+ * median, so a draught or a door does not make the number. */
+static void run_ambient_from_sensor(struct run *r, const struct run_series *s) {
+        size_t first = r->phase_first;
+        double median;
+
+        if (!r->ambient_sensor[0] || !isnan(r->ambient_c) || s->n <= first)
+                return;
+        if (analysis_median(s->t_s + first, s->ambient_c + first, s->n - first, s->t_s[s->n - 1] - s->t_s[first],
+                            &median) >= 0 && isfinite(median)) {
+                r->ambient_c = median;
+                run_log(r, LOG_INFO, "ambient %.2f C, the median of %s over the idle phase", median, r->ambient_sensor);
+        }
+}
+
 static void run_phase_end(struct run *r, struct run_now now, const char *reason) {
         struct run_phase *p = &r->phases[r->phase_index];
         const struct run_series *s = &r->series;
@@ -221,8 +236,10 @@ static void run_phase_end(struct run *r, struct run_now now, const char *reason)
         p->ended_ms = now.wall_ms;
         snprintf(p->end_reason, sizeof p->end_reason, "%s", reason);
         run_stress_stop(r);
-        if (p->kind == ANALYSIS_PHASE_IDLE && s->n)
+        if (p->kind == ANALYSIS_PHASE_IDLE && s->n) {
                 analysis_median(s->t_s, s->temp_c, s->n, ANALYSIS_BASELINE_IDLE_S, &r->baseline_c);
+                run_ambient_from_sensor(r, s);
+        }
         /* what is known so far (baseline after idle, the heating fit after stress) */
         run_series_metrics(s, r->ambient_c, &r->metrics);
         run_quality_phases(r, s);
@@ -363,7 +380,8 @@ static void run_record(struct run *r, struct run_now now) {
                 return;         /* two ticks within a millisecond */
         struct run_sample x = {
                 t, temp_by_id(s, r->sensor), p ? p->cur_khz * 1000.0 : NAN, r->max_allowed_hz, r->work_rate,
-                s->load.ok && s->load.have_prev ? s->load.total : NAN, run_cooling_active(s),
+                s->load.ok && s->load.have_prev ? s->load.total : NAN,
+                r->ambient_sensor[0] ? temp_by_id(s, r->ambient_sensor) : NAN, run_cooling_active(s),
                 r->phases[r->phase_index].kind,
         };
         if (run_series_append(&r->series, &x) < 0) {
@@ -516,6 +534,14 @@ static int run_resolve_defaults(struct run *r, const struct run_settings *set, c
         }
         r->max_allowed_hz = p && p->scaling_max_khz ? p->scaling_max_khz * 1000.0 : NAN;
         r->board = s->board;
+        if (set->ambient_sensor && set->ambient_sensor[0]) {
+                if (isnan(temp_by_id(s, set->ambient_sensor))) {
+                        snprintf(err, errlen, "ambient_sensor: \"%s\" (from the configuration) is not a temperature "
+                                 "sensor that answers", set->ambient_sensor);
+                        return -EINVAL;
+                }
+                snprintf(r->ambient_sensor, sizeof r->ambient_sensor, "%s", set->ambient_sensor);
+        }
         return 0;
 }
 

@@ -62,13 +62,14 @@ struct run_series {
         double *freq_hz, *max_hz;       /* first policy's current and unthrottled max */
         double *work_rate;              /* work unit per second */
         double *load;                   /* measured CPU load of the whole board, 0..1, NaN when unknown */
+        double *ambient_c;              /* the ambient sensor, NaN when none or failed */
         bool *cooling;
         enum analysis_phase *phase;
 };
 
 /* One entry of the series. */
 struct run_sample {
-        double t_s, temp_c, freq_hz, max_hz, work_rate, load;
+        double t_s, temp_c, freq_hz, max_hz, work_rate, load, ambient_c;
         bool cooling;
         enum analysis_phase phase;
 };
@@ -95,6 +96,7 @@ struct run_settings {
         const char *state_dir;          /* runs/<id>/ is created below it */
         const char *stress_dir;         /* io loads' files; "" = state_dir */
         double safety_limit_c;          /* C; 0 = lowest hot/critical trip - margin, else the default */
+        const char *ambient_sensor;     /* a sensor measuring the room, "" or NULL for none */
 };
 
 struct run {
@@ -107,7 +109,8 @@ struct run {
         struct run_phase phases[RUN_PHASES_MAX];
         char abort_reason[RUN_REASON_MAX];
         int64_t created_ms, ended_ms;   /* Unix ms */
-        double ambient_c;               /* C, NaN when not given */
+        double ambient_c;               /* C, NaN when not known: given, or the ambient sensor's idle median */
+        char ambient_sensor[SENSORS_ID_MAX];    /* the room's sensor, "" for none */
         double safety_limit_c;          /* C */
         char sensor[SENSORS_ID_MAX];
         struct board_info board;

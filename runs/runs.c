@@ -152,7 +152,8 @@ static int runs_can_start(const struct runs *rs, char *err, size_t errlen) {
 
 int runs_start(struct runs *rs, const char *def_json, size_t len, const struct run **ret,
                char *err, size_t errlen) {
-        struct run_settings set = { rs->set.state_dir, rs->set.stress_dir, rs->set.safety_limit_c };
+        struct run_settings set = { rs->set.state_dir, rs->set.stress_dir, rs->set.safety_limit_c,
+                                    rs->set.ambient_sensor };
         struct json_tokener *tok;
         json_object *def;
         struct run *r = NULL;

@@ -15,6 +15,7 @@ struct runs;
 struct runs_settings {
         char state_dir[512];
         char stress_dir[512];           /* "" = state_dir */
+        char ambient_sensor[96];        /* a sensor measuring the room, "" for none */
         double safety_limit_c;          /* C; 0 = from the trips */
         char unusable[1200];            /* why the state directory cannot take runs; "" when it can */
 };

@@ -601,3 +601,43 @@ def test_status_shows_paths_to_trusted_clients_only(start_daemon, tmp_path):
     assert d.state_dir not in json.dumps(anon)
     _, mine = d.get("/api/v1/status", headers={"Authorization": "Bearer s3cret-token"})
     assert mine["storage"]["state_dir"] == d.state_dir and mine["simulator"]["sysfs_root"]
+
+
+def test_ambient_from_a_configured_sensor(start_daemon, fixture_copy, tmp_path):
+    """With [runs] ambient_sensor, the room's sensor is followed and its idle median is the
+    run's ambient, unless the run gives one."""
+    root = fixture_copy("rk3399-rockpro64")
+    conf = tmp_path / "c.conf"
+    conf.write_text("[runs]\nambient_sensor = thermal_zone1\n")
+    zone1 = os.path.join(root, "sys/class/thermal/thermal_zone1/temp")
+    d = start_tree(start_daemon, root, "--config", str(conf))
+    stop = {"go": True}
+    import threading
+
+    def wobble():                        # 21, 22, 23 ... around a median of 22
+        i = 0
+        while stop["go"]:
+            write_in_place(zone1, f"{21000 + (i % 3) * 1000}\n")
+            i += 1
+            time.sleep(0.05)
+    t = threading.Thread(target=wobble)
+    t.start()
+    try:
+        status, run = post_run(d, {"phases": [{"kind": "idle", "duration": "3s"},
+                                              {"kind": "cooldown", "duration": "1s"}]})
+        assert status == 201, run
+        done = wait_state(d, run["id"])
+        status, given = post_run(d, {"ambient_c": 19.5, "phases": [{"kind": "idle", "duration": "1s"}]})
+        assert status == 201
+        given = wait_state(d, given["id"])
+    finally:
+        stop["go"] = False
+        t.join()
+    assert done["ambient_sensor"] == "thermal_zone1" and done["ambient_c"] == 22.0, done["ambient_c"]
+    assert done["metrics"]["ambient_c"] == 22.0
+    assert given["ambient_c"] == 19.5
+    conf.write_text("[runs]\nambient_sensor = thermal_zone7\n")
+    d.signal(signal.SIGHUP)
+    d.wait_for(lambda: "Reloaded" in d.logs(), what="reload")
+    status, err = post_run(d, {"phases": [{"kind": "idle", "duration": "1s"}]})
+    assert status == 400 and err["error"]["message"].startswith('ambient_sensor: "thermal_zone7"'), err
