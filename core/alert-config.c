@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,18 +15,6 @@
 #define FAN_MIN_ON_DEFAULT_MS 30000u
 
 static const char *const trip_types[] = { "active", "passive", "hot", "critical" };
-
-__attribute__((format(printf, 4, 5)))
-static int ac_error(char *err, size_t errlen, int r, const char *fmt, ...) {
-        va_list ap;
-
-        if (err && errlen > 0) {
-                va_start(ap, fmt);
-                vsnprintf(err, errlen, fmt, ap);
-                va_end(ap);
-        }
-        return r;
-}
 
 /* "alert soc" -> kind "alert", name "soc". */
 static bool split_section(const char *section, const char **kind, const char **name) {
@@ -71,12 +58,12 @@ int alert_config_begin(struct alert_config *ac, const char *section, unsigned li
         const char *kind, *name;
 
         if (!split_section(section, &kind, &name))
-                return ac_error(err, errlen, -EINVAL, "unknown section [%s]", section);
+                return util_errorf(err, errlen, -EINVAL, "unknown section [%s]", section);
         if (kind[0] == 'a') {
                 if (rule_find(ac, name))
-                        return ac_error(err, errlen, -EEXIST, "[%s] is defined twice", section);
+                        return util_errorf(err, errlen, -EEXIST, "[%s] is defined twice", section);
                 if (ac->n_rules == ALERT_RULES_MAX)
-                        return ac_error(err, errlen, -E2BIG, "[%s]: at most %d alert rules", section, ALERT_RULES_MAX);
+                        return util_errorf(err, errlen, -E2BIG, "[%s]: at most %d alert rules", section, ALERT_RULES_MAX);
                 struct alert_rule_config *r = &ac->rules[ac->n_rules++];
                 *r = (struct alert_rule_config) {
                         .line = line, .hysteresis_c = ALERT_HYSTERESIS_DEFAULT_C,
@@ -86,9 +73,9 @@ int alert_config_begin(struct alert_config *ac, const char *section, unsigned li
                 return 0;
         }
         if (fan_find(ac, name))
-                return ac_error(err, errlen, -EEXIST, "[%s] is defined twice", section);
+                return util_errorf(err, errlen, -EEXIST, "[%s] is defined twice", section);
         if (ac->n_fans == ALERT_FANS_MAX)
-                return ac_error(err, errlen, -E2BIG, "[%s]: at most %d fans", section, ALERT_FANS_MAX);
+                return util_errorf(err, errlen, -E2BIG, "[%s]: at most %d fans", section, ALERT_FANS_MAX);
         struct fan_config *f = &ac->fans[ac->n_fans++];
         *f = (struct fan_config) { .line = line, .on_c = NAN, .off_c = NAN, .min_on_ms = FAN_MIN_ON_DEFAULT_MS };
         snprintf(f->name, sizeof f->name, "%s", name);
@@ -174,21 +161,21 @@ static int set_common(const char *name, const char *key, const char *value, char
                       bool *active_low, char *err, size_t errlen) {
         if (strcmp(key, "sensor") == 0) {
                 if (!*value || strlen(value) >= ALERT_SENSOR_MAX || strpbrk(value, " \t"))
-                        return ac_error(err, errlen, -EINVAL, "%s sensor: \"%s\" is not a sensor id, a glob "
+                        return util_errorf(err, errlen, -EINVAL, "%s sensor: \"%s\" is not a sensor id, a glob "
                                         "(hwmon:*/temp*) or hottest", name, value);
                 snprintf(sensor, ALERT_SENSOR_MAX, "%s", value);
                 return 1;
         }
         if (strcmp(key, "gpio") == 0) {
                 if (strlen(value) >= ALERT_GPIO_MAX || !alert_gpio_spec_valid(value))
-                        return ac_error(err, errlen, -EINVAL, "%s gpio: \"%s\" is not CHIP:LINE (e.g. gpiochip0:17)",
+                        return util_errorf(err, errlen, -EINVAL, "%s gpio: \"%s\" is not CHIP:LINE (e.g. gpiochip0:17)",
                                         name, value);
                 snprintf(gpio, ALERT_GPIO_MAX, "%s", value);
                 return 1;
         }
         if (strcmp(key, "gpio_active_low") == 0) {
                 if (set_bool(value, active_low) < 0)
-                        return ac_error(err, errlen, -EINVAL, "%s gpio_active_low: \"%s\" is not a boolean "
+                        return util_errorf(err, errlen, -EINVAL, "%s gpio_active_low: \"%s\" is not a boolean "
                                         "(yes/no, true/false, on/off, 1/0)", name, value);
                 return 1;
         }
@@ -200,7 +187,7 @@ static int set_duration(const char *name, const char *key, const char *value, ui
         uint64_t ms;
 
         if (duration_parse(value, &ms) < 0 || ms > max_ms)
-                return ac_error(err, errlen, -EINVAL, "%s %s: \"%s\" is not a duration up to 1h (e.g. 10s, 2m)",
+                return util_errorf(err, errlen, -EINVAL, "%s %s: \"%s\" is not a duration up to 1h (e.g. 10s, 2m)",
                                 name, key, value);
         *ret = ms;
         return 0;
@@ -215,13 +202,13 @@ static int set_rule(struct alert_rule_config *r, const char *name, const char *k
                 return e < 0 ? e : 0;
         if (strcmp(key, "warn") == 0 || strcmp(key, "crit") == 0) {
                 if (alert_threshold_parse(value, key[0] == 'w' ? &r->warn : &r->crit) < 0)
-                        return ac_error(err, errlen, -EINVAL, "%s %s: \"%s\" is not a temperature (e.g. 70, "
+                        return util_errorf(err, errlen, -EINVAL, "%s %s: \"%s\" is not a temperature (e.g. 70, "
                                         "trip:passive-5, trip:critical-10)", name, key, value);
                 return 0;
         }
         if (strcmp(key, "hysteresis") == 0) {
                 if (parse_number(value, &x) < 0 || x < 0 || x > 20)
-                        return ac_error(err, errlen, -EINVAL, "%s hysteresis: \"%s\" is not a number of degrees "
+                        return util_errorf(err, errlen, -EINVAL, "%s hysteresis: \"%s\" is not a number of degrees "
                                         "from 0 to 20", name, value);
                 r->hysteresis_c = x;
                 return 0;
@@ -232,18 +219,18 @@ static int set_rule(struct alert_rule_config *r, const char *name, const char *k
                 return set_duration(name, key, value, 3600000, &r->exec_timeout_ms, err, errlen);
         if (strcmp(key, "lost") == 0) {
                 if (set_bool(value, &r->lost) < 0)
-                        return ac_error(err, errlen, -EINVAL, "%s lost: \"%s\" is not a boolean (yes/no, "
+                        return util_errorf(err, errlen, -EINVAL, "%s lost: \"%s\" is not a boolean (yes/no, "
                                         "true/false, on/off, 1/0)", name, value);
                 return 0;
         }
         if (strcmp(key, "exec") == 0) {
                 if (value[0] != '/' || strlen(value) >= ALERT_EXEC_MAX)
-                        return ac_error(err, errlen, -EINVAL, "%s exec: \"%s\" must start with an absolute "
+                        return util_errorf(err, errlen, -EINVAL, "%s exec: \"%s\" must start with an absolute "
                                         "program path (at most %d bytes)", name, value, ALERT_EXEC_MAX - 1);
                 snprintf(r->exec, sizeof r->exec, "%s", value);
                 return 0;
         }
-        return ac_error(err, errlen, -EINVAL, "unknown key \"%s\" in %s (known: sensor, warn, crit, hysteresis, "
+        return util_errorf(err, errlen, -EINVAL, "unknown key \"%s\" in %s (known: sensor, warn, crit, hysteresis, "
                         "for, lost, exec, exec_timeout, gpio, gpio_active_low)", key, name);
 }
 
@@ -256,14 +243,14 @@ static int set_fan(struct fan_config *f, const char *name, const char *key, cons
                 return e < 0 ? e : 0;
         if (strcmp(key, "on") == 0 || strcmp(key, "off") == 0) {
                 if (parse_number(value, &x) < 0 || x < -50 || x > 200)
-                        return ac_error(err, errlen, -EINVAL, "%s %s: \"%s\" is not a temperature in C", name,
+                        return util_errorf(err, errlen, -EINVAL, "%s %s: \"%s\" is not a temperature in C", name,
                                         key, value);
                 *(key[1] == 'n' ? &f->on_c : &f->off_c) = x;
                 return 0;
         }
         if (strcmp(key, "min_on") == 0)
                 return set_duration(name, key, value, 3600000, &f->min_on_ms, err, errlen);
-        return ac_error(err, errlen, -EINVAL, "unknown key \"%s\" in %s (known: sensor, on, off, min_on, gpio, "
+        return util_errorf(err, errlen, -EINVAL, "unknown key \"%s\" in %s (known: sensor, on, off, min_on, gpio, "
                         "gpio_active_low)", key, name);
 }
 
@@ -273,7 +260,7 @@ int alert_config_set(struct alert_config *ac, const char *section, const char *k
         char shown[ALERT_NAME_MAX + 10];
 
         if (!split_section(section, &kind, &name))
-                return ac_error(err, errlen, -EINVAL, "unknown section [%s]", section);
+                return util_errorf(err, errlen, -EINVAL, "unknown section [%s]", section);
         snprintf(shown, sizeof shown, "[%s]", section);
         if (kind[0] == 'a') {
                 struct alert_rule_config *r = rule_find(ac, name);
@@ -290,21 +277,21 @@ int alert_config_set(struct alert_config *ac, const char *section, const char *k
 
 static int validate_rule(const struct alert_rule_config *r, char *err, size_t errlen) {
         if (!r->sensor[0])
-                return ac_error(err, errlen, -EINVAL, "[alert %s] sensor: missing (an id, a glob or hottest)", r->name);
+                return util_errorf(err, errlen, -EINVAL, "[alert %s] sensor: missing (an id, a glob or hottest)", r->name);
         if (r->warn.kind == ALERT_THRESHOLD_NONE && r->crit.kind == ALERT_THRESHOLD_NONE && !r->lost)
-                return ac_error(err, errlen, -EINVAL, "[alert %s]: needs warn, crit or lost = yes", r->name);
+                return util_errorf(err, errlen, -EINVAL, "[alert %s]: needs warn, crit or lost = yes", r->name);
         if (r->warn.kind == ALERT_THRESHOLD_CELSIUS && r->crit.kind == ALERT_THRESHOLD_CELSIUS &&
             r->warn.celsius >= r->crit.celsius)
-                return ac_error(err, errlen, -EINVAL, "[alert %s] warn: %g is not below crit (%g)", r->name,
+                return util_errorf(err, errlen, -EINVAL, "[alert %s] warn: %g is not below crit (%g)", r->name,
                                 r->warn.celsius, r->crit.celsius);
         return 0;
 }
 
 static int validate_fan(const struct fan_config *f, char *err, size_t errlen) {
         if (!f->sensor[0] || !f->gpio[0] || isnan(f->on_c) || isnan(f->off_c))
-                return ac_error(err, errlen, -EINVAL, "[fan %s]: needs sensor, gpio, on and off", f->name);
+                return util_errorf(err, errlen, -EINVAL, "[fan %s]: needs sensor, gpio, on and off", f->name);
         if (f->off_c >= f->on_c)
-                return ac_error(err, errlen, -EINVAL, "[fan %s] off: %g is not below on (%g)", f->name,
+                return util_errorf(err, errlen, -EINVAL, "[fan %s] off: %g is not below on (%g)", f->name,
                                 f->off_c, f->on_c);
         return 0;
 }

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <ini.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 
 #include "config.h"
 #include "duration.h"
+#include "util.h"
 
 enum config_type {
         CONFIG_LISTEN,
@@ -143,18 +143,6 @@ static void config_key_name(const char *section, const char *key, enum config_st
                         buf[i] = '-';
 }
 
-__attribute__((format(printf, 4, 5)))
-static int config_error(char *err, size_t errlen, int r, const char *fmt, ...) {
-        va_list ap;
-
-        if (err && errlen > 0) {
-                va_start(ap, fmt);
-                vsnprintf(err, errlen, fmt, ap);
-                va_end(ap);
-        }
-        return r;
-}
-
 static int config_parse_port(const char *s, uint16_t *ret) {
         unsigned long v = 0;
 
@@ -264,7 +252,7 @@ static int config_check_duration(const struct config_key *k, const char *name, c
                 return 0;
         duration_format(k->min_ms, lo, sizeof lo);
         duration_format(k->max_ms, hi, sizeof hi);
-        return config_error(err, errlen, -ERANGE, "%s: \"%s\" is out of range (%s..%s%s%s)", name, shown,
+        return util_errorf(err, errlen, -ERANGE, "%s: \"%s\" is out of range (%s..%s%s%s)", name, shown,
                             lo, hi, k->zero_note ? ", " : "", k->zero_note ? k->zero_note : "");
 }
 
@@ -272,7 +260,7 @@ static int config_check_number(const struct config_key *k, const char *name, con
                                double x, char *err, size_t errlen) {
         if ((x >= k->min && x <= k->max) || (k->zero_ok && x == 0))
                 return 0;
-        return config_error(err, errlen, -ERANGE, "%s: \"%s\" is out of range (%g..%g%s%s)", name, shown,
+        return util_errorf(err, errlen, -ERANGE, "%s: \"%s\" is out of range (%g..%g%s%s)", name, shown,
                             k->min, k->max, k->zero_note ? ", " : "", k->zero_note ? k->zero_note : "");
 }
 
@@ -281,12 +269,12 @@ static int config_check_string(const struct config_key *k, const char *name, con
         size_t n = strnlen(s, k->size);
 
         if (n == 0 && !k->empty_ok)
-                return config_error(err, errlen, -EINVAL, "%s: must not be empty", name);
+                return util_errorf(err, errlen, -EINVAL, "%s: must not be empty", name);
         if (n >= k->size)
-                return config_error(err, errlen, -ENAMETOOLONG, "%s: is too long (at most %zu bytes)",
+                return util_errorf(err, errlen, -ENAMETOOLONG, "%s: is too long (at most %zu bytes)",
                                     name, k->size - 1);
         if (k->type == CONFIG_NAME && !config_name_valid(s))
-                return config_error(err, errlen, -EINVAL,
+                return util_errorf(err, errlen, -EINVAL,
                                     "%s: \"%s\" is not a board name (letters, digits, '.', '-', '_')", name, s);
         return 0;
 }
@@ -297,9 +285,9 @@ static int config_set_listen(struct config *c, const char *name, const char *val
 
         r = config_parse_listen(value, c->listen_host, sizeof c->listen_host, &c->listen_port);
         if (r == -ERANGE)
-                return config_error(err, errlen, r, "%s: \"%s\": port must be 1..65535", name, value);
+                return util_errorf(err, errlen, r, "%s: \"%s\": port must be 1..65535", name, value);
         if (r < 0)
-                return config_error(err, errlen, -EINVAL,
+                return util_errorf(err, errlen, -EINVAL,
                                     "%s: \"%s\" is not ADDR:PORT (numeric IPv4, [IPv6], or :PORT for all addresses)",
                                     name, value);
         return 0;
@@ -318,9 +306,9 @@ static int config_set_value(struct config *c, const struct config_key *k, const 
         case CONFIG_DURATION:
                 r = duration_parse(value, &ms);
                 if (r == -ERANGE)
-                        return config_error(err, errlen, r, "%s: \"%s\" is too large", name, value);
+                        return util_errorf(err, errlen, r, "%s: \"%s\" is too large", name, value);
                 if (r < 0)
-                        return config_error(err, errlen, -EINVAL,
+                        return util_errorf(err, errlen, -EINVAL,
                                             "%s: \"%s\" is not a duration (e.g. 250ms, 1s, 90m, 2h)", name, value);
                 r = config_check_duration(k, name, value, ms, err, errlen);
                 if (r >= 0)
@@ -330,14 +318,14 @@ static int config_set_value(struct config *c, const struct config_key *k, const 
                 if (k->zero_ok && strcasecmp(value, "auto") == 0)
                         x = 0;
                 else if (config_parse_number(value, &x) < 0)
-                        return config_error(err, errlen, -EINVAL, "%s: \"%s\" is not a number", name, value);
+                        return util_errorf(err, errlen, -EINVAL, "%s: \"%s\" is not a number", name, value);
                 r = config_check_number(k, name, value, x, err, errlen);
                 if (r >= 0)
                         memcpy(field, &x, sizeof x);
                 return r;
         case CONFIG_BOOL:
                 if (config_parse_bool(value, (bool *) field) < 0)
-                        return config_error(err, errlen, -EINVAL,
+                        return util_errorf(err, errlen, -EINVAL,
                                             "%s: \"%s\" is not a boolean (yes/no, true/false, on/off, 1/0)",
                                             name, value);
                 return 0;
@@ -359,15 +347,15 @@ static int config_set_styled(struct config *c, const char *section, const char *
         if (!c || !section || !key)
                 return -EINVAL;
         if (!config_section_known(section))
-                return config_error(err, errlen, -EINVAL, "unknown section [%s]", section);
+                return util_errorf(err, errlen, -EINVAL, "unknown section [%s]", section);
         if (alert_config_section(section))
                 return alert_config_set(&c->alerts, section, key, value ? value : "", err, errlen);
         k = config_key_find(section, key);
         config_key_name(section, key, style, name, sizeof name);
         if (!k && style == CONFIG_STYLE_FILE)
-                return config_error(err, errlen, -EINVAL, "unknown key \"%s\" in [%s]", key, section);
+                return util_errorf(err, errlen, -EINVAL, "unknown key \"%s\" in [%s]", key, section);
         if (!k)
-                return config_error(err, errlen, -EINVAL, "unknown option %s", name);
+                return util_errorf(err, errlen, -EINVAL, "unknown option %s", name);
         return config_set_value(c, k, name, value ? value : "", err, errlen);
 }
 
@@ -489,14 +477,14 @@ static int config_parse_file(struct config *c, FILE *f, const char *path, char *
 
         r = ini_parse_stream(config_reader, &p, config_handler, &p);
         if (p.error_line != 0 && (r <= 0 || (unsigned) r >= p.error_line))
-                return config_error(err, errlen, p.error, "%s:%u: %s", path, p.error_line, p.message);
+                return util_errorf(err, errlen, p.error, "%s:%u: %s", path, p.error_line, p.message);
         if (r > 0)
-                return config_error(err, errlen, -EINVAL,
+                return util_errorf(err, errlen, -EINVAL,
                                     "%s:%d: syntax error (expected \"key = value\" or \"[section]\")", path, r);
         if (r == -2)
-                return config_error(err, errlen, -ENOMEM, "%s: out of memory", path);
+                return util_errorf(err, errlen, -ENOMEM, "%s: out of memory", path);
         if (ferror(f))
-                return config_error(err, errlen, -EIO, "%s: read error", path);
+                return util_errorf(err, errlen, -EIO, "%s: read error", path);
         return 0;
 }
 
@@ -509,19 +497,19 @@ int config_load(struct config *c, const char *path, char *err, size_t errlen) {
         if (!c || !path)
                 return -EINVAL;
         if (strlen(path) >= sizeof c->path)
-                return config_error(err, errlen, -ENAMETOOLONG, "%s: path too long", path);
+                return util_errorf(err, errlen, -ENAMETOOLONG, "%s: path too long", path);
         f = fopen(path, "re");
         if (!f)
-                return config_error(err, errlen, -errno, "%s: %s", path, strerror(errno));
+                return util_errorf(err, errlen, -errno, "%s: %s", path, strerror(errno));
         r = fstat(fileno(f), &st) < 0 ? -errno : S_ISDIR(st.st_mode) ? -EISDIR : 0;
         if (r < 0) {
                 fclose(f);
-                return config_error(err, errlen, r, "%s: %s", path, strerror(-r));
+                return util_errorf(err, errlen, r, "%s: %s", path, strerror(-r));
         }
         copy = malloc(sizeof *copy);
         if (!copy) {
                 fclose(f);
-                return config_error(err, errlen, -ENOMEM, "%s: out of memory", path);
+                return util_errorf(err, errlen, -ENOMEM, "%s: out of memory", path);
         }
         *copy = *c;
         copy_string(copy->path, sizeof copy->path, path);
@@ -544,7 +532,7 @@ static int config_check_key(const struct config *c, const struct config_key *k, 
         switch (k->type) {
         case CONFIG_LISTEN:
                 if (c->listen_port == 0)
-                        return config_error(err, errlen, -ERANGE, "%s: port must be 1..65535", name);
+                        return util_errorf(err, errlen, -ERANGE, "%s: port must be 1..65535", name);
                 return 0;
         case CONFIG_DURATION:
                 memcpy(&ms, field, sizeof ms);
@@ -575,7 +563,7 @@ int config_validate(const struct config *c, char *err, size_t errlen) {
                 config_key_name(config_keys[i].section, config_keys[i].key, style, name, sizeof name);
                 r = config_check_key(c, &config_keys[i], name, msg, sizeof msg);
                 if (r < 0)
-                        return config_error(err, errlen, r, "%s%s%s", prefix, sep, msg);
+                        return util_errorf(err, errlen, r, "%s%s%s", prefix, sep, msg);
         }
 
         config_key_name("daemon", "history", style, name, sizeof name);
@@ -583,18 +571,18 @@ int config_validate(const struct config *c, char *err, size_t errlen) {
         duration_format(c->history_ms, a, sizeof a);
         duration_format(c->interval_ms, b, sizeof b);
         if (c->history_ms < c->interval_ms)
-                return config_error(err, errlen, -EINVAL, "%s%s%s (%s) must not be shorter than %s (%s)",
+                return util_errorf(err, errlen, -EINVAL, "%s%s%s (%s) must not be shorter than %s (%s)",
                                     prefix, sep, name, a, other, b);
         if (c->history_ms / c->interval_ms > CONFIG_HISTORY_MAX_SAMPLES)
-                return config_error(err, errlen, -E2BIG,
+                return util_errorf(err, errlen, -E2BIG,
                                     "%s%s%s (%s) at %s (%s) is more than %d samples",
                                     prefix, sep, name, a, other, b, CONFIG_HISTORY_MAX_SAMPLES);
         unsigned line = 0;
         r = alert_config_validate(&c->alerts, &line, msg, sizeof msg);
         if (r < 0 && line)
-                return config_error(err, errlen, r, "%s:%u: %s", c->path, line, msg);
+                return util_errorf(err, errlen, r, "%s:%u: %s", c->path, line, msg);
         if (r < 0)
-                return config_error(err, errlen, r, "%s%s%s", prefix, sep, msg);
+                return util_errorf(err, errlen, r, "%s%s%s", prefix, sep, msg);
         return 0;
 }
 

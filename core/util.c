@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -72,4 +73,15 @@ int util_write_all(int fd, const void *data, size_t len) {
                 len -= (size_t) n;
         }
         return 0;
+}
+
+int util_errorf(char *err, size_t errlen, int r, const char *format, ...) {
+        va_list ap;
+
+        if (err && errlen > 0) {
+                va_start(ap, format);
+                vsnprintf(err, errlen, format, ap);
+                va_end(ap);
+        }
+        return r;
 }

@@ -20,6 +20,10 @@ int util_mkdir_p(const char *path, mode_t mode);
 /* Every byte of data to fd, retrying short writes and EINTR. -errno. */
 int util_write_all(int fd, const void *data, size_t len);
 
+/* Formats a one-line message into err (when err is not NULL) and returns r,
+ * a negative errno: the shape of every "err names the field" function. */
+int util_errorf(char *err, size_t errlen, int r, const char *format, ...) __attribute__((format(printf, 4, 5)));
+
 /* errno name ("EIO"), "EUNKNOWN" for numbers glibc has no name for. */
 const char *util_errno_name(int err);
 

@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,16 +18,6 @@
 #define RUN_COOLDOWN_MAX_DEFAULT_MS (30u * 60u * 1000u)
 #define RUN_WINDOW_DEFAULT_MS (5u * 60u * 1000u)
 
-static int def_error(char *err, size_t errlen, const char *format, ...) __attribute__((format(printf, 3, 4)));
-static int def_error(char *err, size_t errlen, const char *format, ...) {
-        va_list ap;
-
-        va_start(ap, format);
-        vsnprintf(err, errlen, format, ap);
-        va_end(ap);
-        return -EINVAL;
-}
-
 /* Every key of o must be in the NULL-terminated list. */
 static int check_keys(json_object *o, const char *const *known, const char *where, char *err, size_t errlen) {
         json_object_object_foreach(o, key, val) {
@@ -37,7 +26,7 @@ static int check_keys(json_object *o, const char *const *known, const char *wher
                 while (known[i] && strcmp(known[i], key) != 0)
                         i++;
                 if (!known[i])
-                        return def_error(err, errlen, "%s%s: unknown field", where, key);
+                        return util_errorf(err, errlen, -EINVAL, "%s%s: unknown field", where, key);
         }
         return 0;
 }
@@ -73,9 +62,9 @@ static int check_text(json_object *v, const char *where, const char *key, char *
         const char *text = json_object_get_string(v);
 
         if (strlen(text) != (size_t) json_object_get_string_len(v))
-                return def_error(err, errlen, "%s%s: must not contain a NUL character", where, key);
+                return util_errorf(err, errlen, -EINVAL, "%s%s: must not contain a NUL character", where, key);
         if (utf8_chars(text) < 0)
-                return def_error(err, errlen, "%s%s: is not valid UTF-8", where, key);
+                return util_errorf(err, errlen, -EINVAL, "%s%s: is not valid UTF-8", where, key);
         return 0;
 }
 
@@ -88,7 +77,7 @@ static int get_string(json_object *o, const char *key, const char *where, const 
         if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
                 return 0;
         if (!json_object_is_type(v, json_type_string))
-                return def_error(err, errlen, "%s%s: must be a string", where, key);
+                return util_errorf(err, errlen, -EINVAL, "%s%s: must be a string", where, key);
         if ((r = check_text(v, where, key, err, errlen)) < 0)
                 return r;
         *ret = json_object_get_string(v);
@@ -103,10 +92,10 @@ static int get_number(json_object *o, const char *key, const char *where, double
         if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
                 return 0;
         if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int))
-                return def_error(err, errlen, "%s%s: must be a number", where, key);
+                return util_errorf(err, errlen, -EINVAL, "%s%s: must be a number", where, key);
         x = json_object_get_double(v);
         if (!(x >= lo && x <= hi))
-                return def_error(err, errlen, "%s%s: %g is outside %g..%g", where, key, x, lo, hi);
+                return util_errorf(err, errlen, -EINVAL, "%s%s: %g is outside %g..%g", where, key, x, lo, hi);
         *ret = x;
         return 1;
 }
@@ -120,7 +109,7 @@ static int get_whole(json_object *o, const char *key, const char *where, double 
         if (r <= 0)
                 return r;
         if (x != floor(x))
-                return def_error(err, errlen, "%s%s: %g is not a whole number", where, key, x);
+                return util_errorf(err, errlen, -EINVAL, "%s%s: %g is not a whole number", where, key, x);
         *ret = (unsigned) x;
         return 1;
 }
@@ -133,7 +122,7 @@ static int get_duration(json_object *o, const char *key, const char *where, uint
         if (r <= 0)
                 return r;
         if (duration_parse(text, ret) < 0 || *ret == 0)
-                return def_error(err, errlen, "%s%s: \"%s\" is not a duration (e.g. 30s, 5m, 1h30m)", where, key, text);
+                return util_errorf(err, errlen, -EINVAL, "%s%s: \"%s\" is not a duration (e.g. 30s, 5m, 1h30m)", where, key, text);
         return 1;
 }
 
@@ -172,10 +161,10 @@ static int check_program(const char *name, const char *where, char *err, size_t 
         char buf[PATH_MAX];
 
         if (!*name)
-                return def_error(err, errlen, "%sargv[0]: must name a program", where);
+                return util_errorf(err, errlen, -EINVAL, "%sargv[0]: must name a program", where);
         if (strchr(name, '/'))
                 return is_executable_file(name) ? 0 :
-                        def_error(err, errlen, "%sargv[0]: \"%s\" is not an executable file", where, name);
+                        util_errorf(err, errlen, -EINVAL, "%sargv[0]: \"%s\" is not an executable file", where, name);
         for (const char *dir = path && *path ? path : "/usr/local/bin:/usr/bin:/bin"; *dir; ) {
                 size_t len = strcspn(dir, ":");
                 if (snprintf(buf, sizeof buf, "%.*s/%s", (int) len, len ? dir : ".", name) < (int) sizeof buf &&
@@ -183,7 +172,7 @@ static int check_program(const char *name, const char *where, char *err, size_t 
                         return 0;
                 dir += len + (dir[len] == ':');
         }
-        return def_error(err, errlen, "%sargv[0]: \"%s\" is not found in PATH", where, name);
+        return util_errorf(err, errlen, -EINVAL, "%sargv[0]: \"%s\" is not found in PATH", where, name);
 }
 
 static int parse_load_argv(json_object *o, const char *where, struct run_phase *p, char *err, size_t errlen) {
@@ -191,10 +180,10 @@ static int parse_load_argv(json_object *o, const char *where, struct run_phase *
         size_t n;
 
         if (!json_object_object_get_ex(o, "argv", &a) || !json_object_is_type(a, json_type_array))
-                return def_error(err, errlen, "%sargv: a command load needs an array of strings", where);
+                return util_errorf(err, errlen, -EINVAL, "%sargv: a command load needs an array of strings", where);
         n = json_object_array_length(a);
         if (n == 0 || n > RUN_ARGV_MAX)
-                return def_error(err, errlen, "%sargv: 1 to %d strings", where, RUN_ARGV_MAX);
+                return util_errorf(err, errlen, -EINVAL, "%sargv: 1 to %d strings", where, RUN_ARGV_MAX);
         p->command = calloc(n + 1, sizeof *p->command);
         if (!p->command)
                 return -ENOMEM;
@@ -204,7 +193,7 @@ static int parse_load_argv(json_object *o, const char *where, struct run_phase *
                 int r;
                 snprintf(key, sizeof key, "argv[%zu]", i);
                 if (!json_object_is_type(s, json_type_string))
-                        return def_error(err, errlen, "%s%s: must be a string", where, key);
+                        return util_errorf(err, errlen, -EINVAL, "%s%s: must be a string", where, key);
                 if ((r = check_text(s, where, key, err, errlen)) < 0)
                         return r;
                 p->command[i] = strdup(json_object_get_string(s));
@@ -225,7 +214,7 @@ static int parse_load_fields(json_object *o, const char *where, struct run_phase
         if ((r = get_string(o, "method", where, &text, err, errlen)) < 0)
                 return r;
         if (r > 0 && (r = cpu_method_from_string(text)) < 0)
-                return def_error(err, errlen, "%smethod: \"%s\" is not one of sqrt, fma, matrix", where, text);
+                return util_errorf(err, errlen, -EINVAL, "%smethod: \"%s\" is not one of sqrt, fma, matrix", where, text);
         if (text)
                 p->stress.method = (enum cpu_method) r;
         if ((r = get_string(o, "size", where, &text, err, errlen)) < 0)
@@ -233,7 +222,7 @@ static int parse_load_fields(json_object *o, const char *where, struct run_phase
         if (r > 0) {
                 uint64_t size;
                 if (parse_size(text, &size) < 0)
-                        return def_error(err, errlen, "%ssize: \"%s\" is not a size (e.g. 64M, 1G)", where, text);
+                        return util_errorf(err, errlen, -EINVAL, "%ssize: \"%s\" is not a size (e.g. 64M, 1G)", where, text);
                 p->stress.memory_bytes = p->stress.io_file_bytes = size;
         }
         return 0;
@@ -248,14 +237,14 @@ static int parse_load(json_object *o, const char *phase_where, struct run_phase 
 
         snprintf(where, sizeof where, "%sload.", phase_where);
         if (!json_object_is_type(o, json_type_object))
-                return def_error(err, errlen, "%sload: must be an object", phase_where);
+                return util_errorf(err, errlen, -EINVAL, "%sload: must be an object", phase_where);
         if ((r = check_keys(o, known, where, err, errlen)) < 0 ||
             (r = get_string(o, "type", where, &type, err, errlen)) < 0)
                 return r;
         if (!type)
                 type = "cpu";
         if ((r = stress_type_from_string(type)) < 0)
-                return def_error(err, errlen, "%stype: \"%s\" is not one of cpu, memory, io, command", where, type);
+                return util_errorf(err, errlen, -EINVAL, "%stype: \"%s\" is not one of cpu, memory, io, command", where, type);
         stress_spec_init(&p->stress, (enum stress_type) r);
         p->has_stress = true;
         if ((r = parse_load_fields(o, where, p, err, errlen)) < 0)
@@ -266,7 +255,7 @@ static int parse_load(json_object *o, const char *phase_where, struct run_phase 
                 return 0;       /* its directory is known at start; validated there */
         if (stress_spec_validate(&p->stress, vmsg, sizeof vmsg) < 0) {
                 verr = strncmp(vmsg, "load.", 5) == 0 ? vmsg + 5 : vmsg;
-                return def_error(err, errlen, "%s%s", where, verr);
+                return util_errorf(err, errlen, -EINVAL, "%s%s", where, verr);
         }
         return 0;
 }
@@ -301,18 +290,18 @@ static int parse_phase_end(json_object *o, const char *where, struct run_phase *
             (r = get_duration(o, "window", where, &p->window_ms, err, errlen)) < 0)
                 return r < 0 ? r : has_duration;
         if (has_duration && until)
-                return def_error(err, errlen, "%suntil: give either duration or until, not both", where);
+                return util_errorf(err, errlen, -EINVAL, "%suntil: give either duration or until, not both", where);
         if (!has_duration && !until)
-                return def_error(err, errlen, "%sduration: a phase needs a duration or an until condition", where);
+                return util_errorf(err, errlen, -EINVAL, "%sduration: a phase needs a duration or an until condition", where);
         if (has_duration) {
                 if (p->min_ms || p->max_ms || p->window_ms)
-                        return def_error(err, errlen, "%sduration: min, max and window go with until, not duration", where);
+                        return util_errorf(err, errlen, -EINVAL, "%sduration: min, max and window go with until, not duration", where);
                 p->until = UNTIL_DURATION;
                 return 0;
         }
         r = run_until_from_string(until);
         if (r <= 0 || !until_allowed(p->kind, (enum phase_until) r))
-                return def_error(err, errlen, "%suntil: \"%s\" is not valid for %s (%s)", where, until,
+                return util_errorf(err, errlen, -EINVAL, "%suntil: \"%s\" is not valid for %s (%s)", where, until,
                             run_phase_kind_to_string(p->kind), p->kind == ANALYSIS_PHASE_STRESS ? "stable or plateau" :
                             p->kind == ANALYSIS_PHASE_IDLE ? "stable" : "stable or baseline");
         p->until = (enum phase_until) r;
@@ -321,7 +310,7 @@ static int parse_phase_end(json_object *o, const char *where, struct run_phase *
         if (!p->window_ms)
                 p->window_ms = RUN_WINDOW_DEFAULT_MS;
         if (p->min_ms > p->max_ms)
-                return def_error(err, errlen, "%smin: longer than max", where);
+                return util_errorf(err, errlen, -EINVAL, "%smin: longer than max", where);
         return 0;
 }
 
@@ -334,18 +323,18 @@ static int parse_phase(json_object *o, size_t i, struct run_phase *p, char *err,
 
         snprintf(where, sizeof where, "phases[%zu].", i);
         if (!json_object_is_type(o, json_type_object))
-                return def_error(err, errlen, "phases[%zu]: must be an object", i);
+                return util_errorf(err, errlen, -EINVAL, "phases[%zu]: must be an object", i);
         if ((r = check_keys(o, known, where, err, errlen)) < 0 ||
             (r = get_string(o, "kind", where, &kind, err, errlen)) < 0)
                 return r;
         if (!kind || (r = run_phase_kind_from_string(kind)) < 0)
-                return def_error(err, errlen, "%skind: must be idle, stress or cooldown", where);
+                return util_errorf(err, errlen, -EINVAL, "%skind: must be idle, stress or cooldown", where);
         p->kind = (enum analysis_phase) r;
         if ((r = parse_phase_end(o, where, p, err, errlen)) < 0)
                 return r;
         if (json_object_object_get_ex(o, "load", &load)) {
                 if (p->kind != ANALYSIS_PHASE_STRESS)
-                        return def_error(err, errlen, "%sload: only a stress phase runs a load", where);
+                        return util_errorf(err, errlen, -EINVAL, "%sload: only a stress phase runs a load", where);
                 return parse_load(load, where, p, err, errlen);
         }
         if (p->kind == ANALYSIS_PHASE_STRESS) {
@@ -360,9 +349,9 @@ static int parse_phases(json_object *def, struct run *r, char *err, size_t errle
         int ret;
 
         if (!json_object_object_get_ex(def, "phases", &a) || !json_object_is_type(a, json_type_array))
-                return def_error(err, errlen, "phases: an array of 1 to %d phases is required", RUN_PHASES_MAX);
+                return util_errorf(err, errlen, -EINVAL, "phases: an array of 1 to %d phases is required", RUN_PHASES_MAX);
         if (json_object_array_length(a) == 0 || json_object_array_length(a) > RUN_PHASES_MAX)
-                return def_error(err, errlen, "phases: an array of 1 to %d phases is required", RUN_PHASES_MAX);
+                return util_errorf(err, errlen, -EINVAL, "phases: an array of 1 to %d phases is required", RUN_PHASES_MAX);
         r->n_phases = json_object_array_length(a);
         for (size_t i = 0; i < r->n_phases; i++)
                 if ((ret = parse_phase(json_object_array_get_idx(a, i), i, &r->phases[i], err, errlen)) < 0)
@@ -376,7 +365,7 @@ static int parse_top(json_object *def, const struct sensors *s, struct run *r, c
         int ret;
 
         if (!json_object_is_type(def, json_type_object))
-                return def_error(err, errlen, "body: must be a JSON object");
+                return util_errorf(err, errlen, -EINVAL, "body: must be a JSON object");
         if ((ret = check_keys(def, known, "", err, errlen)) < 0 ||
             (ret = get_string(def, "label", "", &label, err, errlen)) < 0 ||
             (ret = get_string(def, "notes", "", &notes, err, errlen)) < 0 ||
@@ -385,9 +374,9 @@ static int parse_top(json_object *def, const struct sensors *s, struct run *r, c
             (ret = get_number(def, "safety_limit_c", "", 20, 150, &r->safety_limit_c, err, errlen)) < 0)
                 return ret;
         if (label && utf8_chars(label) >= RUN_LABEL_MAX)
-                return def_error(err, errlen, "label: longer than %d characters", RUN_LABEL_MAX - 1);
+                return util_errorf(err, errlen, -EINVAL, "label: longer than %d characters", RUN_LABEL_MAX - 1);
         if (notes && utf8_chars(notes) > RUN_NOTES_MAX)
-                return def_error(err, errlen, "notes: longer than %d characters", RUN_NOTES_MAX);
+                return util_errorf(err, errlen, -EINVAL, "notes: longer than %d characters", RUN_NOTES_MAX);
         snprintf(r->label, sizeof r->label, "%s", label ? label : "");
         r->notes = strdup(notes ? notes : "");
         if (!r->notes)
@@ -397,7 +386,7 @@ static int parse_top(json_object *def, const struct sensors *s, struct run *r, c
                 while (i < s->n_temps && strcmp(s->temps[i].id, sensor) != 0)
                         i++;
                 if (i == s->n_temps)
-                        return def_error(err, errlen, "sensor: unknown temperature sensor \"%s\"", sensor);
+                        return util_errorf(err, errlen, -EINVAL, "sensor: unknown temperature sensor \"%s\"", sensor);
                 snprintf(r->sensor, sizeof r->sensor, "%s", sensor);
         }
         return parse_phases(def, r, err, errlen);

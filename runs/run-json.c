@@ -1,7 +1,6 @@
 /* run-json.c — run.json, the one declaration of a run's document: written from a run, read back into one. */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,16 +157,6 @@ json_object *run_to_json(const struct run *r, bool live) {
 /* Reading back. Each helper takes the object and a key and tells what is
  * wrong with the path in err; a null or missing optional value is "unknown". */
 
-static int doc_error(char *err, size_t errlen, const char *format, ...) __attribute__((format(printf, 3, 4)));
-static int doc_error(char *err, size_t errlen, const char *format, ...) {
-        va_list ap;
-
-        va_start(ap, format);
-        vsnprintf(err, errlen, format, ap);
-        va_end(ap);
-        return -EINVAL;
-}
-
 static json_object *doc_get(json_object *o, const char *key) {
         json_object *v;
 
@@ -212,7 +201,7 @@ static int stress_from_json(json_object *o, struct run_phase *p, char *err, size
         json_object *argv = doc_get(o, "argv");
 
         if (type < 0)
-                return doc_error(err, errlen, "load.type: unknown");
+                return util_errorf(err, errlen, -EINVAL, "load.type: unknown");
         stress_spec_init(&p->stress, (enum stress_type) type);
         p->has_stress = true;
         if (type == STRESS_COMMAND) {
@@ -234,7 +223,7 @@ static int stress_from_json(json_object *o, struct run_phase *p, char *err, size
                 const char *method = doc_string(o, "method");
                 int m = method ? cpu_method_from_string(method) : -EINVAL;
                 if (m < 0)
-                        return doc_error(err, errlen, "load.method: unknown");
+                        return util_errorf(err, errlen, -EINVAL, "load.method: unknown");
                 p->stress.method = (enum cpu_method) m;
         }
         if (type == STRESS_MEMORY)
@@ -250,16 +239,16 @@ static int phase_from_json(json_object *o, struct run_phase *p, char *err, size_
         json_object *stress = doc_get(o, "load");
 
         if (kind < 0)
-                return doc_error(err, errlen, "kind: unknown");
+                return util_errorf(err, errlen, -EINVAL, "kind: unknown");
         p->kind = (enum analysis_phase) kind;
         p->until = UNTIL_DURATION;
         if (until && (kind = run_until_from_string(until)) < 0)
-                return doc_error(err, errlen, "until: unknown");
+                return util_errorf(err, errlen, -EINVAL, "until: unknown");
         if (until)
                 p->until = (enum phase_until) kind;
         if (doc_duration(o, "duration", &p->duration_ms) < 0 || doc_duration(o, "min", &p->min_ms) < 0 ||
             doc_duration(o, "max", &p->max_ms) < 0 || doc_duration(o, "window", &p->window_ms) < 0)
-                return doc_error(err, errlen, "a duration is not one");
+                return util_errorf(err, errlen, -EINVAL, "a duration is not one");
         p->started_ms = doc_int(o, "started_ms");
         p->ended_ms = doc_int(o, "ended_ms");
         doc_copy(o, "end_reason", p->end_reason, sizeof p->end_reason);
@@ -281,12 +270,12 @@ static int record_from_json(json_object *doc, struct run *r, char *err, size_t e
 
         if (!json_object_is_type(doc_get(doc, "id"), json_type_int) || doc_int(doc, "id") <= 0 ||
             doc_int(doc, "id") > UINT32_MAX)
-                return doc_error(err, errlen, "id: missing or not a run id");
+                return util_errorf(err, errlen, -EINVAL, "id: missing or not a run id");
         if (state < 0)
-                return doc_error(err, errlen, "state: missing or unknown");
+                return util_errorf(err, errlen, -EINVAL, "state: missing or unknown");
         if (!json_object_is_type(phases, json_type_array) || json_object_array_length(phases) == 0 ||
             json_object_array_length(phases) > RUN_PHASES_MAX)
-                return doc_error(err, errlen, "phases: not 1 to %d phases", RUN_PHASES_MAX);
+                return util_errorf(err, errlen, -EINVAL, "phases: not 1 to %d phases", RUN_PHASES_MAX);
         r->id = (unsigned) doc_int(doc, "id");
         r->state = (enum run_state) state;
         doc_copy(doc, "label", r->label, sizeof r->label);
@@ -314,7 +303,7 @@ static int record_from_json(json_object *doc, struct run *r, char *err, size_t e
         for (size_t i = 0; i < r->n_phases; i++) {
                 ret = phase_from_json(json_object_array_get_idx(phases, i), &r->phases[i], inner, sizeof inner);
                 if (ret < 0)
-                        return ret == -EINVAL ? doc_error(err, errlen, "phases[%zu].%s", i, inner) : ret;
+                        return ret == -EINVAL ? util_errorf(err, errlen, -EINVAL, "phases[%zu].%s", i, inner) : ret;
         }
         return 0;
 }
@@ -326,7 +315,7 @@ int run_from_json(json_object *doc, struct run **ret, char *err, size_t errlen) 
         if (!r)
                 return -ENOMEM;
         e = json_object_is_type(doc, json_type_object) ? record_from_json(doc, r, err, errlen) :
-                doc_error(err, errlen, "not a JSON object");
+                util_errorf(err, errlen, -EINVAL, "not a JSON object");
         if (e < 0) {
                 run_free(r);
                 return e;
