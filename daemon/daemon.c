@@ -127,6 +127,7 @@ static void daemon_runs_settings(const struct daemon *d, struct runs_settings *r
         snprintf(ret->state_dir, sizeof ret->state_dir, "%s", d->cfg.state_dir);
         snprintf(ret->stress_dir, sizeof ret->stress_dir, "%s", d->cfg.stress_dir);
         snprintf(ret->ambient_sensor, sizeof ret->ambient_sensor, "%s", d->cfg.ambient_sensor);
+        ret->commands_allowed = d->token[0] != '\0';
         if (!d->state_dir_ok)
                 snprintf(ret->unusable, sizeof ret->unusable, "%s", d->state_error);
 }

@@ -77,6 +77,9 @@ static void api_runs_post(struct api *a, struct http_request *r) {
         case -EINVAL:
                 http_reply_error(r, 400, "bad_request", "%s", err);
                 return;
+        case -EACCES:
+                http_reply_error(r, 403, "forbidden", "%s", err);
+                return;
         default:
                 http_reply_error(r, 500, "storage", "%s", err);
         }

@@ -41,6 +41,17 @@ def start_tree(start_daemon, root, *extra, **kw):
     return start_daemon("--sysfs-root", root, "--procfs-root", root, "--interval", "100ms", *extra, **kw)
 
 
+def with_token(d_factory, tmp_path, *extra, **kw):
+    """A daemon with a token_file, whose requests carry the token: command loads need one."""
+    token = tmp_path / "token"
+    token.write_text("t0ken-for-tests\n")
+    conf = tmp_path / "token.conf"
+    conf.write_text(f"[daemon]\ntoken_file = {token}\n")
+    d = d_factory(*extra, "--config", str(conf), **kw)
+    d.headers = {"Authorization": "Bearer t0ken-for-tests"}
+    return d
+
+
 class Daemon:
     """One heatcurved process on a free loopback port, with its own state dir."""
 
@@ -54,6 +65,7 @@ class Daemon:
             listen = ["--listen", f"127.0.0.1:{self.port}"]
         self.state_dir = state_dir
         self.url = f"http://{host}:{self.port}"
+        self.headers = {}               # sent with every request (a token, for example)
         self.log_path = state_dir.rstrip("/") + ".log"     # outside: tests fill or freeze the state dir
         self.log = open(self.log_path, "w+")
         full_env = dict(os.environ)
@@ -87,7 +99,8 @@ class Daemon:
 
     def request(self, method, path, body=None, headers=None, timeout=10):
         data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
-        req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers or {})
+        headers = {**self.headers, **(headers or {})}
+        req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
         try:
             with urllib.request.urlopen(req, timeout=timeout) as resp:
                 raw = resp.read()

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import start_tree, write_in_place
+from conftest import start_tree, with_token, write_in_place
 
 HEATCURVECTL = os.environ.get("HEATCURVECTL", "")
 DATA = os.path.join(os.path.dirname(__file__), "..", "data")
@@ -52,7 +52,8 @@ def test_replayed_recording_metrics_equal_analyse(start_daemon, fixture_copy, an
     root = fixture_copy("rpi4")
     zone = os.path.join(root, "sys/class/thermal/thermal_zone0/temp")
     write_in_place(zone, "%d\n" % round(float(rows[0]["temp_c"]) * 1000))
-    d = start_tree(start_daemon, root)
+    # the command load (sleep) stands for a load without heating this machine; commands need a token
+    d = with_token(lambda *a, **kw: start_tree(start_daemon, root, *a, **kw), tmp_path)
     replay = Replay(zone, [float(r["temp_c"]) for r in rows])
     status, run = d.request("POST", "/api/v1/runs", body={
         "label": "replay", "ambient_c": 21.5, "sensor": "thermal_zone0",

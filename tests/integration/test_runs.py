@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import fixture_path, start_tree, write_in_place
+from conftest import fixture_path, start_tree, with_token, write_in_place
 
 FAST = ["--interval", "100ms"]
 
@@ -144,8 +144,11 @@ def test_sensor_loss_during_load_aborts(start_daemon, fixture_copy):
     {"type": "io", "size": "4M"},
     {"type": "command", "argv": ["sh", "-c", "sleep 100 & sleep 100"]},
 ])
-def test_stop_ends_every_kind_of_load(start_daemon, load):
-    d = start_tree(start_daemon, fixture_path("rpi4"))
+def test_stop_ends_every_kind_of_load(start_daemon, load, tmp_path):
+    if load["type"] == "command":
+        d = with_token(lambda *a, **kw: start_tree(start_daemon, fixture_path("rpi4"), *a, **kw), tmp_path)
+    else:
+        d = start_tree(start_daemon, fixture_path("rpi4"))
     status, run = post_run(d, {"phases": [{"kind": "stress", "duration": "5m", "load": load}]})
     assert status == 201, run
     d.wait_for(lambda: children_of(d.proc.pid), what="workers started")
@@ -510,8 +513,8 @@ def test_a_last_worker_killed_aborts_the_run(start_daemon):
     assert done["state"] == "aborted" and done["abort_reason"] == "the cpu load ended by itself (signal 9)"
 
 
-def test_a_command_that_ends_by_itself_aborts_the_run(start_daemon):
-    d = start_tree(start_daemon, fixture_path("rpi4"))
+def test_a_command_that_ends_by_itself_aborts_the_run(start_daemon, tmp_path):
+    d = with_token(lambda *a, **kw: start_tree(start_daemon, fixture_path("rpi4"), *a, **kw), tmp_path)
     status, run = post_run(d, {"phases": [{"kind": "stress", "duration": "20s",
                                            "load": {"type": "command", "argv": ["sh", "-c", "exit 3"]}}]})
     assert status == 201, run
@@ -519,8 +522,8 @@ def test_a_command_that_ends_by_itself_aborts_the_run(start_daemon):
     assert done["state"] == "aborted" and done["abort_reason"] == "the command load ended by itself (exit status 3)"
 
 
-def test_a_command_that_cannot_run_is_refused_before_the_run(start_daemon):
-    d = start_tree(start_daemon, fixture_path("rpi4"))
+def test_a_command_that_cannot_run_is_refused_before_the_run(start_daemon, tmp_path):
+    d = with_token(lambda *a, **kw: start_tree(start_daemon, fixture_path("rpi4"), *a, **kw), tmp_path)
     status, body = post_run(d, {"phases": [{"kind": "stress", "duration": "5s",
                                             "load": {"type": "command", "argv": ["/nonexistent/x"]}}]})
     assert status == 400
@@ -557,10 +560,10 @@ def descendants(pid):
     return out
 
 
-def test_a_command_that_leaves_its_group_is_killed_too(start_daemon):
+def test_a_command_that_leaves_its_group_is_killed_too(start_daemon, tmp_path):
     """A child of the command that calls setsid() is no longer in the command's process group;
     it must not outlive the phase."""
-    d = start_tree(start_daemon, fixture_path("rpi4"))
+    d = with_token(lambda *a, **kw: start_tree(start_daemon, fixture_path("rpi4"), *a, **kw), tmp_path)
     status, run = post_run(d, {"phases": [{"kind": "stress", "duration": "5m", "load": {
         "type": "command", "argv": ["sh", "-c", "setsid sleep 301 & setsid sh -c 'sleep 302 & sleep 303' & sleep 300"]}}]})
     assert status == 201, run
@@ -641,3 +644,15 @@ def test_ambient_from_a_configured_sensor(start_daemon, fixture_copy, tmp_path):
     d.wait_for(lambda: "Reloaded" in d.logs(), what="reload")
     status, err = post_run(d, {"phases": [{"kind": "idle", "duration": "1s"}]})
     assert status == 400 and err["error"]["message"].startswith('ambient_sensor: "thermal_zone7"'), err
+
+
+def test_command_loads_need_a_token(start_daemon):
+    """Without a token any local account could run a program as the daemon's user (root, when
+    heatcurved runs as root): command loads are refused; the other loads are not."""
+    d = start_tree(start_daemon, fixture_path("rpi4"))
+    status, err = post_run(d, {"phases": [{"kind": "stress", "duration": "1s",
+                                           "load": {"type": "command", "argv": ["true"]}}]})
+    assert status == 403 and err["error"]["message"].startswith("phases[0].load: a command load needs a token"), err
+    assert d.get("/api/v1/runs")[1]["runs"] == []
+    status, run = post_run(d, {"phases": [stress_phase("1s")]})
+    assert status == 201, run
