@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "atomic-file.h"
+#include "fan.h"
 #include "json-util.h"
 #include "log.h"
 #include "util.h"
@@ -62,6 +63,8 @@ struct alerts {
         size_t n_rules;
         bool is_default;                /* no rule configured: the one built from the trips */
         const struct sensors *sensors;
+        struct fan fans[ALERT_FANS_MAX];
+        size_t n_fans;
         struct alert_hook *hooks;
         struct alert_transition log[ALERTS_LOG_MAX];    /* a ring */
         size_t log_start, log_n;
@@ -509,6 +512,18 @@ static void rule_eval(struct alerts *a, struct alert_rule *r, const struct senso
                 rule_transition(a, r, rd.hold, rd.decider, rule_threshold(r, r->state, rd.decider), now);
 }
 
+static void fan_log(const struct fan *f) {
+        char field[ALERT_NAME_MAX + 8];
+        const char *fields[] = { field, NULL };
+
+        snprintf(field, sizeof field, "FAN=%s", f->cfg.name);
+        if (f->value_sensor[0])
+                log_fields(LOG_NOTICE, fields, "Fan %s switched %s: %s at %.1f C", f->cfg.name, f->on ? "on" : "off",
+                           f->value_sensor, f->value_c);
+        else
+                log_fields(LOG_WARNING, fields, "Fan %s switched on: no sensor answers", f->cfg.name);
+}
+
 void alerts_on_sample(void *userdata, const struct snapshot *snap) {
         struct alerts *a = userdata;
 
@@ -516,6 +531,17 @@ void alerts_on_sample(void *userdata, const struct snapshot *snap) {
         hooks_sweep(a);
         for (size_t i = 0; i < a->n_rules; i++)
                 rule_eval(a, a->rules[i], snap->sensors, snap->time_ms, snap->mono_ms);
+        for (size_t i = 0; i < a->n_fans; i++)
+                if (fan_eval(&a->fans[i], snap->sensors, snap->time_ms, snap->mono_ms))
+                        fan_log(&a->fans[i]);
+}
+
+unsigned alerts_fans_on(const struct alerts *a) {
+        unsigned n = 0;
+
+        for (size_t i = 0; a && i < a->n_fans; i++)
+                n += a->fans[i].on;
+        return n;
 }
 
 void alerts_on_sensors(void *userdata, const struct sensors *s) {
@@ -582,6 +608,23 @@ static bool rule_config_equal(const struct alert_rule_config *x, const struct al
         return memcmp(&a, &b, sizeof a) == 0;
 }
 
+/* Fans whose settings did not change keep their state (and their min_on). */
+static void alerts_configure_fans(struct alerts *a, const struct alert_config *cfg, int64_t now) {
+        struct fan fans[ALERT_FANS_MAX];
+
+        for (size_t i = 0; i < cfg->n_fans; i++) {
+                fan_init(&fans[i], &cfg->fans[i], now);
+                for (size_t k = 0; k < a->n_fans; k++) {
+                        struct fan_config x = a->fans[k].cfg, y = cfg->fans[i];
+                        x.line = y.line = 0;
+                        if (memcmp(&x, &y, sizeof x) == 0)
+                                fans[i] = a->fans[k];
+                }
+        }
+        memcpy(a->fans, fans, cfg->n_fans * sizeof *fans);
+        a->n_fans = cfg->n_fans;
+}
+
 int alerts_configure(struct alerts *a, const struct alert_config *cfg, char *err, size_t errlen) {
         size_t n = cfg->n_rules ? cfg->n_rules : 1;
         struct alert_rule **rules = calloc(n, sizeof *rules);
@@ -614,6 +657,7 @@ int alerts_configure(struct alerts *a, const struct alert_config *cfg, char *err
         a->rules = rules;
         a->n_rules = n;
         a->is_default = cfg->n_rules == 0;
+        alerts_configure_fans(a, cfg, now);
         if (a->sensors)
                 alerts_on_sensors(a, a->sensors);
         return 0;
@@ -731,8 +775,17 @@ json_object *alerts_to_json(const struct alerts *a) {
                 json_object_array_add(rules, rule_to_json(a, i));
         json_object_object_add(root, "default_rule", json_object_new_boolean(a->is_default));
         json_object_object_add(root, "rules", rules);
+        json_object_object_add(root, "fans", alerts_fans_to_json(a));
         json_object_object_add(root, "transitions", log_to_json(a));
         return root;
+}
+
+json_object *alerts_fans_to_json(const struct alerts *a) {
+        json_object *fans = json_object_new_array();
+
+        for (size_t i = 0; i < a->n_fans; i++)
+                json_object_array_add(fans, fan_to_json(&a->fans[i]));
+        return fans;
 }
 
 json_object *alerts_active_to_json(const struct alerts *a) {

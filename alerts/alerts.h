@@ -75,8 +75,12 @@ size_t alerts_log_count(const struct alerts *a);
 const struct alert_transition *alerts_log_at(const struct alerts *a, size_t i);
 
 const char *alert_state_to_string(enum alert_state s);
+/* How many of the [fan NAME] fans are switched on. Accepts NULL. */
+unsigned alerts_fans_on(const struct alerts *a);
 
-/* {"rules": [...], "transitions": [...]} for GET /api/v1/alerts. */
+/* {"rules": [...], "fans": [...], "transitions": [...]} for GET /api/v1/alerts. */
 json_object *alerts_to_json(const struct alerts *a);
+/* The [fan NAME] fans: state, the temperature they went by, switches. */
+json_object *alerts_fans_to_json(const struct alerts *a);
 /* The rules not ok, for the status document. */
 json_object *alerts_active_to_json(const struct alerts *a);

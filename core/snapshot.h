@@ -13,6 +13,7 @@ struct snapshot {
         int64_t mono_ms;                /* CLOCK_MONOTONIC ms: what durations are measured on */
         uint64_t tick;                  /* count since start, from 1 */
         int64_t tick_ns;                /* ns the previous tick took (reads and consumers), -1 before one */
+        unsigned fans_on;               /* fans the daemon switches ([fan NAME]) that are on, as of the last tick */
 };
 
 /* One consumer of the tick (history, the runs, ...). The daemon calls every

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <systemd/sd-daemon.h>
 
+#include "alerts.h"
 #include "daemon.h"
 #include "log.h"
 #include "runs.h"
@@ -105,7 +106,7 @@ void tick_run(struct daemon *d) {
         }
         snap = (struct snapshot) {
                 .sensors = d->sensors, .time_ms = now, .mono_ms = (int64_t) (started_ns / 1000000u),
-                .tick = ++d->ticks, .tick_ns = d->tick_ns,
+                .tick = ++d->ticks, .tick_ns = d->tick_ns, .fans_on = alerts_fans_on(d->alerts),
         };
         for (size_t i = 0; i < d->n_consumers; i++)
                 d->consumers[i].on_sample(d->consumers[i].userdata, &snap);

@@ -381,7 +381,8 @@ static void run_record(struct run *r, struct run_now now) {
         struct run_sample x = {
                 t, temp_by_id(s, r->sensor), p ? p->cur_khz * 1000.0 : NAN, r->max_allowed_hz, r->work_rate,
                 s->load.ok && s->load.have_prev ? s->load.total : NAN,
-                r->ambient_sensor[0] ? temp_by_id(s, r->ambient_sensor) : NAN, run_cooling_active(s),
+                r->ambient_sensor[0] ? temp_by_id(s, r->ambient_sensor) : NAN,
+                run_cooling_active(s) || r->host->fans_on > 0,
                 r->phases[r->phase_index].kind,
         };
         if (run_series_append(&r->series, &x) < 0) {

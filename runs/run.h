@@ -87,6 +87,7 @@ struct run_now {
 struct run_host {
         sd_event *event;                /* the loads' child sources and kill timers */
         const struct sensors *sensors;  /* the latest reading; the owner keeps it current */
+        unsigned fans_on;               /* fans the daemon switches that are on: cooling too */
         /* The run reached its final state (its load may still be stopping). */
         void (*ended)(struct run_host *host, struct run *r);
 };

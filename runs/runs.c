@@ -102,6 +102,7 @@ void runs_on_sample(void *userdata, const struct snapshot *snap) {
         struct run *r = rs->live ? rs->live : rs->stopping;
 
         rs->host.sensors = snap->sensors;
+        rs->host.fans_on = snap->fans_on;
         runs_save_pending(rs, snap->time_ms);
         if (!r)
                 return;

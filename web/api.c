@@ -146,6 +146,8 @@ static const char *api_sensors_json(struct api *a, size_t *ret_len) {
                 return a->sensors_json;
         }
         doc = json_sensors_document(a->sensors);
+        /* the fans the daemon itself switches are cooling devices too */
+        json_object_object_add(doc, "daemon_fans", alerts_fans_to_json(a->ctx.alerts));
         text = json_object_to_json_string_length(doc, JSON_C_TO_STRING_PLAIN, &len);
         copy = malloc(len + 1);
         if (copy) {

@@ -250,3 +250,36 @@ def test_the_example_rule_in_the_shipped_config_is_valid(heatcurved_bin, tmp_pat
     import subprocess
     r = subprocess.run([heatcurved_bin, "--check-config", "--config", str(conf)], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout == "configuration ok\n", r.stdout + r.stderr
+
+
+def test_fan_follows_a_heat_up_with_hysteresis_and_shows_in_runs(start_daemon, fixture_copy, tmp_path):
+    root = fixture_copy("rpi4")
+    conf = write_conf(tmp_path, "[fan case]\nsensor = thermal_zone0\non = 60\noff = 50\nmin_on = 1s\n"
+                                "gpio = gpiochip0:1\n")
+    set_zone(root, 45)
+    d = start_tree(start_daemon, root, "--config", conf)
+    fan = lambda: alerts(d)["fans"][0]
+    assert fan()["on"] is False and fan()["name"] == "case"
+    status, run = d.request("POST", "/api/v1/runs", body={"phases": [{"kind": "idle", "duration": "3s"}]})
+    assert status == 201
+    for c in (55, 59.5, 60.5):
+        set_zone(root, c)
+        time.sleep(0.3)
+    d.wait_for(lambda: fan()["on"], what="fan on at 60")
+    for c in (55, 50.5, 52):                 # between off and on: stays on
+        set_zone(root, c)
+        time.sleep(0.3)
+    assert fan()["on"] is True and fan()["switches"] == 1
+    set_zone(root, 49.5)
+    d.wait_for(lambda: not fan()["on"], what="fan off at 50")
+    assert fan()["switches"] == 2
+    sensors = d.get("/api/v1/sensors")[1]
+    assert sensors["daemon_fans"][0]["name"] == "case" and sensors["daemon_fans"][0]["on"] is False
+    log = d.logs()
+    assert "Fan case switched on: thermal_zone0 at 60.5 C [FAN=case]" in log and "Fan case switched off" in log
+    # the run's samples say when cooling (the fan) was on
+    done = d.wait_for(lambda: (lambda doc: doc if doc["state"] != "running" else None)(
+        d.get(f"/api/v1/runs/{run['id']}")[1]), what="run ended")
+    _, samples = d.get(f"/api/v1/runs/{run['id']}/samples")
+    col = samples["columns"].index("cooling_active")
+    assert {row[col] for row in samples["rows"]} == {0, 1}, done

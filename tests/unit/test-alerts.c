@@ -12,6 +12,7 @@
 
 #include "alerts.h"
 #include "config.h"
+#include "fan.h"
 
 #define T0 1700000000000LL              /* Unix ms of the first sample */
 
@@ -310,6 +311,45 @@ static void test_log_bounded(void **state) {
         alerts_free(a);
 }
 
+/* On at 60, off at 50 but not before it ran 30 s; 0.5 C of noise at either
+ * threshold switches nothing back and forth; no sensor: on, the safe side. */
+static void test_fan_hysteresis_and_min_on(void **state) {
+        struct fan_config cfg = { .name = "case", .sensor = "thermal_zone0", .on_c = 60, .off_c = 50,
+                                  .min_on_ms = 30000, .gpio = "gpiochip0:1" };
+        struct fan f;
+        int64_t s = 0;
+
+        board_reset();
+        fan_init(&f, &cfg, T0);
+        for (; s < 100; s++) {          /* a heat-up from 40 to 70 C with noise */
+                set_temp(0, 40 + 0.3 * (double) s + (s % 2 ? 0.5 : -0.5));
+                fan_eval(&f, &board, T0 + s * 1000, s * 1000);
+        }
+        assert_true(f.on);
+        assert_int_equal(f.switches, 1);
+        /* cools at once below off: still on until 30 s after it was switched on */
+        int64_t on_at = f.on_since_mono_ms;
+        set_temp(0, 45);
+        for (; s * 1000 < on_at + 30000; s++) {
+                fan_eval(&f, &board, T0 + s * 1000, s * 1000);
+                assert_true(f.on);
+        }
+        fan_eval(&f, &board, T0 + s * 1000, s * 1000);
+        assert_false(f.on);
+        assert_int_equal(f.switches, 2);
+        /* around 55 +- 0.5, between off and on: it stays off */
+        for (int i = 0; i < 50; i++, s++) {
+                set_temp(0, 55 + (i % 2 ? 0.5 : -0.5));
+                fan_eval(&f, &board, T0 + s * 1000, s * 1000);
+        }
+        assert_false(f.on);
+        assert_int_equal(f.switches, 2);
+        temps[0].ok = false;
+        assert_true(fan_eval(&f, &board, T0 + s * 1000, s * 1000));
+        assert_true(f.on);
+        assert_true(isnan(f.value_c));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_hysteresis_and_for_with_noise),
@@ -321,6 +361,7 @@ int main(void) {
                 cmocka_unit_test(test_reload_keeps_unchanged),
                 cmocka_unit_test(test_for_ignores_wall_clock_steps),
                 cmocka_unit_test(test_log_bounded),
+                cmocka_unit_test(test_fan_hysteresis_and_min_on),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -37,7 +37,7 @@ static struct run *start_run(const char *json, struct run_host *host, char *dir)
         assert_non_null(def);
         assert_int_equal(run_parse(def, &board, &r, err, sizeof err), 0);
         json_object_put(def);
-        *host = (struct run_host) { NULL, &board, on_ended };
+        *host = (struct run_host) { .event = NULL, .sensors = &board, .ended = on_ended };
         ended = 0;
         assert_int_equal(run_start(r, host, &set, 1, err, sizeof err), 0);
         return r;
