@@ -322,27 +322,38 @@ static int daemon_setup_signals(struct daemon *d) {
         return r;
 }
 
+/* A socket passed by systemd (heatcurved.socket) wins over `listen`: say so,
+ * or an edited `listen` would seem to be ignored for no reason. */
 static int daemon_setup_http(struct daemon *d) {
+        char where[80], want[80];      /* "[IPv6]:PORT" fits */
+        bool activated = sd_listen_fds(1) >= 1;
         int fd, r;
 
-        if (sd_listen_fds(1) >= 1)
+        snprintf(want, sizeof want, "%s%s%s:%u", strchr(d->cfg.listen_host, ':') ? "[" : "",
+                 d->cfg.listen_host[0] ? d->cfg.listen_host : "*",
+                 strchr(d->cfg.listen_host, ':') ? "]" : "", d->cfg.listen_port);
+        if (activated)
                 fd = SD_LISTEN_FDS_START;       /* socket activation: systemd bound it */
         else {
                 fd = http_listen(d->cfg.listen_host, d->cfg.listen_port);
                 if (fd < 0) {
-                        log_error("Cannot listen on %s port %u: %s", d->cfg.listen_host,
-                                  d->cfg.listen_port, strerror(-fd));
+                        log_error("Cannot listen on %s: %s", want, strerror(-fd));
                         return fd;
                 }
         }
         d->listen_port = http_local_port(fd);
+        if (http_local_address(fd, where, sizeof where) < 0)
+                snprintf(where, sizeof where, "%s", want);
         r = http_new(d->event, fd, api_dispatch, d, &d->http);
         if (r < 0) {
                 log_error("Cannot start the HTTP server: %s", strerror(-r));
                 return r;
         }
-        log_info("Listening on http://%s%s%s:%d/", strchr(d->cfg.listen_host, ':') ? "[" : "",
-                 d->cfg.listen_host, strchr(d->cfg.listen_host, ':') ? "]" : "", d->listen_port);
+        if (activated)
+                log_info("Listening on http://%s/ (socket activation: the socket unit's ListenStream= "
+                         "wins; listen = %s is not used)", where, want);
+        else
+                log_info("Listening on http://%s/", where);
         return 0;
 }
 
