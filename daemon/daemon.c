@@ -17,6 +17,7 @@
 #include "http.h"
 #include "log.h"
 #include "run.h"
+#include "service-checks.h"
 #include "tick.h"
 #include "util.h"
 
@@ -374,6 +375,7 @@ int daemon_new(const struct options *o, const struct config *cfg, bool serve, st
         if (r >= 0)
                 r = daemon_setup_sensors(d);
         if (r >= 0 && serve) {
+                service_checks_log(&d->cfg);
                 r = sd_event_default(&d->event);
                 if (r >= 0)
                         r = sd_event_set_watchdog(d->event, true);
