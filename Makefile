@@ -4,8 +4,9 @@
 # Debian packages, installed by `make deps*` only when missing.
 DEPS_BUILD := meson ninja-build pkgconf gcc libc6-dev make libsystemd-dev \
               libmicrohttpd-dev libjson-c-dev libgpiod-dev libinih-dev \
-              libcurl4-openssl-dev
-DEPS_TEST  := libcmocka-dev python3-pytest valgrind curl stress stress-ng iproute2 systemd
+              libcurl4-openssl-dev scdoc
+DEPS_TEST  := libcmocka-dev python3-pytest valgrind curl stress stress-ng iproute2 systemd \
+              man-db util-linux
 DEPS_BENCH := wrk prometheus-node-exporter valgrind
 
 BUILD       ?= build
