@@ -16,6 +16,8 @@ BUILD       ?= build
 BUILD_SAN   ?= build-san
 BUILD_CROSS ?= build-cross
 BUILD_DEB   ?= $(BUILD)/deb
+# 1: check-systemd fails instead of skipping where nspawn cannot run (CI).
+HEATCURVE_NSPAWN_REQUIRED ?= 0
 CROSS_ARCHS ?= arm64 armhf
 MESON_OPTS  ?=
 TESTARGS    ?=
@@ -125,7 +127,7 @@ deb-cross: deps-build
 
 check-systemd: deb
 	@$(ENSURE) $(DEPS_NSPAWN)
-	tests/nspawn/check-systemd.sh $(BUILD_DEB)
+	HEATCURVE_NSPAWN_REQUIRED=$(HEATCURVE_NSPAWN_REQUIRED) tests/nspawn/check-systemd.sh $(BUILD_DEB)
 
 clean:
 	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_CROSS)
