@@ -4,10 +4,11 @@
 #
 # The copy keeps dpkg-buildpackage's output (written to the parent of the
 # source folder) inside OUTDIR instead of next to the clone. Cross builds:
-# arm64 through dpkg multiarch (tests/cross/setup-arm64.sh), armhf through
-# the private sysroot (tests/cross/setup-armhf.sh), whose meson cross file is
-# passed as HEATCURVE_CROSS_FILE (ARMHF_ENV names its folder); the host's tests are the unit suite (native
-# only: a cross build is checked under qemu by make check-cross).
+# arm64 through dpkg multiarch (tests/cross/setup-arm64.sh); armhf through
+# the private sysroot (tests/cross/setup-armhf.sh, folder ARMHF_ENV), whose
+# meson cross file is passed as DH_MESON_CROSS_FILE, with a dpkg database of
+# it for dpkg-shlibdeps (tests/cross/armhf-dpkg-db.sh). The package build
+# runs the unit suite natively only: make check-cross runs it under qemu.
 set -euo pipefail
 
 OUT=${1:?usage: build-deb.sh OUTDIR [ARCH]}
@@ -35,7 +36,11 @@ if [ "$ARCH" != "$HOST" ]; then
     case $ARCH in
     armhf)
         armhf_env=$(cd "${ARMHF_ENV:?ARMHF_ENV: the folder of tests/cross/setup-armhf.sh}" && pwd)
-        env+=("HEATCURVE_CROSS_FILE=$armhf_env/armhf.ini") ;;
+        "$SRC/tests/cross/armhf-dpkg-db.sh" "$armhf_env"
+        sr=$armhf_env/sysroot
+        env+=("DH_MESON_CROSS_FILE=$armhf_env/armhf.ini"
+              "HEATCURVE_SYSROOT_ADMINDIR=$armhf_env/dpkg"
+              "HEATCURVE_SYSROOT_LIBDIRS=-l$sr/usr/lib/arm-linux-gnueabihf -l$sr/lib/arm-linux-gnueabihf") ;;
     esac
 fi
 (cd "$work/heatcurve" && env "${env[@]}" dpkg-buildpackage "${args[@]}") > "$work/build.log" 2>&1 || {
