@@ -23,9 +23,14 @@ t0=$(date +%s)
 
 rm -rf "$work"
 mkdir -p "$work/heatcurve"
-# Tracked and new files, not build directories or other ignored files.
-(cd "$SRC" && git ls-files -z -co --exclude-standard | tar --null -T - -cf -) \
-    | tar -xf - -C "$work/heatcurve"
+# Tracked and new files, not build directories or other ignored files; from
+# an unpacked tarball (no .git), everything but the build directories.
+if git -C "$SRC" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    (cd "$SRC" && git ls-files -z -co --exclude-standard | tar --null -T - -cf -) \
+        | tar -xf - -C "$work/heatcurve"
+else
+    (cd "$SRC" && tar --exclude='./build*' --exclude=./.git -cf - .) | tar -xf - -C "$work/heatcurve"
+fi
 
 args=(-b -us -uc)
 env=()
