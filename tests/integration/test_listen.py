@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -109,3 +110,37 @@ def test_address_not_up_yet_is_bound_and_answers_once_up(heatcurved_bin, tmp_pat
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "status 200" in r.stdout
+
+
+def test_socket_activation_wins_and_says_so(heatcurved_bin, tmp_path):
+    activate = shutil.which("systemd-socket-activate")
+    if not activate:
+        pytest.skip("systemd-socket-activate is not installed")
+    sock_port, conf_port = free_port(), free_port()
+    log = open(tmp_path / "log", "w+")
+    env = {k: v for k, v in os.environ.items() if k not in ("NOTIFY_SOCKET", "JOURNAL_STREAM")}
+    p = subprocess.Popen([activate, "-l", f"127.0.0.1:{sock_port}", heatcurved_bin, "--simulate",
+                          "--state-dir", str(tmp_path / "s"), "--listen", f"127.0.0.1:{conf_port}"],
+                         stdout=log, stderr=subprocess.STDOUT, env=env)
+    try:
+        # The first connection starts the daemon (systemd-socket-activate
+        # execs it with the socket) and is answered. Refused only until the
+        # activator has bound its socket.
+        status = None
+        for _ in range(100):
+            try:
+                status = http_status("127.0.0.1", sock_port, timeout=15)
+                break
+            except ConnectionRefusedError:
+                assert p.poll() is None, open(tmp_path / "log").read()
+                time.sleep(0.05)
+        assert status == 200
+        log.flush()
+        text = open(tmp_path / "log").read()
+        assert f"Listening on http://127.0.0.1:{sock_port}/ (socket activation" in text, text
+        assert f"listen = 127.0.0.1:{conf_port} is not used" in text, text
+        with pytest.raises(OSError):
+            http_status("127.0.0.1", conf_port, timeout=2)
+    finally:
+        p.terminate()
+        p.wait(10)
