@@ -59,11 +59,14 @@ def test_localhost_means_ipv4_loopback(start_daemon):
     assert f"Listening on http://127.0.0.1:{port}/" in d.logs()
 
 
-# Run inside a fresh network namespace: its loopback is down and has no
-# 192.0.2.1; the daemon must start anyway and answer once the address is up.
+# Run inside a fresh network namespace whose loopback is up but has no
+# 192.0.2.1 yet (as a board before its DHCP lease); the daemon must start
+# anyway and answer once the address is added. (With loopback down, a new
+# namespace lets any address be bound: that would test nothing.)
 FREEBIND_SCRIPT = textwrap.dedent(r"""
     import os, socket, subprocess, sys, time
     heatcurved, state, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     log = open(state + ".log", "w+")
     p = subprocess.Popen([heatcurved, "--simulate", "--state-dir", state,
                           "--listen", f"192.0.2.1:{port}"], stdout=log, stderr=subprocess.STDOUT)
@@ -77,7 +80,6 @@ FREEBIND_SCRIPT = textwrap.dedent(r"""
             if time.monotonic() > deadline:
                 sys.exit("no 'Listening on' within 15 s:\n" + logs())
             time.sleep(0.05)
-        subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
         subprocess.run(["ip", "addr", "add", "192.0.2.1/24", "dev", "lo"], check=True)
         for attempt in range(50):
             try:
