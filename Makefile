@@ -4,14 +4,20 @@
 # Debian packages, installed by `make deps*` only when missing.
 DEPS_BUILD := meson ninja-build pkgconf gcc libc6-dev make libsystemd-dev \
               libmicrohttpd-dev libjson-c-dev libgpiod-dev libinih-dev \
-              libcurl4-openssl-dev
+              libcurl4-openssl-dev scdoc
 DEPS_TEST  := libcmocka-dev python3-pytest valgrind curl stress stress-ng iproute2 systemd \
-              prometheus
+              prometheus man-db util-linux
 DEPS_BENCH := wrk prometheus-node-exporter valgrind
+DEPS_DEB   := debhelper dpkg-dev fakeroot lintian git
+# The booted-systemd test: debootstrap a Debian 12 tree, boot it with nspawn.
+DEPS_NSPAWN := debootstrap systemd-container iproute2 util-linux
 
 BUILD       ?= build
 BUILD_SAN   ?= build-san
 BUILD_CROSS ?= build-cross
+BUILD_DEB   ?= $(BUILD)/deb
+# 1: check-systemd fails instead of skipping where nspawn cannot run (CI).
+HEATCURVE_NSPAWN_REQUIRED ?= 0
 CROSS_ARCHS ?= arm64 armhf
 MESON_OPTS  ?=
 TESTARGS    ?=
@@ -27,7 +33,7 @@ ENSURE  := tests/scripts/ensure-debs.sh
 # Steps run in the order written; ninja and meson test parallelise inside.
 .NOTPARALLEL:
 .PHONY: all deps deps-build deps-test deps-bench build build-san demo check \
-        check-san check-cross clean help
+        check-san check-cross deb deb-cross check-systemd clean help
 
 all: build
 
@@ -37,6 +43,9 @@ help:
 	@echo "make check        install build+test packages, build, run every test, then again"
 	@echo "                  with AddressSanitizer+UBSan ($(BUILD_SAN)/)"
 	@echo "make check-cross  build for $(CROSS_ARCHS) and run the unit tests under qemu-user"
+	@echo "make deb          the Debian package for this machine, checked by lintian ($(BUILD_DEB)/)"
+	@echo "make deb-cross    the Debian packages for $(CROSS_ARCHS) (cross environment as check-cross)"
+	@echo "make check-systemd  boot Debian 12 in systemd-nspawn, install the .deb, test the service"
 	@echo "make deps | deps-build | deps-bench | build | clean"
 
 deps-build:
@@ -101,6 +110,25 @@ check-san: deps build-san
 
 check-cross: deps-build
 	tests/cross/check-cross.sh $(BUILD_CROSS) $(CROSS_ARCHS)
+
+deb: deps-build
+	@$(ENSURE) $(DEPS_DEB)
+	tests/scripts/build-deb.sh $(BUILD_DEB)
+
+# Same cross environments as check-cross; armhf's sysroot is shared with it.
+deb-cross: deps-build
+	@$(ENSURE) $(DEPS_DEB)
+	@for arch in $(CROSS_ARCHS); do \
+	    case $$arch in \
+	    arm64) tests/cross/setup-arm64.sh || exit 1 ;; \
+	    armhf) tests/cross/setup-armhf.sh $(BUILD_CROSS)/armhf-env || exit 1 ;; \
+	    esac; \
+	    ARMHF_ENV=$(BUILD_CROSS)/armhf-env tests/scripts/build-deb.sh $(BUILD_DEB) $$arch || exit 1; \
+	done
+
+check-systemd: deb
+	@$(ENSURE) $(DEPS_NSPAWN)
+	HEATCURVE_NSPAWN_REQUIRED=$(HEATCURVE_NSPAWN_REQUIRED) tests/nspawn/check-systemd.sh $(BUILD_DEB)
 
 clean:
 	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_CROSS)

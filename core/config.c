@@ -190,7 +190,15 @@ int config_parse_listen(const char *text, char *host, size_t hostlen, uint16_t *
                 return -EINVAL;
         memcpy(addr, a, alen);
         addr[alen] = '\0';
-        /* ":PORT" leaves host "": every address. inet_pton() takes no names. */
+        /* "localhost" is the one name taken: the README's examples use it, and
+         * resolving it would make start-up depend on /etc/hosts. It means
+         * 127.0.0.1, which the unit's IPAddressAllow=localhost covers. */
+        if (family == AF_INET && strcmp(addr, "localhost") == 0) {
+                memcpy(addr, "127.0.0.1", sizeof "127.0.0.1");
+                alen = strlen(addr);
+        }
+        /* ":PORT" leaves host "": every address, IPv4 and IPv6 (http_listen()).
+         * inet_pton() takes no other names. */
         if ((alen > 0 || family == AF_INET6) && inet_pton(family, addr, bin) != 1)
                 return -EINVAL;
         r = config_parse_port(colon + 1, &p);
@@ -288,7 +296,7 @@ static int config_set_listen(struct config *c, const char *name, const char *val
                 return util_errorf(err, errlen, r, "%s: \"%s\": port must be 1..65535", name, value);
         if (r < 0)
                 return util_errorf(err, errlen, -EINVAL,
-                                    "%s: \"%s\" is not ADDR:PORT (numeric IPv4, [IPv6], or :PORT for all addresses)",
+                                    "%s: \"%s\" is not ADDR:PORT (numeric IPv4, [IPv6], localhost, or :PORT for all addresses)",
                                     name, value);
         return 0;
 }

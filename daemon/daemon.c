@@ -18,6 +18,7 @@
 #include "json-sensors.h"
 #include "log.h"
 #include "runs.h"
+#include "service-checks.h"
 #include "util.h"
 
 int daemon_config_build(const struct options *o, struct config *ret, char *err, size_t errlen) {
@@ -372,11 +373,15 @@ static void daemon_api_status(void *userdata, struct api_daemon_status *ret) {
         };
 }
 
+/* A socket passed by systemd (heatcurved.socket) wins over `listen`: say so,
+ * or an edited `listen` would seem to be ignored for no reason. */
 static int daemon_setup_http(struct daemon *d) {
         struct api_context ctx = {
                 .cfg = &d->cfg, .token = d->token, .runs = d->runs, .alerts = d->alerts, .hist = d->hist, .sim = d->sim,
                 .started_ms = d->started_ms, .status = daemon_api_status, .userdata = d,
         };
+        char where[80], want[80];      /* "[IPv6]:PORT" fits */
+        bool activated = sd_listen_fds(1) >= 1;
         int fd, r;
 
         r = api_new(&ctx, &d->api);
@@ -384,24 +389,31 @@ static int daemon_setup_http(struct daemon *d) {
                 log_error("Cannot set up the API: %s", strerror(-r));
                 return r;
         }
-        if (sd_listen_fds(1) >= 1)
+        snprintf(want, sizeof want, "%s%s%s:%u", strchr(d->cfg.listen_host, ':') ? "[" : "",
+                 d->cfg.listen_host[0] ? d->cfg.listen_host : "*",
+                 strchr(d->cfg.listen_host, ':') ? "]" : "", d->cfg.listen_port);
+        if (activated)
                 fd = SD_LISTEN_FDS_START;       /* socket activation: systemd bound it */
         else {
                 fd = http_listen(d->cfg.listen_host, d->cfg.listen_port);
                 if (fd < 0) {
-                        log_error("Cannot listen on %s port %u: %s", d->cfg.listen_host,
-                                  d->cfg.listen_port, strerror(-fd));
+                        log_error("Cannot listen on %s: %s", want, strerror(-fd));
                         return fd;
                 }
         }
         d->listen_port = http_local_port(fd);
+        if (http_local_address(fd, where, sizeof where) < 0)
+                snprintf(where, sizeof where, "%s", want);
         r = http_new(d->event, fd, api_dispatch, d->api, &d->http);
         if (r < 0) {
                 log_error("Cannot start the HTTP server: %s", strerror(-r));
                 return r;
         }
-        log_info("Listening on http://%s%s%s:%d/", strchr(d->cfg.listen_host, ':') ? "[" : "",
-                 d->cfg.listen_host, strchr(d->cfg.listen_host, ':') ? "]" : "", d->listen_port);
+        if (activated)
+                log_info("Listening on http://%s/ (socket activation: the socket unit's ListenStream= "
+                         "wins; listen = %s is not used)", where, want);
+        else
+                log_info("Listening on http://%s/", where);
         return 0;
 }
 
@@ -442,6 +454,7 @@ int daemon_new(const struct options *o, const struct config *cfg, bool serve, st
         if (r >= 0)
                 r = daemon_setup_sensors(d);
         if (r >= 0 && serve) {
+                service_checks_log(&d->cfg);
                 r = sd_event_default(&d->event);
                 if (r >= 0)
                         r = sd_event_set_watchdog(d->event, true);

@@ -23,32 +23,49 @@ struct http_server {
         void *userdata;
 };
 
-int http_listen(const char *host, uint16_t port) {
-        union { struct sockaddr sa; struct sockaddr_in in; struct sockaddr_in6 in6; } addr = {};
-        socklen_t len;
-        int fd, one = 1;
+/* Binds even to an address that is not configured yet (IP_FREEBIND): a board
+ * whose DHCP lease or static address comes up after the service still gets
+ * it, instead of a failed unit. Listening on "" (every address) is one
+ * dual-stack IPv6 socket, or IPv4 0.0.0.0 on a kernel without IPv6. */
+static int http_bind(int family, const struct sockaddr *sa, socklen_t len) {
+        int fd, one = 1, zero = 0;
 
-        if (inet_pton(AF_INET, host, &addr.in.sin_addr) == 1) {
-                addr.in.sin_family = AF_INET;
-                addr.in.sin_port = htons(port);
-                len = sizeof addr.in;
-        } else if (inet_pton(AF_INET6, host, &addr.in6.sin6_addr) == 1) {
-                addr.in6.sin6_family = AF_INET6;
-                addr.in6.sin6_port = htons(port);
-                len = sizeof addr.in6;
-        } else
-                return -EINVAL;
-
-        fd = socket(addr.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
                 return -errno;
+        /* IPV6_FREEBIND is Linux 4.15+; older kernels (vendor 3.14 and 4.9 BSPs)
+         * honour IP_FREEBIND on IPv6 sockets too. */
+        if (family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_FREEBIND, &one, sizeof one) < 0)
+                (void) setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof one);
         if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-            bind(fd, &addr.sa, len) < 0 || listen(fd, 128) < 0) {
+            (family == AF_INET && setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof one) < 0) ||
+            (family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero) < 0) ||
+            bind(fd, sa, len) < 0 || listen(fd, 128) < 0) {
                 int r = -errno;
                 close(fd);
                 return r;
         }
         return fd;
+}
+
+int http_listen(const char *host, uint16_t port) {
+        struct sockaddr_in in = { .sin_family = AF_INET, .sin_port = htons(port) };
+        struct sockaddr_in6 in6 = { .sin6_family = AF_INET6, .sin6_port = htons(port) };
+        int fd;
+
+        if (host[0] == '\0') {
+                in6.sin6_addr = in6addr_any;
+                fd = http_bind(AF_INET6, (struct sockaddr *) &in6, sizeof in6);
+                if (fd != -EAFNOSUPPORT)
+                        return fd;
+                in.sin_addr.s_addr = htonl(INADDR_ANY);
+                return http_bind(AF_INET, (struct sockaddr *) &in, sizeof in);
+        }
+        if (inet_pton(AF_INET, host, &in.sin_addr) == 1)
+                return http_bind(AF_INET, (struct sockaddr *) &in, sizeof in);
+        if (inet_pton(AF_INET6, host, &in6.sin6_addr) == 1)
+                return http_bind(AF_INET6, (struct sockaddr *) &in6, sizeof in6);
+        return -EINVAL;
 }
 
 int http_local_port(int fd) {
@@ -58,6 +75,23 @@ int http_local_port(int fd) {
         if (getsockname(fd, &addr.sa, &len) < 0)
                 return -errno;
         return ntohs(addr.sa.sa_family == AF_INET6 ? addr.in6.sin6_port : addr.in.sin_port);
+}
+
+int http_local_address(int fd, char *buf, size_t size) {
+        union { struct sockaddr sa; struct sockaddr_in in; struct sockaddr_in6 in6; } addr = {};
+        socklen_t len = sizeof addr;
+        char ip[INET6_ADDRSTRLEN];
+        int n;
+
+        if (getsockname(fd, &addr.sa, &len) < 0)
+                return -errno;
+        if (addr.sa.sa_family == AF_INET && inet_ntop(AF_INET, &addr.in.sin_addr, ip, sizeof ip))
+                n = snprintf(buf, size, "%s:%u", ip, ntohs(addr.in.sin_port));
+        else if (addr.sa.sa_family == AF_INET6 && inet_ntop(AF_INET6, &addr.in6.sin6_addr, ip, sizeof ip))
+                n = snprintf(buf, size, "[%s]:%u", ip, ntohs(addr.in6.sin6_port));
+        else
+                return -EAFNOSUPPORT;
+        return n < 0 || (size_t) n >= size ? -ENOBUFS : 0;
 }
 
 static bool http_is_loopback(struct MHD_Connection *conn) {

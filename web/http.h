@@ -34,8 +34,11 @@ int http_new(sd_event *event, int listen_fd, http_dispatch_t dispatch, void *use
              struct http_server **ret);
 void http_free(struct http_server *s);
 
-/* Bind and listen on "host" (numeric IPv4/IPv6) and port; returns the fd or -errno. */
+/* Bind and listen on "host" (numeric IPv4/IPv6, "" for every address) and port,
+ * even when that address is not up yet; returns the fd or -errno. */
 int http_listen(const char *host, uint16_t port);
+/* "ADDR:PORT" or "[ADDR6]:PORT" of a bound socket into buf, or -errno. */
+int http_local_address(int fd, char *buf, size_t size);
 /* The port a listening socket is bound to (for port 0), or -errno. */
 int http_local_port(int fd);
 

@@ -60,6 +60,7 @@ class Daemon:
         if "--listen" in args:                   # the test chose the address
             host, _, port = args[args.index("--listen") + 1].rpartition(":")
             self.port, listen = int(port), []
+            host = host if host not in ("", "localhost") else "127.0.0.1"  # all addresses, loopback
         else:
             host, self.port = "127.0.0.1", free_port()
             listen = ["--listen", f"127.0.0.1:{self.port}"]

@@ -27,7 +27,8 @@ def test_unknown_option_fails(heatcurved_bin):
     (["--interval", "5x"], "interval"),
     (["--interval", "50ms"], "interval"),
     (["--interval", "2h"], "interval"),
-    (["--listen", "localhost:80"], "listen"),
+    (["--listen", "example.org:80"], "listen"),
+    (["--listen", "localhost"], "listen"),
     (["--listen", "127.0.0.1:99999"], "listen"),
 ])
 def test_bad_flags_are_named(heatcurved_bin, args, needle):
