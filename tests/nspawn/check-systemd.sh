@@ -170,13 +170,15 @@ if is_running && [ "$(prop heatcurved.service MainPID)" = "$pid" ] && temps; the
 else
     fail "the daemon did not keep running after a bad reload"
 fi
-set_conf '[daemon]\nsimulate = yes\n'
+# a token: command loads need one
+in_ct sh -c 'printf "ct-token\n" > /etc/heatcurve/token && chgrp heatcurve /etc/heatcurve/token && chmod 640 /etc/heatcurve/token'
+set_conf '[daemon]\nsimulate = yes\ntoken_file = /etc/heatcurve/token\n'
 in_ct systemctl reload heatcurved && ok "systemctl reload succeeds on a good config" \
     || fail "systemctl reload of a good config"
 
 # ---- a run's loads stay in the service's cgroup; nothing outlives stop
 cg=/sys/fs/cgroup$(prop heatcurved.service ControlGroup)
-run=$(in_ct curl -s -m 5 -X POST http://127.0.0.1:8080/api/v1/runs -d '{"label": "cgroup",
+run=$(in_ct curl -s -m 5 -H "Authorization: Bearer ct-token" -X POST http://127.0.0.1:8080/api/v1/runs -d '{"label": "cgroup",
   "phases": [{"kind": "stress", "duration": "3s", "load": {"type": "cpu", "workers": 1}},
              {"kind": "stress", "duration": "3s", "load": {"type": "io", "size": "1M"}},
              {"kind": "stress", "duration": "10m", "load": {"type": "command", "argv": ["sleep", "4242"]}}]}')
@@ -199,6 +201,20 @@ for phase in 0:cpu 1:io 2:command; do
 done
 sleeper() { in_ct pgrep -x sleep -a | grep -q 4242; }
 sleeper || fail "the command load (sleep 4242) is not running"
+
+# ---- a restart mid-run (an upgrade does the same): the run is interrupted, its load gone
+in_ct systemctl restart heatcurved
+state_of_run() { in_ct curl -s -m 3 "http://127.0.0.1:8080/api/v1/runs/$run_id"; }
+interrupted() { state_of_run | grep -q '"state": *"interrupted"'; }
+if [ -n "$run_id" ] && wait_until 15 interrupted && state_of_run | grep -q 'heatcurved was stopped (SIGTERM' \
+        && ! sleeper; then
+    ok "systemctl restart mid-run: the run is interrupted (SIGTERM), its command load gone"
+else
+    fail "restart mid-run: $(state_of_run | head -c 300)"
+fi
+run=$(in_ct curl -s -m 5 -H "Authorization: Bearer ct-token" -X POST http://127.0.0.1:8080/api/v1/runs -d '{
+  "phases": [{"kind": "stress", "duration": "10m", "load": {"type": "command", "argv": ["sleep", "4242"]}}]}')
+wait_until 10 sleeper || fail "the second command load (sleep 4242) is not running: $run"
 in_ct systemctl stop heatcurved
 left=$(in_ct cat "$cg/cgroup.procs" 2>/dev/null || true)
 left+=$(in_ct pgrep -a -x sleep | grep 4242 || true)
