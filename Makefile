@@ -11,6 +11,7 @@ DEPS_BENCH := wrk prometheus-node-exporter valgrind
 BUILD       ?= build
 BUILD_SAN   ?= build-san
 BUILD_CROSS ?= build-cross
+BUILD_GPIOD2 ?= build-gpiod2
 CROSS_ARCHS ?= arm64 armhf
 MESON_OPTS  ?=
 TESTARGS    ?=
@@ -26,7 +27,7 @@ ENSURE  := tests/scripts/ensure-debs.sh
 # Steps run in the order written; ninja and meson test parallelise inside.
 .NOTPARALLEL:
 .PHONY: all deps deps-build deps-test deps-bench build build-san demo check \
-        check-san check-cross clean help
+        check-san check-cross check-gpiod2 clean help
 
 all: build
 
@@ -36,6 +37,8 @@ help:
 	@echo "make check        install build+test packages, build, run every test, then again"
 	@echo "                  with AddressSanitizer+UBSan ($(BUILD_SAN)/)"
 	@echo "make check-cross  build for $(CROSS_ARCHS) and run the unit tests under qemu-user"
+	@echo "make check-gpiod2 build against libgpiod 2.x from bookworm-backports (unpacked into"
+	@echo "                  /var/cache/heatcurve-ci/libgpiod2, apt untouched), run the unit tests"
 	@echo "make deps | deps-build | deps-bench | build | clean"
 
 deps-build:
@@ -100,5 +103,9 @@ check-san: deps build-san
 check-cross: deps-build
 	tests/cross/check-cross.sh $(BUILD_CROSS) $(CROSS_ARCHS)
 
+check-gpiod2: deps
+	@echo "===== libgpiod 2.x build + unit tests ($(BUILD_GPIOD2)/) ====="
+	tests/scripts/check-gpiod2.sh $(BUILD_GPIOD2)
+
 clean:
-	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_CROSS)
+	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_CROSS) $(BUILD_GPIOD2)
