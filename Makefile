@@ -5,7 +5,8 @@
 DEPS_BUILD := meson ninja-build pkgconf gcc libc6-dev make libsystemd-dev \
               libmicrohttpd-dev libjson-c-dev libgpiod-dev libinih-dev \
               libcurl4-openssl-dev
-DEPS_TEST  := libcmocka-dev python3-pytest valgrind curl stress stress-ng iproute2 systemd
+DEPS_TEST  := libcmocka-dev python3-pytest valgrind curl stress stress-ng iproute2 systemd \
+              qemu-system-arm
 DEPS_BENCH := wrk prometheus-node-exporter valgrind
 
 BUILD       ?= build
@@ -27,7 +28,7 @@ ENSURE  := tests/scripts/ensure-debs.sh
 # Steps run in the order written; ninja and meson test parallelise inside.
 .NOTPARALLEL:
 .PHONY: all deps deps-build deps-test deps-bench build build-san demo check \
-        check-san check-cross check-gpiod2 clean help
+        check-san check-cross check-gpiod2 check-qemu clean help
 
 all: build
 
@@ -39,6 +40,8 @@ help:
 	@echo "make check-cross  build for $(CROSS_ARCHS) and run the unit tests under qemu-user"
 	@echo "make check-gpiod2 build against libgpiod 2.x from bookworm-backports (unpacked into"
 	@echo "                  /var/cache/heatcurve-ci/libgpiod2, apt untouched), run the unit tests"
+	@echo "make check-qemu   arm64 build of tests/qemu/gpio-check, run on the GPIO chip of a"
+	@echo "                  qemu-system-aarch64 virt machine (Debian's arm64 kernel)"
 	@echo "make deps | deps-build | deps-bench | build | clean"
 
 deps-build:
@@ -106,6 +109,10 @@ check-cross: deps-build
 check-gpiod2: deps
 	@echo "===== libgpiod 2.x build + unit tests ($(BUILD_GPIOD2)/) ====="
 	tests/scripts/check-gpiod2.sh $(BUILD_GPIOD2)
+
+check-qemu: deps
+	@echo "===== GPIO on a real kernel chip: qemu-system-aarch64 ($(BUILD_CROSS)/arm64/) ====="
+	tests/qemu/check-qemu.sh $(BUILD_CROSS)/arm64
 
 clean:
 	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_CROSS) $(BUILD_GPIOD2)
