@@ -187,11 +187,17 @@ static void check_busy_other_process(void) {
         gpio_out_free(check_open("busy-after-holder-exit", CHIP ":5", "check-g", false, false, 0));
 }
 
-int main(void) {
+/* argv[1]: the libgpiod API the build chose, "1" or "2"; the library loaded
+ * here must be that one (the VM could have been given the wrong one). */
+int main(int argc, char **argv) {
+        const char *version = gpio_library_version();
         struct gpio_out *a, *b, *c, *d, *e;
 
-        printf("gpio-check: libgpiod %s\n", gpio_library_version());
-        fflush(stdout);
+        printf("gpio-check: libgpiod %s\n", version);
+        if (argc > 1)
+                check(version[0] == argv[1][0] && version[1] == '.', "library",
+                      "libgpiod %s loaded, the build chose the %s API", version,
+                      argv[1][0] == '2' ? "2.x" : "1.6");
 
         a = check_open("open-by-name", CHIP ":3", "check-a", false, false, 0);
         if (a) {

@@ -1,17 +1,17 @@
 #!/bin/bash
-# gpio-qemu.sh GPIO_CHECK — the meson test of suite 'qemu': runs the arm64
+# gpio-qemu.sh GPIO_CHECK [API] — the meson test of suite 'qemu': runs the arm64
 # gpio-check program in the QEMU virt machine (vm.sh) and passes only when it
 # printed its summary with at least MIN_PASS passed checks and no FAIL line.
 # A skip (exit 77: no qemu-system-aarch64, no kernel) is a failure when
 # QEMU_REQUIRED=1, as in CI.
 set -uo pipefail
 
-MIN_PASS=26
+MIN_PASS=27
 HERE=$(cd "$(dirname "$0")" && pwd)
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
-"$HERE/vm.sh" "${1:?usage: gpio-qemu.sh GPIO_CHECK}" | tee "$out"
+"$HERE/vm.sh" "${1:?usage: gpio-qemu.sh GPIO_CHECK [API]}" ${2:+"$2"} | tee "$out"
 rc=${PIPESTATUS[0]}
 if [ "$rc" -eq 77 ]; then
     if [ "${QEMU_REQUIRED:-0}" = 1 ]; then

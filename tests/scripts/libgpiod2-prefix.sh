@@ -1,6 +1,7 @@
 #!/bin/bash
-# libgpiod2-prefix.sh [PREFIX] — unpacks libgpiod 2.x (libgpiod-dev, libgpiod3)
-# from bookworm-backports into PREFIX (default /var/cache/heatcurve-ci/libgpiod2)
+# libgpiod2-prefix.sh [PREFIX [ARCH]] — unpacks libgpiod 2.x (libgpiod-dev,
+# libgpiod3) for ARCH (default: this machine's; arm64 for the QEMU rig) from
+# bookworm-backports into PREFIX (default /var/cache/heatcurve-ci/libgpiod2)
 # and prints PREFIX.
 #
 # Debian 12 ships libgpiod 1.6; the 2.x API is in bookworm-backports, which is
@@ -14,8 +15,8 @@ set -euo pipefail
 
 PREFIX=${1:-/var/cache/heatcurve-ci/libgpiod2}
 PKGS=(libgpiod-dev libgpiod3)
-ARCH=$(dpkg --print-architecture)
-MULTIARCH=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
+ARCH=${2:-$(dpkg --print-architecture)}
+MULTIARCH=$(dpkg-architecture -a"$ARCH" -qDEB_HOST_MULTIARCH 2>/dev/null)
 STAMP="$PREFIX/.complete"
 
 mkdir -p "$PREFIX"
