@@ -5,15 +5,17 @@ Adds /dev/console (char 5:1) so the kernel can open the console before /init
 runs; written here so no root, cpio or fakeroot is needed. Owners are 0:0.
 """
 import gzip
+import itertools
 import os
 import stat
 import sys
 
+INODES = itertools.count(1)
 
-def entry(name, mode, data=b"", rdev=(0, 0), ino=[0]):
-    ino[0] += 1
+
+def entry(name, mode, data=b"", rdev=(0, 0)):
     name_b = name.encode() + b"\0"
-    fields = [ino[0], mode, 0, 0, 1, 0, len(data), 0, 0, rdev[0], rdev[1], len(name_b), 0]
+    fields = [next(INODES), mode, 0, 0, 1, 0, len(data), 0, 0, rdev[0], rdev[1], len(name_b), 0]
     hdr = b"070701" + b"".join(b"%08X" % f for f in fields)
     out = hdr + name_b
     out += b"\0" * (-len(out) % 4)

@@ -21,6 +21,8 @@ STAMP="$PREFIX/.complete"
 
 mkdir -p "$PREFIX"
 PREFIX=$(cd "$PREFIX" && pwd)
+# PREFIX/usr is replaced below: never the system's own.
+[ "$PREFIX" != / ] || { echo "libgpiod2-prefix: PREFIX must not be /" >&2; exit 2; }
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "${PKGS[*]} $ARCH" ]; then
     echo "$PREFIX"
     exit 0
@@ -48,7 +50,7 @@ mirror=${mirror:-http://deb.debian.org/debian}
 echo "libgpiod2-prefix: bookworm-backports from $mirror" >&2
 
 P=$PREFIX/apt
-rm -rf "$P" "$PREFIX/usr" "$PREFIX/pkgconfig" "$STAMP"
+rm -rf "$P" "${PREFIX:?}/usr" "$PREFIX/pkgconfig" "$STAMP"
 mkdir -p "$P/lists/partial" "$P/cache/archives/partial" "$P/debs"
 : > "$P/status"
 echo "deb [arch=$ARCH signed-by=$key] $mirror bookworm-backports main" > "$P/sources.list"
