@@ -11,6 +11,7 @@ struct snapshot {
         const struct sensors *sensors;  /* just read */
         int64_t time_ms;                /* Unix ms (wall clock: a label) */
         uint64_t tick;                  /* count since start, from 1 */
+        int64_t tick_ns;                /* ns the previous tick took (reads and consumers), -1 before one */
 };
 
 /* One consumer of the tick (history, the runs, ...). The daemon calls every

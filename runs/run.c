@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "run-load.h"
 #include "samples-csv.h"
 #include "util.h"
 
@@ -43,12 +44,12 @@ struct run *run_alloc(void) {
 void run_free(struct run *r) {
         if (!r)
                 return;
-        for (size_t i = 0; i < ELEMENTSOF(r->child_sources); i++)
-                sd_event_source_disable_unref(r->child_sources[i]);
-        sd_event_source_disable_unref(r->kill_timer);
-        if (r->stress)
-                stress_reap_blocking(r->stress, STRESS_STOP_GRACE_MS);
-        stress_free(r->stress);
+        run_load_free(r->load);
+        while (r->stopping) {
+                struct run_load *l = r->stopping;
+                r->stopping = l->next;
+                run_load_free(l);
+        }
         if (r->csv_fd >= 0)
                 close(r->csv_fd);
         for (size_t i = 0; i < r->n_phases; i++) {
@@ -66,62 +67,39 @@ void run_free(struct run *r) {
 }
 
 bool run_stress_stopping(const struct run *r) {
-        return r->stress != NULL;
+        return r->load || r->stopping;
 }
 
-/* The load's children are gone: drop their sources and the load. Never from
- * inside a child source's own callback. */
+/* Frees the stopped loads whose workers have all been reaped (never from
+ * inside a child source's callback: this runs from the tick). */
 static void run_stress_release(struct run *r) {
-        if (!r->stress || !stress_all_exited(r->stress))
-                return;
-        for (size_t i = 0; i < ELEMENTSOF(r->child_sources); i++)
-                r->child_sources[i] = sd_event_source_disable_unref(r->child_sources[i]);
-        r->kill_timer = sd_event_source_disable_unref(r->kill_timer);
-        stress_free(r->stress);
-        r->stress = NULL;
-}
-
-static int run_on_child(sd_event_source *es, const siginfo_t *si, void *userdata) {
-        struct run *r = userdata;
-
-        stress_child_exited(r->stress, si);
-        return 0;
-}
-
-static int run_on_kill_timer(sd_event_source *es, uint64_t usec, void *userdata) {
-        struct run *r = userdata;
-
-        if (r->stress && !stress_all_exited(r->stress)) {
-                run_log(r, LOG_WARNING, "load did not stop within %u ms, killing it", STRESS_STOP_GRACE_MS);
-                stress_kill(r->stress);
+        for (struct run_load **p = &r->stopping; *p; ) {
+                struct run_load *l = *p;
+                if (!run_load_exited(l)) {
+                        p = &l->next;
+                        continue;
+                }
+                *p = l->next;
+                run_load_free(l);
         }
-        return 0;
 }
 
+/* The current load stops; it joins the list until its workers are reaped. */
 static void run_stress_stop(struct run *r) {
-        if (!r->stress)
+        if (!r->load)
                 return;
-        stress_stop(r->stress);
-        if (!r->kill_timer)
-                sd_event_add_time_relative(r->host->event, &r->kill_timer, CLOCK_MONOTONIC,
-                                           STRESS_STOP_GRACE_MS * 1000u, 0, run_on_kill_timer, r);
+        run_load_stop(r->load, r->host->event);
+        r->load->next = r->stopping;
+        r->stopping = r->load;
+        r->load = NULL;
 }
 
 static int run_stress_start(struct run *r, struct run_phase *p) {
-        int ret = stress_start(&p->stress, &r->stress);
+        int ret = run_load_start(r->host->event, &p->stress, r->id, &r->load);
 
         if (ret < 0)
                 return ret;
-        for (size_t i = 0; i < stress_n_pids(r->stress); i++) {
-                ret = sd_event_add_child(r->host->event, &r->child_sources[i], stress_pid(r->stress, i),
-                                         WEXITED, run_on_child, r);
-                if (ret < 0) {
-                        stress_reap_blocking(r->stress, STRESS_STOP_GRACE_MS);
-                        run_stress_release(r);
-                        return ret;
-                }
-        }
-        snprintf(r->work_unit, sizeof r->work_unit, "%s", stress_work_unit(r->stress));
+        snprintf(r->work_unit, sizeof r->work_unit, "%s", stress_work_unit(r->load->stress));
         r->work_prev = 0;
         r->work_prev_ms = 0;
         return 0;
@@ -295,9 +273,9 @@ static double run_work_rate(struct run *r, int64_t now_ms) {
         uint64_t work;
         double rate = NAN;
 
-        if (!r->stress || r->phases[r->phase_index].ended_ms)
+        if (!r->load)
                 return NAN;
-        work = stress_work_done(r->stress);
+        work = stress_work_done(r->load->stress);
         if (r->work_prev_ms && now_ms > r->work_prev_ms)
                 rate = (double) (work - r->work_prev) * 1000.0 / (double) (now_ms - r->work_prev_ms);
         r->work_prev = work;
@@ -367,7 +345,7 @@ static void run_record(struct run *r, int64_t now_ms) {
 static bool run_check_safety(struct run *r, int64_t now_ms) {
         const struct sensors *s = r->host->sensors;
         const struct run_phase *p = &r->phases[r->phase_index];
-        char reason[256];
+        char reason[256], why[48];
 
         for (size_t i = 0; i < s->n_temps; i++) {
                 const struct temp_sensor *t = &s->temps[i];
@@ -384,13 +362,9 @@ static bool run_check_safety(struct run *r, int64_t now_ms) {
                 run_abort(r, reason, now_ms);
                 return true;
         }
-        if (r->stress && stress_failed(r->stress)) {
-                int code = 0, status = 0;
-                for (size_t i = 0; i < stress_n_pids(r->stress); i++)
-                        if (stress_exit_status(r->stress, i, &code, &status) >= 0)
-                                break;
-                snprintf(reason, sizeof reason, "the %s load ended by itself (%s %d)",
-                         stress_type_to_string(p->stress.type), code == CLD_EXITED ? "exit status" : "signal", status);
+        if (r->load && run_load_failed(r->load, why, sizeof why)) {
+                snprintf(reason, sizeof reason, "the %s load ended by itself (%s)",
+                         stress_type_to_string(p->stress.type), why);
                 run_abort(r, reason, now_ms);
                 return true;
         }

@@ -61,6 +61,7 @@ struct run_series {
 };
 
 struct run;
+struct run_load;
 
 /* What the engine needs from its owner (runs.c), and nothing else of the daemon. */
 struct run_host {
@@ -104,9 +105,8 @@ struct run {
         double plateau_ci95_c;
         double max_allowed_hz;          /* Hz, the run policy's scaling max at start: below it under load is throttling */
         struct run_series series;
-        struct stress *stress;          /* the load's workers, until they have all exited */
-        sd_event_source *child_sources[STRESS_WORKERS_MAX];
-        sd_event_source *kill_timer;    /* SIGKILL what ignored SIGTERM */
+        struct run_load *load;          /* the current phase's load, NULL for none */
+        struct run_load *stopping;      /* loads of earlier phases not yet reaped, a list */
         uint64_t work_prev;             /* work counter at the previous tick */
         int64_t work_prev_ms;
         double work_rate;               /* per second, last tick */

@@ -189,6 +189,11 @@ int runs_stop(struct runs *rs, unsigned id, char *err, size_t errlen) {
         return -EALREADY;
 }
 
+void runs_abort(struct runs *rs, const char *reason) {
+        if (rs->live)
+                run_abort(rs->live, reason, util_now_ms());
+}
+
 static size_t runs_done_index(const struct runs *rs, unsigned id) {
         size_t i = 0;
 

@@ -41,6 +41,8 @@ int runs_start(struct runs *rs, const char *def_json, size_t len, const struct r
                char *err, size_t errlen);
 /* -ENOENT no such run; -EALREADY it is not running. */
 int runs_stop(struct runs *rs, unsigned id, char *err, size_t errlen);
+/* Abort the live run, if any, with this reason (an alert at crit). */
+void runs_abort(struct runs *rs, const char *reason);
 /* Removes its directory, then forgets it. -ENOENT no such run; -EBUSY it is
  * live; other -errno: storage (the run stays). */
 int runs_delete(struct runs *rs, unsigned id, char *err, size_t errlen);

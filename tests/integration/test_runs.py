@@ -431,3 +431,51 @@ def test_unreadable_newest_run_keeps_its_samples(start_daemon, tmp_path):
     assert status == 201 and run["id"] == 2, run
     assert (damaged / "samples.csv").read_text().endswith("idle,40.000\n")
     assert "runs/1/run.json" in d.logs() and "ignoring that run" in d.logs()
+
+
+def test_a_last_worker_killed_aborts_the_run(start_daemon):
+    d = start_tree(start_daemon, fixture_path("rpi4"))
+    status, run = post_run(d, {"phases": [stress_phase("20s")]})
+    assert status == 201, run
+    workers = d.wait_for(lambda: children_of(d.proc.pid), what="worker started")
+    os.kill(workers[0], signal.SIGKILL)
+    done = wait_state(d, run["id"], timeout=10)
+    assert done["state"] == "aborted" and done["abort_reason"] == "the cpu load ended by itself (signal 9)"
+
+
+def test_a_command_that_ends_by_itself_aborts_the_run(start_daemon):
+    d = start_tree(start_daemon, fixture_path("rpi4"))
+    status, run = post_run(d, {"phases": [{"kind": "stress", "duration": "20s",
+                                           "load": {"type": "command", "argv": ["sh", "-c", "exit 3"]}}]})
+    assert status == 201, run
+    done = wait_state(d, run["id"], timeout=10)
+    assert done["state"] == "aborted" and done["abort_reason"] == "the command load ended by itself (exit status 3)"
+
+
+def test_a_command_that_cannot_run_is_refused_before_the_run(start_daemon):
+    d = start_tree(start_daemon, fixture_path("rpi4"))
+    status, body = post_run(d, {"phases": [{"kind": "stress", "duration": "5s",
+                                            "load": {"type": "command", "argv": ["/nonexistent/x"]}}]})
+    assert status == 400
+    assert body["error"]["message"] == 'phases[0].load.argv[0]: "/nonexistent/x" is not an executable file'
+    assert d.get("/api/v1/runs")[1]["runs"] == []
+
+
+def test_back_to_back_loads_each_stop_on_their_own(start_daemon):
+    """The first load's kill timer must not fire on the second one."""
+    d = start_tree(start_daemon, fixture_path("rpi4"))
+    status, run = post_run(d, {"phases": [
+        {"kind": "stress", "duration": "2s", "load": {"type": "cpu", "workers": 1}},
+        {"kind": "stress", "duration": "3s", "load": {"type": "memory", "workers": 1, "size": "8M"}},
+        {"kind": "idle", "duration": "1s"}]})
+    assert status == 201, run
+    done = wait_state(d, run["id"], timeout=30)
+    assert done["state"] == "finished", done["abort_reason"]
+    assert "killing it" not in d.logs()
+    _, samples = d.get(f"/api/v1/runs/{run['id']}/samples")
+    cols = samples["columns"]
+    phase, rate, unit = cols.index("phase"), cols.index("work_rate_per_s"), cols.index("work_unit")
+    memory = [row for row in samples["rows"] if row[unit] == "bytes"]
+    # the memory load worked through its whole phase (a sample every 100 ms for 3 s)
+    assert len(memory) >= 20 and all(row[phase] == "stress" for row in memory)
+    assert all(row[rate] for row in memory[-10:]), memory[-10:]
