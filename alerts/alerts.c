@@ -37,7 +37,7 @@ struct alert_rule {
         int64_t since_ms;               /* Unix ms */
         double value_c;                 /* C, at the last transition */
         char value_sensor[ALERT_SENSOR_MAX];
-        int64_t above_since_ms[_ALERT_STATE_MAX];       /* warn, crit: since when the level holds; 0 = not */
+        int64_t above_since_ms[_ALERT_STATE_MAX];       /* warn, crit: monotonic ms since the level holds; 0 = not */
         bool matched_none_logged;
         struct alert_hook *hook;        /* running, or NULL */
         bool hook_pending;              /* a transition came while it ran: run again for it */
@@ -479,7 +479,8 @@ static void rule_read(const struct alert_rule *r, const struct sensors *s, struc
         }
 }
 
-static void rule_eval(struct alerts *a, struct alert_rule *r, const struct sensors *s, int64_t now) {
+/* now is the wall clock (a label), mono what "for" is measured on. */
+static void rule_eval(struct alerts *a, struct alert_rule *r, const struct sensors *s, int64_t now, int64_t mono) {
         struct rule_reading rd;
         enum alert_state up = ALERT_OK;
 
@@ -495,8 +496,8 @@ static void rule_eval(struct alerts *a, struct alert_rule *r, const struct senso
                 if (rd.enter < l)
                         r->above_since_ms[l] = 0;
                 else if (!r->above_since_ms[l])
-                        r->above_since_ms[l] = now;
-                if (r->above_since_ms[l] && now - r->above_since_ms[l] >= (int64_t) r->cfg.for_ms)
+                        r->above_since_ms[l] = mono > 0 ? mono : 1;
+                if (r->above_since_ms[l] && mono - r->above_since_ms[l] >= (int64_t) r->cfg.for_ms)
                         up = l;
         }
         if (r->state == ALERT_LOST)
@@ -514,7 +515,7 @@ void alerts_on_sample(void *userdata, const struct snapshot *snap) {
         a->sensors = snap->sensors;
         hooks_sweep(a);
         for (size_t i = 0; i < a->n_rules; i++)
-                rule_eval(a, a->rules[i], snap->sensors, snap->time_ms);
+                rule_eval(a, a->rules[i], snap->sensors, snap->time_ms, snap->mono_ms);
 }
 
 void alerts_on_sensors(void *userdata, const struct sensors *s) {

@@ -75,6 +75,8 @@ static const struct config_key config_keys[] = {
           .min = 20, .max = 150, .zero_ok = true,
           .zero_note = "or auto" },
         STR("runs", "stress_dir", stress_dir, true),
+        { "runs", "ambient_sensor", CONFIG_PATH, offsetof(struct config, ambient_sensor),
+          sizeof(((struct config *) 0)->ambient_sensor), .empty_ok = true },
 };
 #define N_KEYS (sizeof(config_keys) / sizeof(config_keys[0]))
 

@@ -57,6 +57,7 @@ struct config {
         char token_file[512];           /* "" for none: mutations from loopback only */
         double safety_limit_c;          /* 0 for the default (lowest hot trip - 5, else 85) */
         char stress_dir[512];           /* where io loads put their file; "" = state_dir */
+        char ambient_sensor[96];        /* a temperature sensor id measuring the room, "" for none */
         struct alert_config alerts;     /* [alert NAME] and [fan NAME] sections */
 };
 

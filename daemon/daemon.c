@@ -126,6 +126,7 @@ static void daemon_runs_settings(const struct daemon *d, struct runs_settings *r
         *ret = (struct runs_settings) { .safety_limit_c = d->cfg.safety_limit_c };
         snprintf(ret->state_dir, sizeof ret->state_dir, "%s", d->cfg.state_dir);
         snprintf(ret->stress_dir, sizeof ret->stress_dir, "%s", d->cfg.stress_dir);
+        snprintf(ret->ambient_sensor, sizeof ret->ambient_sensor, "%s", d->cfg.ambient_sensor);
         if (!d->state_dir_ok)
                 snprintf(ret->unusable, sizeof ret->unusable, "%s", d->state_error);
 }
@@ -341,8 +342,10 @@ static int daemon_on_signal(sd_event_source *es, const struct signalfd_siginfo *
 
         if (si->ssi_signo == SIGHUP)
                 daemon_reload(d);
-        else
+        else {
+                d->stop_signal = (int) si->ssi_signo;
                 sd_event_exit(d->event, 0);
+        }
         return 0;
 }
 
@@ -474,7 +477,10 @@ int daemon_run(struct daemon *d) {
 void daemon_free(struct daemon *d) {
         if (!d)
                 return;
-        runs_free(d->runs, "heatcurved is shutting down");
+        char reason[160];
+        snprintf(reason, sizeof reason, "heatcurved was stopped (%s%s: a stop, restart, upgrade or shutdown) "
+                 "during the run", d->stop_signal ? "SIG" : "", d->stop_signal ? sigabbrev_np(d->stop_signal) : "an error");
+        runs_free(d->runs, reason);
         alerts_free(d->alerts);
         if (d->event)
                 daemon_save_history(d);

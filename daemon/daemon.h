@@ -62,6 +62,7 @@ struct daemon {
         bool state_ok;                  /* ... and the last save went through */
         char state_error[1200];         /* why it is not, "" when ok */
         char token[256];                /* bearer token for mutating requests, "" for none */
+        int stop_signal;                /* the signal that ended the loop, 0 while running */
 };
 
 /* Defaults, then the config file, then the command line; validated. Used at

@@ -103,7 +103,10 @@ void tick_run(struct daemon *d) {
                 tick_reprobe(d);
                 sensors_read(d->sensors, now);
         }
-        snap = (struct snapshot) { .sensors = d->sensors, .time_ms = now, .tick = ++d->ticks, .tick_ns = d->tick_ns };
+        snap = (struct snapshot) {
+                .sensors = d->sensors, .time_ms = now, .mono_ms = (int64_t) (started_ns / 1000000u),
+                .tick = ++d->ticks, .tick_ns = d->tick_ns,
+        };
         for (size_t i = 0; i < d->n_consumers; i++)
                 d->consumers[i].on_sample(d->consumers[i].userdata, &snap);
         tick_notify_status(d);

@@ -42,15 +42,55 @@ static int check_keys(json_object *o, const char *const *known, const char *wher
         return 0;
 }
 
+/* Characters of a UTF-8 string, or -1 when it is not valid UTF-8 (a stray
+ * continuation byte, a sequence cut short, an overlong or surrogate form). */
+static ssize_t utf8_chars(const char *s) {
+        const unsigned char *p = (const unsigned char *) s;
+        ssize_t n = 0;
+
+        while (*p) {
+                unsigned c = *p++, more = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2 :
+                                          (c & 0xF8) == 0xF0 ? 3 : 4;
+                uint32_t cp = more == 0 ? c : more == 1 ? c & 0x1F : more == 2 ? c & 0x0F : c & 0x07;
+                if (more == 4 || (more == 1 && cp < 2))
+                        return -1;
+                for (unsigned i = 0; i < more; i++, p++) {
+                        if ((*p & 0xC0) != 0x80)
+                                return -1;
+                        cp = cp << 6 | (*p & 0x3F);
+                }
+                if ((more == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+                    (more == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
+                        return -1;
+                n++;
+        }
+        return n;
+}
+
+/* A JSON string as a C string: one that holds a NUL (\u0000) would be cut
+ * there, one that is not UTF-8 would go into run.json and the logs as is. */
+static int check_text(json_object *v, const char *where, const char *key, char *err, size_t errlen) {
+        const char *text = json_object_get_string(v);
+
+        if (strlen(text) != (size_t) json_object_get_string_len(v))
+                return def_error(err, errlen, "%s%s: must not contain a NUL character", where, key);
+        if (utf8_chars(text) < 0)
+                return def_error(err, errlen, "%s%s: is not valid UTF-8", where, key);
+        return 0;
+}
+
 static int get_string(json_object *o, const char *key, const char *where, const char **ret,
                       char *err, size_t errlen) {
         json_object *v;
+        int r;
 
         *ret = NULL;
         if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
                 return 0;
         if (!json_object_is_type(v, json_type_string))
                 return def_error(err, errlen, "%s%s: must be a string", where, key);
+        if ((r = check_text(v, where, key, err, errlen)) < 0)
+                return r;
         *ret = json_object_get_string(v);
         return 1;
 }
@@ -68,6 +108,20 @@ static int get_number(json_object *o, const char *key, const char *where, double
         if (!(x >= lo && x <= hi))
                 return def_error(err, errlen, "%s%s: %g is outside %g..%g", where, key, x, lo, hi);
         *ret = x;
+        return 1;
+}
+
+/* A count: a number without a fraction ("workers": 0.5 is no worker count). */
+static int get_whole(json_object *o, const char *key, const char *where, double lo, double hi,
+                     unsigned *ret, char *err, size_t errlen) {
+        double x;
+        int r = get_number(o, key, where, lo, hi, &x, err, errlen);
+
+        if (r <= 0)
+                return r;
+        if (x != floor(x))
+                return def_error(err, errlen, "%s%s: %g is not a whole number", where, key, x);
+        *ret = (unsigned) x;
         return 1;
 }
 
@@ -146,8 +200,13 @@ static int parse_load_argv(json_object *o, const char *where, struct run_phase *
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 json_object *s = json_object_array_get_idx(a, i);
+                char key[32];
+                int r;
+                snprintf(key, sizeof key, "argv[%zu]", i);
                 if (!json_object_is_type(s, json_type_string))
-                        return def_error(err, errlen, "%sargv[%zu]: must be a string", where, i);
+                        return def_error(err, errlen, "%s%s: must be a string", where, key);
+                if ((r = check_text(s, where, key, err, errlen)) < 0)
+                        return r;
                 p->command[i] = strdup(json_object_get_string(s));
                 if (!p->command[i])
                         return -ENOMEM;
@@ -158,17 +217,11 @@ static int parse_load_argv(json_object *o, const char *where, struct run_phase *
 
 static int parse_load_fields(json_object *o, const char *where, struct run_phase *p, char *err, size_t errlen) {
         const char *text;
-        double x;
         int r;
 
-        if ((r = get_number(o, "workers", where, 0, STRESS_WORKERS_MAX, &x, err, errlen)) < 0)
+        if ((r = get_whole(o, "workers", where, 0, STRESS_WORKERS_MAX, &p->stress.workers, err, errlen)) < 0 ||
+            (r = get_whole(o, "duty", where, 1, 100, &p->stress.duty_pct, err, errlen)) < 0)
                 return r;
-        if (r > 0)
-                p->stress.workers = (unsigned) x;
-        if ((r = get_number(o, "duty", where, 1, 100, &x, err, errlen)) < 0)
-                return r;
-        if (r > 0)
-                p->stress.duty_pct = (unsigned) x;
         if ((r = get_string(o, "method", where, &text, err, errlen)) < 0)
                 return r;
         if (r > 0 && (r = cpu_method_from_string(text)) < 0)
@@ -331,9 +384,9 @@ static int parse_top(json_object *def, const struct sensors *s, struct run *r, c
             (ret = get_number(def, "ambient_c", "", -40, 60, &r->ambient_c, err, errlen)) < 0 ||
             (ret = get_number(def, "safety_limit_c", "", 20, 150, &r->safety_limit_c, err, errlen)) < 0)
                 return ret;
-        if (label && strlen(label) >= sizeof r->label)
-                return def_error(err, errlen, "label: longer than %zu characters", sizeof r->label - 1);
-        if (notes && strlen(notes) > RUN_NOTES_MAX)
+        if (label && utf8_chars(label) >= RUN_LABEL_MAX)
+                return def_error(err, errlen, "label: longer than %d characters", RUN_LABEL_MAX - 1);
+        if (notes && utf8_chars(notes) > RUN_NOTES_MAX)
                 return def_error(err, errlen, "notes: longer than %d characters", RUN_NOTES_MAX);
         snprintf(r->label, sizeof r->label, "%s", label ? label : "");
         r->notes = strdup(notes ? notes : "");

@@ -34,6 +34,8 @@ struct run *run_alloc(void) {
 
         if (!r)
                 return NULL;
+        for (size_t k = 0; k < RUN_PHASES_MAX; k++)
+                r->phase_load[k] = NAN;
         r->csv_fd = -1;
         r->ambient_c = r->safety_limit_c = r->baseline_c = NAN;
         r->predicted_plateau_c = r->plateau_ci95_c = NAN;
@@ -120,8 +122,22 @@ static void run_recording_failed(struct run *r, const char *what, int err) {
 static void run_write_json(struct run *r) {
         int ret = run_store_write(r, r->dir);
 
+        r->unsaved = ret < 0;
         if (ret < 0)
                 run_recording_failed(r, "writing run.json", -ret);
+}
+
+int run_save_pending(struct run *r) {
+        int ret;
+
+        if (!r->unsaved)
+                return 0;
+        ret = run_store_write(r, r->dir);
+        if (ret < 0)
+                return ret;
+        r->unsaved = false;
+        run_log(r, LOG_NOTICE, "run.json written after all");
+        return 1;
 }
 
 static int run_csv_header(struct run *r) {
@@ -180,11 +196,13 @@ static void run_sync(struct run *r) {
                 run_recording_failed(r, "writing samples.csv", errno);
 }
 
-static int run_phase_begin(struct run *r, int64_t now_ms) {
+static int run_phase_begin(struct run *r, struct run_now now) {
         struct run_phase *p = &r->phases[r->phase_index];
         int ret;
 
-        p->started_ms = now_ms;
+        p->started_ms = now.wall_ms;
+        p->started_mono_ms = now.mono_ms;
+        r->phase_start[r->phase_index] = r->series.n;
         if (p->has_stress) {
                 ret = run_stress_start(r, p);
                 if (ret < 0)
@@ -196,24 +214,43 @@ static int run_phase_begin(struct run *r, int64_t now_ms) {
         return 0;
 }
 
-static void run_phase_end(struct run *r, int64_t now_ms, const char *reason) {
+/* Without an ambient given, the room's sensor over the idle phase: its
+ * median, so a draught or a door does not make the number. */
+static void run_ambient_from_sensor(struct run *r, const struct run_series *s) {
+        size_t first = r->phase_first;
+        double median;
+
+        if (!r->ambient_sensor[0] || !isnan(r->ambient_c) || s->n <= first)
+                return;
+        if (analysis_median(s->t_s + first, s->ambient_c + first, s->n - first, s->t_s[s->n - 1] - s->t_s[first],
+                            &median) >= 0 && isfinite(median)) {
+                r->ambient_c = median;
+                run_log(r, LOG_INFO, "ambient %.2f C, the median of %s over the idle phase", median, r->ambient_sensor);
+        }
+}
+
+static void run_phase_end(struct run *r, struct run_now now, const char *reason) {
         struct run_phase *p = &r->phases[r->phase_index];
         const struct run_series *s = &r->series;
 
-        p->ended_ms = now_ms;
+        p->ended_ms = now.wall_ms;
         snprintf(p->end_reason, sizeof p->end_reason, "%s", reason);
         run_stress_stop(r);
-        if (p->kind == ANALYSIS_PHASE_IDLE && s->n)
+        if (p->kind == ANALYSIS_PHASE_IDLE && s->n) {
                 analysis_median(s->t_s, s->temp_c, s->n, ANALYSIS_BASELINE_IDLE_S, &r->baseline_c);
+                run_ambient_from_sensor(r, s);
+        }
         /* what is known so far (baseline after idle, the heating fit after stress) */
         run_series_metrics(s, r->ambient_c, &r->metrics);
+        run_quality_phases(r, s);
         run_log(r, LOG_INFO, "phase %zu (%s) ended: %s", r->phase_index, phase_name(p), reason);
 }
 
-static void run_finish(struct run *r, int64_t now_ms, enum run_state state) {
+static void run_finish(struct run *r, struct run_now now, enum run_state state) {
         r->state = state;
-        r->ended_ms = now_ms;
+        r->ended_ms = now.wall_ms;
         run_series_metrics(&r->series, r->ambient_c, &r->metrics);
+        run_quality_phases(r, &r->series);
         run_sync(r);
         if (r->csv_fd >= 0) {
                 close(r->csv_fd);
@@ -232,24 +269,33 @@ static void run_finish(struct run *r, int64_t now_ms, enum run_state state) {
                 run_log(r, LOG_NOTICE, "finished: plateau %.1f C, rise %.1f C, tau %.0f s",
                         r->metrics.plateau_c, r->metrics.rise_c, r->metrics.tau_heat_s);
         else
-                run_log(r, LOG_WARNING, "aborted: %s", r->abort_reason);
+                run_log(r, LOG_WARNING, "%s: %s", run_state_to_string(state), r->abort_reason);
         r->host->ended(r->host, r);
 }
 
-static void run_end_early(struct run *r, const char *end_reason, const char *reason, int64_t now_ms) {
+static struct run_now run_now(void) {
+        return (struct run_now) { util_now_ms(), (int64_t) (util_monotonic_ns() / 1000000u) };
+}
+
+static void run_end_early(struct run *r, struct run_now now, enum run_state state, const char *end_reason,
+                          const char *reason) {
         if (r->state != RUN_RUNNING)
                 return;
         snprintf(r->abort_reason, sizeof r->abort_reason, "%s", reason);
-        run_phase_end(r, now_ms, end_reason);
-        run_finish(r, now_ms, RUN_ABORTED);
+        run_phase_end(r, now, end_reason);
+        run_finish(r, now, state);
 }
 
-void run_abort(struct run *r, const char *reason, int64_t now_ms) {
-        run_end_early(r, "aborted", reason, now_ms);
+void run_abort(struct run *r, const char *reason) {
+        run_end_early(r, run_now(), RUN_ABORTED, "aborted", reason);
 }
 
-void run_stop(struct run *r, int64_t now_ms) {
-        run_end_early(r, "stopped", "stopped on request", now_ms);
+void run_stop(struct run *r) {
+        run_end_early(r, run_now(), RUN_ABORTED, "stopped", "stopped on request");
+}
+
+void run_interrupt(struct run *r, const char *reason) {
+        run_end_early(r, run_now(), RUN_INTERRUPTED, "interrupted", reason);
 }
 
 /* The policy with the highest hardware max: the big cores on big.LITTLE. */
@@ -269,17 +315,17 @@ static bool run_cooling_active(const struct sensors *s) {
         return false;
 }
 
-static double run_work_rate(struct run *r, int64_t now_ms) {
+static double run_work_rate(struct run *r, int64_t mono_ms) {
         uint64_t work;
         double rate = NAN;
 
         if (!r->load)
                 return NAN;
         work = stress_work_done(r->load->stress);
-        if (r->work_prev_ms && now_ms > r->work_prev_ms)
-                rate = (double) (work - r->work_prev) * 1000.0 / (double) (now_ms - r->work_prev_ms);
+        if (r->work_prev_ms && mono_ms > r->work_prev_ms)
+                rate = (double) (work - r->work_prev) * 1000.0 / (double) (mono_ms - r->work_prev_ms);
         r->work_prev = work;
-        r->work_prev_ms = now_ms;
+        r->work_prev_ms = mono_ms;
         return rate;
 }
 
@@ -323,26 +369,30 @@ static void run_csv_row(struct run *r, int64_t now_ms, double hottest, double lo
         r->n_samples++;
 }
 
-static void run_record(struct run *r, int64_t now_ms) {
+static void run_record(struct run *r, struct run_now now) {
         const struct sensors *s = r->host->sensors;
         const struct cpufreq_policy *p = run_policy(s);
         const struct temp_sensor *hot = sensors_hottest(s);
-        double t = (double) (now_ms - r->created_ms) / 1000.0;
+        double t = (double) (now.mono_ms - r->created_mono_ms) / 1000.0;
 
-        r->work_rate = run_work_rate(r, now_ms);
+        r->work_rate = run_work_rate(r, now.mono_ms);
         if (r->series.n && t <= r->series.t_s[r->series.n - 1])
-                return;         /* wall clock went backwards: skip rather than corrupt the series */
-        if (run_series_append(&r->series, t, temp_by_id(s, r->sensor), p ? p->cur_khz * 1000.0 : NAN,
-                              r->max_allowed_hz, r->work_rate, run_cooling_active(s),
-                              r->phases[r->phase_index].kind) < 0) {
+                return;         /* two ticks within a millisecond */
+        struct run_sample x = {
+                t, temp_by_id(s, r->sensor), p ? p->cur_khz * 1000.0 : NAN, r->max_allowed_hz, r->work_rate,
+                s->load.ok && s->load.have_prev ? s->load.total : NAN,
+                r->ambient_sensor[0] ? temp_by_id(s, r->ambient_sensor) : NAN, run_cooling_active(s),
+                r->phases[r->phase_index].kind,
+        };
+        if (run_series_append(&r->series, &x) < 0) {
                 run_recording_failed(r, "keeping samples in memory", ENOMEM);
                 return;
         }
-        run_csv_row(r, now_ms, hot ? hot->temp_mc / 1000.0 : NAN, s->load.ok ? s->load.total : NAN);
+        run_csv_row(r, now.wall_ms, hot ? hot->temp_mc / 1000.0 : NAN, x.load);
 }
 
 /* Returns true when the run was aborted. */
-static bool run_check_safety(struct run *r, int64_t now_ms) {
+static bool run_check_safety(struct run *r, struct run_now now) {
         const struct sensors *s = r->host->sensors;
         const struct run_phase *p = &r->phases[r->phase_index];
         char reason[256], why[48];
@@ -353,29 +403,29 @@ static bool run_check_safety(struct run *r, int64_t now_ms) {
                         continue;
                 snprintf(reason, sizeof reason, "%s reached %.1f C, the safety limit is %.1f C",
                          t->id, t->temp_mc / 1000.0, r->safety_limit_c);
-                run_abort(r, reason, now_ms);
+                run_end_early(r, now, RUN_ABORTED, "aborted", reason);
                 return true;
         }
         r->sensor_failures = isnan(r->series.temp_c[r->series.n - 1]) ? r->sensor_failures + 1 : 0;
         if (p->has_stress && r->sensor_failures >= RUN_SENSOR_LOSS_TICKS) {
                 snprintf(reason, sizeof reason, "temperature sensor %s stopped answering during the load", r->sensor);
-                run_abort(r, reason, now_ms);
+                run_end_early(r, now, RUN_ABORTED, "aborted", reason);
                 return true;
         }
         if (r->load && run_load_failed(r->load, why, sizeof why)) {
                 snprintf(reason, sizeof reason, "the %s load ended by itself (%s)",
                          stress_type_to_string(p->stress.type), why);
-                run_abort(r, reason, now_ms);
+                run_end_early(r, now, RUN_ABORTED, "aborted", reason);
                 return true;
         }
         return false;
 }
 
 /* The reason the current phase is over, or NULL. */
-static const char *run_phase_done(struct run *r, int64_t now_ms) {
+static const char *run_phase_done(struct run *r, struct run_now now) {
         struct run_phase *p = &r->phases[r->phase_index];
         const struct run_series *s = &r->series;
-        uint64_t elapsed = (uint64_t) (now_ms - p->started_ms);
+        uint64_t elapsed = (uint64_t) (now.mono_ms - p->started_mono_ms);
         const double *t = s->t_s + r->phase_first, *y = s->temp_c + r->phase_first;
         size_t n = s->n - r->phase_first;
         double window = (double) p->window_ms / 1000.0;
@@ -385,10 +435,10 @@ static const char *run_phase_done(struct run *r, int64_t now_ms) {
                 return elapsed >= p->duration_ms ? "duration" : NULL;
         if (elapsed >= p->max_ms)
                 return "max";
-        if (p->until == UNTIL_PLATEAU && now_ms - r->last_plateau_check_ms >= 1000 &&
+        if (p->until == UNTIL_PLATEAU && now.mono_ms - r->last_plateau_check_ms >= 1000 &&
             analysis_check_plateau_window(t, y, n, window, &pl) >= 0) {
                 /* a fit per second at most: it costs milliseconds on long phases */
-                r->last_plateau_check_ms = now_ms;
+                r->last_plateau_check_ms = now.mono_ms;
                 r->predicted_plateau_c = pl.plateau_c;
                 r->plateau_ci95_c = pl.ci95_c;
                 if (pl.reached && elapsed >= p->min_ms)
@@ -396,7 +446,9 @@ static const char *run_phase_done(struct run *r, int64_t now_ms) {
         }
         if (elapsed < p->min_ms)
                 return NULL;
-        if (p->until == UNTIL_STABLE && analysis_is_stable(t, y, n, window, ANALYSIS_STABLE_SLOPE_C_PER_S))
+        /* stable on a quiet board: other programs' load (a cron job, apt) would fake a baseline */
+        if (p->until == UNTIL_STABLE && analysis_is_stable(t, y, n, window, ANALYSIS_STABLE_SLOPE_C_PER_S) &&
+            (p->has_stress || !(run_series_mean_load(s, r->phase_first, window) > RUN_QUIET_LOAD)))
                 return "stable";
         if (p->until == UNTIL_BASELINE && isfinite(r->baseline_c) &&
             analysis_is_at_baseline(t, y, n, r->baseline_c, ANALYSIS_BASELINE_TOLERANCE_C))
@@ -404,43 +456,58 @@ static const char *run_phase_done(struct run *r, int64_t now_ms) {
         return NULL;
 }
 
-static void run_next_phase(struct run *r, int64_t now_ms, const char *reason) {
+static void run_next_phase(struct run *r, struct run_now now, const char *reason) {
         char msg[1100];
         int ret;
 
-        run_phase_end(r, now_ms, reason);
+        run_phase_end(r, now, reason);
         if (r->phase_index + 1 == r->n_phases) {
-                run_finish(r, now_ms, RUN_FINISHED);
+                run_finish(r, now, RUN_FINISHED);
                 return;
         }
         r->phase_index++;
         r->phase_first = r->series.n;
         r->predicted_plateau_c = r->plateau_ci95_c = NAN;
-        ret = run_phase_begin(r, now_ms);
+        ret = run_phase_begin(r, now);
         if (ret < 0) {
                 snprintf(msg, sizeof msg, "cannot start the load of phase %zu: %s", r->phase_index, strerror(-ret));
-                run_abort(r, msg, now_ms);
+                run_end_early(r, now, RUN_ABORTED, "aborted", msg);
         }
 }
 
-void run_tick(struct run *r, int64_t now_ms) {
+/* Boards without an RTC step their wall clock (NTP after boot): the run is
+ * timed on the monotonic clock, and a step is only noted. */
+static void run_note_clock_step(struct run *r, struct run_now now) {
+        int64_t offset = now.wall_ms - now.mono_ms, step = offset - r->clock_offset_ms;
+
+        if (step > -RUN_CLOCK_STEP_MS && step < RUN_CLOCK_STEP_MS)
+                return;
+        r->clock_offset_ms = offset;
+        r->clock_steps++;
+        run_log(r, LOG_NOTICE, "the wall clock stepped by %+.1f s; phases and fits go on the monotonic clock",
+                (double) step / 1000.0);
+}
+
+void run_tick(struct run *r, int64_t wall_ms, int64_t mono_ms) {
+        struct run_now now = { wall_ms, mono_ms };
         const char *reason;
 
         run_stress_release(r);
         if (r->state != RUN_RUNNING)
                 return;
-        run_record(r, now_ms);
-        if (!r->series.n || run_check_safety(r, now_ms))
+        run_note_clock_step(r, now);
+        run_record(r, now);
+        if (!r->series.n || run_check_safety(r, now))
                 return;
         if (!r->recording_ok) {
                 char msg[1100];
                 snprintf(msg, sizeof msg, "recording failed: %s", r->recording_error);
-                run_abort(r, msg, now_ms);
+                run_end_early(r, now, RUN_ABORTED, "aborted", msg);
                 return;
         }
-        reason = run_phase_done(r, now_ms);
+        reason = run_phase_done(r, now);
         if (reason)
-                run_next_phase(r, now_ms, reason);
+                run_next_phase(r, now, reason);
 }
 
 static int run_resolve_defaults(struct run *r, const struct run_settings *set, char *err, size_t errlen) {
@@ -467,6 +534,14 @@ static int run_resolve_defaults(struct run *r, const struct run_settings *set, c
         }
         r->max_allowed_hz = p && p->scaling_max_khz ? p->scaling_max_khz * 1000.0 : NAN;
         r->board = s->board;
+        if (set->ambient_sensor && set->ambient_sensor[0]) {
+                if (isnan(temp_by_id(s, set->ambient_sensor))) {
+                        snprintf(err, errlen, "ambient_sensor: \"%s\" (from the configuration) is not a temperature "
+                                 "sensor that answers", set->ambient_sensor);
+                        return -EINVAL;
+                }
+                snprintf(r->ambient_sensor, sizeof r->ambient_sensor, "%s", set->ambient_sensor);
+        }
         return 0;
 }
 
@@ -526,12 +601,14 @@ static int run_open_files(struct run *r, const struct run_settings *set, char *e
 
 int run_start(struct run *r, struct run_host *host, const struct run_settings *set, unsigned id,
               char *err, size_t errlen) {
-        int64_t now = util_now_ms();
+        struct run_now now = run_now();
         int ret;
 
         r->host = host;
         r->id = id;
-        r->created_ms = now;
+        r->created_ms = now.wall_ms;
+        r->created_mono_ms = now.mono_ms;
+        r->clock_offset_ms = now.wall_ms - now.mono_ms;
         r->state = RUN_RUNNING;
         if (!r->label[0])
                 snprintf(r->label, sizeof r->label, "run %u", r->id);
@@ -546,7 +623,7 @@ int run_start(struct run *r, struct run_host *host, const struct run_settings *s
                 /* the run exists on disk by now: it ends, aborted, with the reason */
                 char msg[1100];
                 snprintf(msg, sizeof msg, "cannot start the load of phase 0: %s", strerror(-ret));
-                run_abort(r, msg, now);
+                run_end_early(r, now, RUN_ABORTED, "aborted", msg);
         }
         return 0;
 }

@@ -19,6 +19,10 @@
 #define RUN_SENSOR_LOSS_TICKS 3         /* consecutive failed reads of the run sensor under load */
 #define RUN_SAFETY_DEFAULT_C 85.0       /* without a hot/critical trip */
 #define RUN_SAFETY_MARGIN_C 5.0         /* below the lowest hot/critical trip */
+#define RUN_QUIET_LOAD 0.25             /* CPU load (0..1) beyond the run's own above which a phase was disturbed */
+#define RUN_FIT_RESIDUAL_POOR_C 1.0     /* C: a fit this far off the samples is uncertain */
+#define RUN_PLATEAU_CI_WIDE_C 2.0       /* C: a plateau known no better than this is uncertain */
+#define RUN_CLOCK_STEP_MS 2000          /* a wall clock jump larger than this is noted as a step */
 
 enum run_state {
         RUN_RUNNING,
@@ -45,7 +49,8 @@ struct run_phase {
         struct stress_spec stress;      /* its argv and io_dir point to the two below */
         char **command;                 /* command argv, NULL-terminated; owned; NULL unless a command load */
         char *stress_dir;               /* io: where the test files go; owned; NULL until the run starts */
-        int64_t started_ms, ended_ms;   /* Unix ms, 0 = not yet */
+        int64_t started_ms, ended_ms;   /* Unix ms, 0 = not yet: labels */
+        int64_t started_mono_ms;        /* CLOCK_MONOTONIC ms: what the phase's duration is measured on */
         char end_reason[16];            /* "duration", "plateau", "stopped" ...; "" while running */
 };
 
@@ -56,12 +61,27 @@ struct run_series {
         double *temp_c;                 /* the run sensor, NaN when it failed */
         double *freq_hz, *max_hz;       /* first policy's current and unthrottled max */
         double *work_rate;              /* work unit per second */
+        double *load;                   /* measured CPU load of the whole board, 0..1, NaN when unknown */
+        double *ambient_c;              /* the ambient sensor, NaN when none or failed */
         bool *cooling;
         enum analysis_phase *phase;
 };
 
+/* One entry of the series. */
+struct run_sample {
+        double t_s, temp_c, freq_hz, max_hz, work_rate, load, ambient_c;
+        bool cooling;
+        enum analysis_phase phase;
+};
+
 struct run;
 struct run_load;
+
+/* The two clocks of one moment, ms. */
+struct run_now {
+        int64_t wall_ms;                /* Unix time: labels */
+        int64_t mono_ms;                /* CLOCK_MONOTONIC: durations */
+};
 
 /* What the engine needs from its owner (runs.c), and nothing else of the daemon. */
 struct run_host {
@@ -76,19 +96,21 @@ struct run_settings {
         const char *state_dir;          /* runs/<id>/ is created below it */
         const char *stress_dir;         /* io loads' files; "" = state_dir */
         double safety_limit_c;          /* C; 0 = lowest hot/critical trip - margin, else the default */
+        const char *ambient_sensor;     /* a sensor measuring the room, "" or NULL for none */
 };
 
 struct run {
         /* The record: what run.json holds, for a live run and a finished one alike. */
         unsigned id;
-        char label[RUN_LABEL_MAX];
+        char label[RUN_LABEL_MAX * 4];  /* RUN_LABEL_MAX - 1 characters of UTF-8 at most */
         char *notes;
         enum run_state state;
         size_t n_phases, phase_index;
         struct run_phase phases[RUN_PHASES_MAX];
         char abort_reason[RUN_REASON_MAX];
         int64_t created_ms, ended_ms;   /* Unix ms */
-        double ambient_c;               /* C, NaN when not given */
+        double ambient_c;               /* C, NaN when not known: given, or the ambient sensor's idle median */
+        char ambient_sensor[SENSORS_ID_MAX];    /* the room's sensor, "" for none */
         double safety_limit_c;          /* C */
         char sensor[SENSORS_ID_MAX];
         struct board_info board;
@@ -97,9 +119,13 @@ struct run {
         bool recording_ok;
         char recording_error[RUN_REASON_MAX];
         size_t n_samples;               /* rows written */
+        unsigned clock_steps;           /* wall clock steps seen during the run */
+        double phase_load[RUN_PHASES_MAX];      /* mean CPU load (0..1) beyond the run's own, per phase; NaN unknown */
 
         /* The engine: set while the run is live (host is NULL for a run read from disk). */
         struct run_host *host;
+        int64_t created_mono_ms;        /* CLOCK_MONOTONIC ms at the start: the series' time 0 */
+        int64_t clock_offset_ms;        /* wall - monotonic, ms, as last seen */
         double baseline_c;              /* C, fixed when the idle phase ends; NaN before */
         double predicted_plateau_c;     /* C, live estimate under load */
         double plateau_ci95_c;
@@ -112,7 +138,9 @@ struct run {
         double work_rate;               /* per second, last tick */
         unsigned sensor_failures;       /* consecutive */
         size_t phase_first;             /* index in series of the current phase's first sample */
+        size_t phase_start[RUN_PHASES_MAX];     /* ... of each phase begun so far */
         int64_t last_plateau_check_ms;
+        bool unsaved;                   /* the last run.json write failed: retried until it goes through */
         char dir[600];                  /* state_dir/runs/<id> */
         int csv_fd;                     /* samples.csv, O_APPEND; -1 when closed */
         char *row;                      /* one formatted row */
@@ -130,15 +158,44 @@ int run_parse(json_object *def, const struct sensors *s, struct run **ret, char 
  * first phase. On error nothing is left on disk and err says why. */
 int run_start(struct run *r, struct run_host *host, const struct run_settings *set, unsigned id,
               char *err, size_t errlen);
-/* Called after every sensor read while the run is live or its load stops. */
-void run_tick(struct run *r, int64_t now_ms);
-/* End the run now: stopped by a request, or the daemon shuts down. */
-void run_abort(struct run *r, const char *reason, int64_t now_ms);
-void run_stop(struct run *r, int64_t now_ms);
+/* Called after every sensor read while the run is live or its load stops,
+ * with the tick's wall clock (a label) and monotonic clock (what phases,
+ * windows and rates are measured on), both ms. */
+void run_tick(struct run *r, int64_t wall_ms, int64_t mono_ms);
+/* End the run now: aborted (an alert, a failure) or stopped by a request. */
+void run_abort(struct run *r, const char *reason);
+void run_stop(struct run *r);
+/* End the run as interrupted: the daemon stops, not the user's choice (a
+ * restart, a package upgrade, a shutdown); its samples and metrics are kept. */
+void run_interrupt(struct run *r, const char *reason);
+/* Writes run.json again if the last write failed (a full disk that has
+ * room again): the first abort reason is kept. 1 when written, 0 when there
+ * was nothing to write, -errno. */
+int run_save_pending(struct run *r);
 /* The load of an ended run is still stopping. */
 bool run_stress_stopping(const struct run *r);
 /* Stops and reaps a load still running (blocking, bounded), frees. Accepts NULL. */
 void run_free(struct run *r);
+
+/* How far to trust the numbers. (run-quality.c) */
+enum run_quality {
+        RUN_QUALITY_OK,
+        RUN_QUALITY_DISTURBED,          /* the board was busy with something else in the phase it comes from */
+        RUN_QUALITY_UNCERTAIN,          /* the fit behind it is poor or its interval wide */
+        RUN_QUALITY_UNKNOWN,            /* not known (too few samples, no such phase) */
+};
+/* Each phase's CPU load beyond the run's own load, from the series. */
+void run_quality_phases(struct run *r, const struct run_series *s);
+/* A phase whose load beyond the run's own was above RUN_QUIET_LOAD. */
+bool run_phase_disturbed(const struct run *r, size_t phase);
+/* The quality of one metric of run_metrics, by its name in the document. */
+enum run_quality run_metric_quality(const struct run *r, const char *metric);
+const char *run_quality_to_string(enum run_quality q);
+/* The mean load of the series over the last window_s seconds from index
+ * first on, NaN when unknown; for until=stable, which waits for a quiet board. */
+double run_series_mean_load(const struct run_series *s, size_t first, double window_s);
+json_object *run_quality_to_json(const struct run *r);
+void run_quality_from_json(json_object *o, struct run *r);
 
 /* run.json: the one declaration of the document, both ways. (run-json.c) */
 json_object *run_to_json(const struct run *r, bool live);
@@ -152,8 +209,7 @@ int run_phase_kind_from_string(const char *s);
 int run_until_from_string(const char *s);
 
 /* The in-memory series and the metrics computed over it. (run-store.c) */
-int run_series_append(struct run_series *s, double t_s, double temp_c, double freq_hz, double max_hz,
-                      double work_rate, bool cooling, enum analysis_phase phase);
+int run_series_append(struct run_series *s, const struct run_sample *x);
 void run_series_free(struct run_series *s);
 void run_series_metrics(const struct run_series *s, double ambient_c, struct run_metrics *ret);
 
@@ -167,7 +223,10 @@ int run_store_write(const struct run *r, const char *dir);
  * new id never points at an existing directory. Returns the count or -errno. */
 int run_store_load_all(const char *state_dir, struct run ***ret, size_t *n, unsigned *max_id,
                        char *warn, size_t warnlen);
-int run_store_delete(const char *state_dir, unsigned id);
+/* Removes state_dir/runs/<id> with its files, never through a symlink, and
+ * only when it holds nothing but what the daemon writes (all or nothing).
+ * err says why not. -errno. */
+int run_store_delete(const char *state_dir, unsigned id, char *err, size_t errlen);
 /* The fixed columns of every complete row of dir/samples.csv; returns the
  * last row's time_ms, 0 for none. unit gets the work unit seen last. */
 int64_t run_store_read_series(const char *dir, struct run_series *s, char *unit, size_t unitlen);

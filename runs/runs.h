@@ -15,6 +15,7 @@ struct runs;
 struct runs_settings {
         char state_dir[512];
         char stress_dir[512];           /* "" = state_dir */
+        char ambient_sensor[96];        /* a sensor measuring the room, "" for none */
         double safety_limit_c;          /* C; 0 = from the trips */
         char unusable[1200];            /* why the state directory cannot take runs; "" when it can */
 };
@@ -22,7 +23,7 @@ struct runs_settings {
 /* Reads the runs already in state_dir (unless it is unusable). warn gets
  * what could not be read, "" for nothing. -errno only when out of memory. */
 int runs_new(sd_event *event, const struct runs_settings *set, struct runs **ret, char *warn, size_t warnlen);
-/* Aborts a live run with reason, waits (bounded) for its load, frees. Accepts NULL. */
+/* Ends a live run as interrupted with reason, waits (bounded) for its load, frees. Accepts NULL. */
 void runs_free(struct runs *rs, const char *reason);
 void runs_set_settings(struct runs *rs, const struct runs_settings *set);
 

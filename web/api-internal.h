@@ -23,5 +23,9 @@ int api_arg_points(struct http_request *r, size_t def, size_t *ret, char *err, s
 
 void api_method_not_allowed(struct http_request *r, const char *allowed);
 
+/* The request may change state: it carries the token when one is configured,
+ * else it comes from loopback. It may then also see the daemon's paths. */
+bool api_trusted(const struct api *a, struct http_request *r);
+
 /* Answers and returns true when the path belongs to runs or compare. (api-runs.c) */
 bool api_runs_dispatch(struct api *a, struct http_request *r);

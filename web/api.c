@@ -24,8 +24,9 @@
 
 #define HISTORY_POINTS_DEFAULT 300
 #define HISTORY_WINDOW_DEFAULT_MS (15 * 60 * 1000)
+#define HISTORY_VALUES_MAX 200000       /* points x series in one answer (about 4 MB of JSON) */
 
-static void api_status_simulator(const struct api *a, json_object *root) {
+static void api_status_simulator(const struct api *a, json_object *root, bool trusted) {
         const struct simulate_config *sc = &a->ctx.cfg->sim;
         const struct simulator *sim = a->ctx.sim;
         char buf[32];
@@ -44,18 +45,21 @@ static void api_status_simulator(const struct api *a, json_object *root) {
         json_object_object_add(o, "quantize", json_object_new_boolean(sc->quantize));
         json_object_object_add(o, "model_celsius", json_new_number(simulator_temp_c(sim), 3));
         json_object_object_add(o, "host_load", json_new_number(simulator_load(sim), 4));
-        json_object_object_add(o, "sysfs_root", json_object_new_string(simulator_sysfs_root(sim)));
+        json_object_object_add(o, "sysfs_root", trusted ? json_object_new_string(simulator_sysfs_root(sim)) : NULL);
         json_object_object_add(root, "simulator", o);
 }
 
-static json_object *api_status_storage(const struct api *a) {
+/* Paths and the errors that name them are for trusted clients only. */
+static json_object *api_status_storage(const struct api *a, bool trusted) {
         struct api_daemon_status st = { .storage_error = "" };
         json_object *o = json_object_new_object();
 
         a->ctx.status(a->ctx.userdata, &st);
-        json_object_object_add(o, "state_dir", json_object_new_string(a->ctx.cfg->state_dir));
+        json_object_object_add(o, "state_dir", trusted ? json_object_new_string(a->ctx.cfg->state_dir) : NULL);
         json_object_object_add(o, "ok", json_object_new_boolean(st.storage_ok));
-        json_object_object_add(o, "error", json_new_string_or_null(st.storage_error));
+        json_object_object_add(o, "error", !st.storage_error[0] ? NULL : json_object_new_string(
+                                       trusted ? st.storage_error : "the state directory is not usable "
+                                       "(details from loopback or with the token)"));
         json_object_object_add(o, "history_saved_ms",
                                st.history_saved_ms ? json_object_new_int64(st.history_saved_ms) : NULL);
         return o;
@@ -123,9 +127,9 @@ static void api_get_status(struct api *a, struct http_request *r) {
         json_object_object_add(root, "sensors", api_status_sensors(a->sensors));
         json_object_object_add(root, "current_run", api_status_run(a->ctx.runs));
         json_object_object_add(root, "active_alerts", alerts_active_to_json(a->ctx.alerts));
-        json_object_object_add(root, "storage", api_status_storage(a));
+        json_object_object_add(root, "storage", api_status_storage(a, api_trusted(a, r)));
         json_object_object_add(root, "history", api_status_history(a->ctx.hist));
-        api_status_simulator(a, root);
+        api_status_simulator(a, root, api_trusted(a, r));
         http_reply_json(r, 200, root);
 }
 
@@ -231,6 +235,11 @@ static int api_history_columns(const struct history *h, const char *list, struct
                         snprintf(err, errlen, "sensors: more than %zu ids", ELEMENTSOF(q->cols));
                         return -EINVAL;
                 }
+                for (size_t i = 0; i < q->n_cols; i++)
+                        if (q->cols[i] == (size_t) col) {
+                                snprintf(err, errlen, "sensors: \"%s\" is listed twice", id);
+                                return -EINVAL;
+                        }
                 q->cols[q->n_cols++] = (size_t) col;
                 if (p[len] == '\0')
                         return 0;
@@ -285,9 +294,16 @@ static int api_history_parse(const struct history *h, struct http_request *r, st
                 snprintf(err, errlen, "to: %" PRId64 " is before from (%" PRId64 ")", q->to_ms, q->from_ms);
                 return -EINVAL;
         }
-        if (api_arg_points(r, HISTORY_POINTS_DEFAULT, &q->points, err, errlen) < 0)
+        if (api_arg_points(r, HISTORY_POINTS_DEFAULT, &q->points, err, errlen) < 0 ||
+            api_history_columns(h, http_arg(r, "sensors"), q, err, errlen) < 0)
                 return -EINVAL;
-        return api_history_columns(h, http_arg(r, "sensors"), q, err, errlen);
+        /* one answer's size is bounded whatever is asked: three numbers per value */
+        if (q->points * q->n_cols > HISTORY_VALUES_MAX) {
+                snprintf(err, errlen, "points: %zu points of %zu series are more than %d values; ask for fewer "
+                         "points or sensors", q->points, q->n_cols, HISTORY_VALUES_MAX);
+                return -EINVAL;
+        }
+        return 0;
 }
 
 static const char *api_kind_name(enum history_kind k, const char **unit, int *decimals) {

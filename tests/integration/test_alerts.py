@@ -47,7 +47,9 @@ def test_transitions_log_fields_status_and_hook_environment(start_daemon, fixtur
     root = fixture_copy("rpi4")
     out = tmp_path / "hook-out"
     out.mkdir()
-    hook = write_hook(tmp_path, f'env | grep ^HEATCURVE_ | sort > "{out}/$HEATCURVE_STATE"\n')
+    # written aside, then renamed: the test never reads a half-written file
+    hook = write_hook(tmp_path, f'env | grep ^HEATCURVE_ | sort > "{out}/.$HEATCURVE_STATE"\n'
+                                f'mv "{out}/.$HEATCURVE_STATE" "{out}/$HEATCURVE_STATE"\n')
     conf = write_conf(tmp_path, f"[alert soc]\nsensor = thermal_zone0\nwarn = 60\ncrit = 75\n"
                                 f"hysteresis = 2\nexec = {hook}\n")
     set_zone(root, 45)

@@ -1,4 +1,5 @@
 """Runs through the real heatcurved: protocol, safety aborts, crash recovery, full disks, auth, bad input."""
+import json
 import os
 import signal
 import subprocess
@@ -412,25 +413,91 @@ def test_sigterm_mid_run_stops_the_load_and_ends_the_run(start_daemon, tmp_path)
     assert wait_gone(workers), "load outlived the daemon's clean stop"
     d2 = start_tree(start_daemon, root, state_dir=state)
     doc = d2.get(f"/api/v1/runs/{run['id']}")[1]
-    assert doc["state"] == "aborted" and doc["abort_reason"] == "heatcurved is shutting down"
+    # a stop that is not the user's (systemctl restart, an upgrade): interrupted, not aborted
+    assert doc["state"] == "interrupted"
+    assert doc["abort_reason"] == ("heatcurved was stopped (SIGTERM: a stop, restart, upgrade or shutdown) "
+                                   "during the run"), doc["abort_reason"]
+    assert doc["phases"][0]["end_reason"] == "interrupted"
     csv = os.path.join(state, "runs", str(run["id"]), "samples.csv")
     rows_on_disk = sum(1 for line in open(csv) if line.endswith("\n")) - 1
     assert doc["recording"]["samples"] >= 5 and rows_on_disk == doc["recording"]["samples"]
 
 
 def test_unreadable_newest_run_keeps_its_samples(start_daemon, tmp_path):
-    """A run directory whose run.json was lost (a full disk, a power cut) still holds an id: a new
-    run takes the next one and never touches the old run's samples."""
+    """A run directory whose run.json was lost (a full disk, a power cut) keeps its id and its
+    samples: it is rebuilt from them as interrupted, the damaged file moved aside, and a new run
+    takes the next id."""
     state = tmp_path / "state"
     damaged = state / "runs" / "1"
     damaged.mkdir(parents=True)
-    (damaged / "samples.csv").write_text("time_ms,elapsed_s,phase,temp_c\n1700000000000,0.000,idle,40.000\n")
-    (damaged / "run.json").write_text('{"id": 1, "state": "runn')       # cut short
+    rows = "".join(f"{1700000000000 + i * 1000},{i}.000,{'idle' if i < 3 else 'stress'},{40 + i}.000,,,,0,,,\n"
+                   for i in range(6))
+    header = "time_ms,elapsed_s,phase,temp_c,hottest_c,freq_hz,max_allowed_hz,cooling_active,load,work_rate_per_s,work_unit\n"
+    (damaged / "samples.csv").write_text(header + rows + "1700000006000,6.0")      # a torn last row
+    (damaged / "run.json").write_text('{"id": 1, "state": "runn')                # cut short
     d = start_tree(start_daemon, fixture_path("rpi4"), state_dir=str(state))
     status, run = post_run(d, {"phases": [{"kind": "idle", "duration": "1s"}]})
     assert status == 201 and run["id"] == 2, run
-    assert (damaged / "samples.csv").read_text().endswith("idle,40.000\n")
-    assert "runs/1/run.json" in d.logs() and "ignoring that run" in d.logs()
+    assert (damaged / "samples.csv").read_text() == header + rows                # the torn row cut off
+    assert [p.name for p in damaged.iterdir() if p.name.startswith("run.json.corrupt-")]
+    assert "rebuilt from samples.csv as interrupted" in d.logs()
+    old = d.get("/api/v1/runs/1")[1]
+    assert old["state"] == "interrupted" and "run.json was lost or damaged" in old["abort_reason"]
+    assert [(p["kind"], p["started_ms"], p["ended_ms"]) for p in old["phases"]] == [
+        ("idle", 1700000000000, 1700000003000), ("stress", 1700000003000, 1700000005000)]
+    assert old["recording"]["samples"] == 6
+
+
+def test_delete_refuses_symlinks_and_foreign_files(start_daemon, tmp_path):
+    state = tmp_path / "state"
+    d = start_tree(start_daemon, fixture_path("rpi4"), state_dir=str(state))
+    ids = []
+    for _ in range(2):
+        status, run = post_run(d, {"phases": [{"kind": "idle", "duration": "1s"}]})
+        assert status == 201
+        wait_state(d, run["id"])
+        ids.append(run["id"])
+    # a run directory replaced by a symlink to somewhere else: nothing there is touched
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "run.json").write_text("precious")
+    (elsewhere / "samples.csv").write_text("precious")
+    run_dir = state / "runs" / str(ids[0])
+    for f in run_dir.iterdir():
+        f.unlink()
+    run_dir.rmdir()
+    run_dir.symlink_to(elsewhere)
+    status, body = d.request("DELETE", f"/api/v1/runs/{ids[0]}")
+    assert status == 500 and "not a directory (a symbolic link?)" in body["error"]["message"], body
+    assert (elsewhere / "run.json").read_text() == "precious" and (elsewhere / "samples.csv").exists()
+    # a file someone else put in a run directory: all or nothing, the run stays whole and listed
+    (state / "runs" / str(ids[1]) / "notes.txt").write_text("mine")
+    status, body = d.request("DELETE", f"/api/v1/runs/{ids[1]}")
+    assert status == 500 and '"notes.txt", which heatcurved did not write' in body["error"]["message"], body
+    assert sorted(p.name for p in (state / "runs" / str(ids[1])).iterdir()) == ["notes.txt", "run.json", "samples.csv"]
+    assert d.get(f"/api/v1/runs/{ids[1]}")[0] == 200
+    (state / "runs" / str(ids[1]) / "notes.txt").unlink()
+    assert d.request("DELETE", f"/api/v1/runs/{ids[1]}")[0] == 204
+    assert not (state / "runs" / str(ids[1])).exists()
+
+
+def test_run_json_written_when_the_disk_has_room_again(start_daemon, small_tmpfs):
+    """A run aborted by a full disk keeps its first reason: run.json is written once there is room."""
+    d = start_tree(start_daemon, fixture_path("rpi4"), state_dir=small_tmpfs)
+    status, run = post_run(d, {"phases": [stress_phase("10m")]})
+    assert status == 201
+    d.wait_for(lambda: children_of(d.proc.pid), what="workers started")
+    fill(small_tmpfs)
+    done = wait_state(d, run["id"], timeout=20)
+    assert done["state"] == "aborted"
+    path = os.path.join(small_tmpfs, "runs", str(run["id"]), "run.json")
+    assert '"running"' in open(path).read()         # the disk is full: not written yet
+    os.unlink(os.path.join(small_tmpfs, "filler"))
+    d.wait_for(lambda: '"aborted"' in open(path).read(), timeout=15, what="run.json written after all")
+    d.stop()
+    d2 = start_tree(start_daemon, fixture_path("rpi4"), state_dir=small_tmpfs)
+    again = d2.get(f"/api/v1/runs/{run['id']}")[1]
+    assert again["state"] == "aborted" and again["abort_reason"] == done["abort_reason"]
 
 
 def test_a_last_worker_killed_aborts_the_run(start_daemon):
@@ -479,3 +546,98 @@ def test_back_to_back_loads_each_stop_on_their_own(start_daemon):
     # the memory load worked through its whole phase (a sample every 100 ms for 3 s)
     assert len(memory) >= 20 and all(row[phase] == "stress" for row in memory)
     assert all(row[rate] for row in memory[-10:]), memory[-10:]
+
+
+def descendants(pid):
+    out, todo = [], [pid]
+    while todo:
+        kids = children_of(todo.pop())
+        out += kids
+        todo += kids
+    return out
+
+
+def test_a_command_that_leaves_its_group_is_killed_too(start_daemon):
+    """A child of the command that calls setsid() is no longer in the command's process group;
+    it must not outlive the phase."""
+    d = start_tree(start_daemon, fixture_path("rpi4"))
+    status, run = post_run(d, {"phases": [{"kind": "stress", "duration": "5m", "load": {
+        "type": "command", "argv": ["sh", "-c", "setsid sleep 301 & setsid sh -c 'sleep 302 & sleep 303' & sleep 300"]}}]})
+    assert status == 201, run
+    d.wait_for(lambda: len(descendants(d.proc.pid)) >= 6, what="the command and its children started")
+    time.sleep(0.3)
+    everyone = descendants(d.proc.pid)
+    status, _ = d.request("POST", f"/api/v1/runs/{run['id']}/stop")
+    assert status == 200
+    assert wait_gone(everyone, timeout=5), [p for p in everyone if alive(p)]
+
+
+@pytest.mark.parametrize("raw,message", [
+    (b'{"phases": [{"kind": "idle", "duration": "1s"}]} trailing', "body: more after the JSON value (at byte 49)"),
+    (b'{"phases": [{"kind": "idle", "duration": "1s"}]}{"phases": []}', "body: more after the JSON value (at byte 48)"),
+    (b'{"phases": [{"kind": "idle", "duration": "1s"}], "label": "a\\u0000b"}', "label: must not contain a NUL character"),
+    (b'{"phases": [{"kind": "idle", "duration": "1s"}], "label": "caf\xe9"}', "label: is not valid UTF-8"),
+    (b'{"phases": [{"kind": "stress", "duration": "1s", "load": {"workers": 0.5}}]}',
+     "phases[0].load.workers: 0.5 is not a whole number"),
+])
+def test_request_bodies_taken_exactly(start_daemon, raw, message):
+    d = start_tree(start_daemon, fixture_path("rpi4"))
+    status, err = post_run(d, raw)
+    assert status == 400 and err["error"]["message"] == message, err
+    assert d.get("/api/v1/runs")[1]["runs"] == []
+    # whitespace after the value is fine
+    status, run = post_run(d, b'{"phases": [{"kind": "idle", "duration": "1s"}]}\r\n  ')
+    assert status == 201, run
+
+
+def test_status_shows_paths_to_trusted_clients_only(start_daemon, tmp_path):
+    token = tmp_path / "token"
+    token.write_text("s3cret-token\n")
+    conf = tmp_path / "c.conf"
+    conf.write_text(f"[daemon]\ntoken_file = {token}\n")
+    d = start_daemon("--config", str(conf), "--simulate", "--interval", "100ms")
+    _, anon = d.get("/api/v1/status")
+    assert anon["storage"]["state_dir"] is None and anon["simulator"]["sysfs_root"] is None
+    assert d.state_dir not in json.dumps(anon)
+    _, mine = d.get("/api/v1/status", headers={"Authorization": "Bearer s3cret-token"})
+    assert mine["storage"]["state_dir"] == d.state_dir and mine["simulator"]["sysfs_root"]
+
+
+def test_ambient_from_a_configured_sensor(start_daemon, fixture_copy, tmp_path):
+    """With [runs] ambient_sensor, the room's sensor is followed and its idle median is the
+    run's ambient, unless the run gives one."""
+    root = fixture_copy("rk3399-rockpro64")
+    conf = tmp_path / "c.conf"
+    conf.write_text("[runs]\nambient_sensor = thermal_zone1\n")
+    zone1 = os.path.join(root, "sys/class/thermal/thermal_zone1/temp")
+    d = start_tree(start_daemon, root, "--config", str(conf))
+    stop = {"go": True}
+    import threading
+
+    def wobble():                        # 21, 22, 23 ... around a median of 22
+        i = 0
+        while stop["go"]:
+            write_in_place(zone1, f"{21000 + (i % 3) * 1000}\n")
+            i += 1
+            time.sleep(0.05)
+    t = threading.Thread(target=wobble)
+    t.start()
+    try:
+        status, run = post_run(d, {"phases": [{"kind": "idle", "duration": "3s"},
+                                              {"kind": "cooldown", "duration": "1s"}]})
+        assert status == 201, run
+        done = wait_state(d, run["id"])
+        status, given = post_run(d, {"ambient_c": 19.5, "phases": [{"kind": "idle", "duration": "1s"}]})
+        assert status == 201
+        given = wait_state(d, given["id"])
+    finally:
+        stop["go"] = False
+        t.join()
+    assert done["ambient_sensor"] == "thermal_zone1" and done["ambient_c"] == 22.0, done["ambient_c"]
+    assert done["metrics"]["ambient_c"] == 22.0
+    assert given["ambient_c"] == 19.5
+    conf.write_text("[runs]\nambient_sensor = thermal_zone7\n")
+    d.signal(signal.SIGHUP)
+    d.wait_for(lambda: "Reloaded" in d.logs(), what="reload")
+    status, err = post_run(d, {"phases": [{"kind": "idle", "duration": "1s"}]})
+    assert status == 400 and err["error"]["message"].startswith('ambient_sensor: "thermal_zone7"'), err

@@ -47,7 +47,7 @@ static void set_temp(size_t i, double c) {
 
 /* One sample at second s. */
 static void sample(struct alerts *a, int64_t s) {
-        struct snapshot snap = { &board, T0 + s * 1000, ++ticks };
+        struct snapshot snap = { &board, T0 + s * 1000, 5000 + s * 1000, ++ticks, -1 };
 
         alerts_on_sample(a, &snap);
 }
@@ -268,6 +268,32 @@ static void test_reload_keeps_unchanged(void **state) {
 }
 
 /* The log is a bounded ring: the oldest transitions go. */
+/* "for" is measured on the monotonic clock: a wall clock step (NTP after
+ * boot on a board without an RTC) neither fires a level early nor holds it back. */
+static void test_for_ignores_wall_clock_steps(void **state) {
+        static const char *const cfg[] = {
+                "alert soc", "sensor", "thermal_zone0", "alert soc", "warn", "60", "alert soc", "for", "10s", NULL,
+        };
+        struct alerts *a;
+
+        board_reset();
+        a = alerts_from(cfg);
+        set_temp(0, 65);
+        for (int i = 0; i < 5; i++) {
+                /* the wall clock jumps an hour forward at the second sample */
+                struct snapshot snap = { &board, T0 + i * 1000 + (i >= 1 ? 3600000 : 0), 5000 + i * 1000, ++ticks, -1 };
+                alerts_on_sample(a, &snap);
+        }
+        assert_int_equal(state_of(a, 0), ALERT_OK);
+        for (int i = 5; i <= 10; i++) {
+                struct snapshot snap = { &board, T0 + 3600000 + i * 1000, 5000 + i * 1000, ++ticks, -1 };
+                alerts_on_sample(a, &snap);
+        }
+        assert_int_equal(state_of(a, 0), ALERT_WARN);
+        assert_int_equal(alerts_log_at(a, 0)->time_ms, T0 + 3600000 + 10000);  /* labelled with the wall clock */
+        alerts_free(a);
+}
+
 static void test_log_bounded(void **state) {
         static const char *const cfg[] = { "alert a", "sensor", "thermal_zone0", "alert a", "warn", "60", NULL };
         struct alerts *a;
@@ -293,6 +319,7 @@ int main(void) {
                 cmocka_unit_test(test_lost),
                 cmocka_unit_test(test_hottest),
                 cmocka_unit_test(test_reload_keeps_unchanged),
+                cmocka_unit_test(test_for_ignores_wall_clock_steps),
                 cmocka_unit_test(test_log_bounded),
         };
 

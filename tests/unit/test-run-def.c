@@ -95,6 +95,15 @@ static const struct bad_case bad_cases[] = {
           "phases[0].load.workers: 257 is outside 0..256" },
         { PH("{\"kind\": \"stress\", \"duration\": \"1m\", \"load\": {\"workers\": -1}}"),
           "phases[0].load.workers: -1 is outside 0..256" },
+        { PH("{\"kind\": \"stress\", \"duration\": \"1m\", \"load\": {\"workers\": 0.5}}"),
+          "phases[0].load.workers: 0.5 is not a whole number" },
+        { PH("{\"kind\": \"stress\", \"duration\": \"1m\", \"load\": {\"duty\": 1.9}}"),
+          "phases[0].load.duty: 1.9 is not a whole number" },
+        { "{\"label\": \"a\\u0000b\", \"phases\": [" IDLE "]}", "label: must not contain a NUL character" },
+        { "{\"label\": \"caf\xe9\", \"phases\": [" IDLE "]}", "label: is not valid UTF-8" },
+        { "{\"notes\": \"\xed\xa0\x80\", \"phases\": [" IDLE "]}", "notes: is not valid UTF-8" },
+        { PH("{\"kind\": \"stress\", \"duration\": \"1m\", \"load\": {\"type\": \"command\", \"argv\": [\"sh\", \"-c\\u0000rm\"]}}"),
+          "phases[0].load.argv[1]: must not contain a NUL character" },
         { PH("{\"kind\": \"stress\", \"duration\": \"1m\", \"load\": {\"duty\": 0}}"),
           "phases[0].load.duty: 0 is outside 1..100" },
         { PH("{\"kind\": \"stress\", \"duration\": \"1m\", \"load\": {\"duty\": 101}}"),
@@ -164,7 +173,7 @@ static void test_argv_limit(void **state) {
 }
 
 static void test_label_and_notes_limits(void **state) {
-        char json[6000], label[200], notes[4200], err[600];
+        char json[6000], label[600], notes[4200], err[600];
         struct run *r = NULL;
 
         memset(label, 'x', 127);
@@ -174,6 +183,19 @@ static void test_label_and_notes_limits(void **state) {
         assert_string_equal(r->label, label);
         run_free(r);
         strcat(label, "x");
+        snprintf(json, sizeof json, "{\"label\": \"%s\", \"phases\": [" IDLE "]}", label);
+        assert_int_equal(parse(json, &r, err, sizeof err), -EINVAL);
+        assert_string_equal(err, "label: longer than 127 characters");
+
+        /* characters, not bytes: 127 two-byte characters fit, 128 do not */
+        label[0] = '\0';
+        for (int i = 0; i < 127; i++)
+                strcat(label, "\xc3\xa9");
+        snprintf(json, sizeof json, "{\"label\": \"%s\", \"phases\": [" IDLE "]}", label);
+        assert_int_equal(parse(json, &r, err, sizeof err), 0);
+        assert_string_equal(r->label, label);
+        run_free(r);
+        strcat(label, "\xc3\xa9");
         snprintf(json, sizeof json, "{\"label\": \"%s\", \"phases\": [" IDLE "]}", label);
         assert_int_equal(parse(json, &r, err, sizeof err), -EINVAL);
         assert_string_equal(err, "label: longer than 127 characters");
