@@ -6,7 +6,7 @@ DEPS_BUILD := meson ninja-build pkgconf gcc libc6-dev make libsystemd-dev \
               libmicrohttpd-dev libjson-c-dev libgpiod-dev libinih-dev \
               libcurl4-openssl-dev scdoc
 DEPS_TEST  := libcmocka-dev python3-pytest valgrind curl stress stress-ng iproute2 systemd \
-              prometheus man-db util-linux
+              prometheus man-db util-linux qemu-system-arm
 DEPS_BENCH := wrk prometheus-node-exporter valgrind
 DEPS_DEB   := debhelper dpkg-dev fakeroot lintian git
 # The booted-systemd test: debootstrap a Debian 12 tree, boot it with nspawn.
@@ -15,6 +15,7 @@ DEPS_NSPAWN := debootstrap systemd-container iproute2 util-linux
 BUILD       ?= build
 BUILD_SAN   ?= build-san
 BUILD_CROSS ?= build-cross
+BUILD_GPIOD2 ?= build-gpiod2
 BUILD_DEB   ?= $(BUILD)/deb
 # 1: check-systemd fails instead of skipping where nspawn cannot run (CI).
 HEATCURVE_NSPAWN_REQUIRED ?= 0
@@ -33,7 +34,7 @@ ENSURE  := tests/scripts/ensure-debs.sh
 # Steps run in the order written; ninja and meson test parallelise inside.
 .NOTPARALLEL:
 .PHONY: all deps deps-build deps-test deps-bench build build-san demo check \
-        check-san check-cross deb deb-cross check-systemd clean help
+        check-san check-cross check-gpiod2 check-qemu deb deb-cross check-systemd clean help
 
 all: build
 
@@ -46,6 +47,10 @@ help:
 	@echo "make deb          the Debian package for this machine, checked by lintian ($(BUILD_DEB)/)"
 	@echo "make deb-cross    the Debian packages for $(CROSS_ARCHS) (cross environment as check-cross)"
 	@echo "make check-systemd  boot Debian 12 in systemd-nspawn, install the .deb, test the service"
+	@echo "make check-gpiod2 build against libgpiod 2.x from bookworm-backports (unpacked into"
+	@echo "                  /var/cache/heatcurve-ci/libgpiod2, apt untouched), run the unit tests"
+	@echo "make check-qemu   arm64 build of tests/qemu/gpio-check, run on the GPIO chip of a"
+	@echo "                  qemu-system-aarch64 virt machine (Debian's arm64 kernel)"
 	@echo "make deps | deps-build | deps-bench | build | clean"
 
 deps-build:
@@ -111,6 +116,14 @@ check-san: deps build-san
 check-cross: deps-build
 	tests/cross/check-cross.sh $(BUILD_CROSS) $(CROSS_ARCHS)
 
+check-gpiod2: deps
+	@echo "===== libgpiod 2.x build + unit tests ($(BUILD_GPIOD2)/) ====="
+	tests/scripts/check-gpiod2.sh $(BUILD_GPIOD2)
+
+check-qemu: deps
+	@echo "===== GPIO on a real kernel chip: qemu-system-aarch64 ($(BUILD_CROSS)/arm64/) ====="
+	tests/qemu/check-qemu.sh $(BUILD_CROSS)/arm64
+
 deb: deps-build
 	@$(ENSURE) $(DEPS_DEB)
 	tests/scripts/build-deb.sh $(BUILD_DEB)
@@ -131,4 +144,4 @@ check-systemd: deb
 	HEATCURVE_NSPAWN_REQUIRED=$(HEATCURVE_NSPAWN_REQUIRED) tests/nspawn/check-systemd.sh $(BUILD_DEB)
 
 clean:
-	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_CROSS)
+	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_CROSS) $(BUILD_GPIOD2)
