@@ -17,6 +17,7 @@
 
 #include "atomic-file.h"
 #include "fan.h"
+#include "gpio.h"
 #include "json-util.h"
 #include "log.h"
 #include "util.h"
@@ -40,6 +41,8 @@ struct alert_rule {
         char value_sensor[ALERT_SENSOR_MAX];
         int64_t above_since_ms[_ALERT_STATE_MAX];       /* warn, crit: monotonic ms since the level holds; 0 = not */
         bool matched_none_logged;
+        struct gpio_out *out;           /* the rule's output line, NULL for none or when it cannot be had */
+        char out_error[256];            /* why not, "" when fine or none */
         struct alert_hook *hook;        /* running, or NULL */
         bool hook_pending;              /* a transition came while it ran: run again for it */
         struct alert_transition pending;
@@ -64,6 +67,8 @@ struct alerts {
         bool is_default;                /* no rule configured: the one built from the trips */
         const struct sensors *sensors;
         struct fan fans[ALERT_FANS_MAX];
+        struct gpio_out *fan_out[ALERT_FANS_MAX];       /* each fan's line, NULL when it cannot be had */
+        char fan_error[ALERT_FANS_MAX][256];
         size_t n_fans;
         struct alert_hook *hooks;
         struct alert_transition log[ALERTS_LOG_MAX];    /* a ring */
@@ -402,6 +407,40 @@ static void hook_start(struct alerts *a, struct alert_rule *r, const struct aler
         r->hook = h;
 }
 
+/* ---- output lines (LED, buzzer, relay, fan) */
+
+/* Requests the line of a rule or fan, at its current level. A line that
+ * cannot be had (a missing chip, a line out of range or held elsewhere) is
+ * logged with the section's name and the line; the rule works on without it. */
+static struct gpio_out *output_open(const char *kind, const char *name, const char *spec_text, bool active_low,
+                                    bool on, char *error, size_t errlen) {
+        struct gpio_spec spec;
+        struct gpio_out *g = NULL;
+        char consumer[ALERT_NAME_MAX + 8];
+
+        error[0] = '\0';
+        if (!spec_text[0])
+                return NULL;
+        snprintf(consumer, sizeof consumer, "%s-%s", kind, name);
+        if (gpio_spec_parse(spec_text, &spec, error, errlen) < 0 ||
+            gpio_out_new(&spec, consumer, active_low, on, &g, error, errlen) < 0) {
+                log_error("%s %s: cannot drive gpio %s: %s; the %s works on without it",
+                          kind[0] == 'a' ? "Alert" : "Fan", name, spec_text, error, kind);
+                return NULL;
+        }
+        return g;
+}
+
+static void output_set(struct gpio_out *g, const char *kind, const char *name, bool on, char *error, size_t errlen) {
+        if (!g)
+                return;
+        if (gpio_out_set(g, on, error, errlen) < 0)
+                log_error("%s %s: setting its gpio line %s failed: %s", kind[0] == 'a' ? "Alert" : "Fan", name,
+                          on ? "on" : "off", error);
+        else
+                error[0] = '\0';
+}
+
 /* ---- transitions */
 
 static int state_priority(enum alert_state s) {
@@ -444,6 +483,8 @@ static void rule_transition(struct alerts *a, struct alert_rule *r, enum alert_s
         r->value_c = tr.value_c;
         snprintf(r->value_sensor, sizeof r->value_sensor, "%s", tr.sensor);
         transition_log(&tr);
+        /* held while the rule is at or above its level, or lost */
+        output_set(r->out, "alert", r->cfg.name, to != ALERT_OK, r->out_error, sizeof r->out_error);
         log_append(a, &tr);
         log_save(a);
         hook_start(a, r, &tr);
@@ -532,8 +573,11 @@ void alerts_on_sample(void *userdata, const struct snapshot *snap) {
         for (size_t i = 0; i < a->n_rules; i++)
                 rule_eval(a, a->rules[i], snap->sensors, snap->time_ms, snap->mono_ms);
         for (size_t i = 0; i < a->n_fans; i++)
-                if (fan_eval(&a->fans[i], snap->sensors, snap->time_ms, snap->mono_ms))
+                if (fan_eval(&a->fans[i], snap->sensors, snap->time_ms, snap->mono_ms)) {
                         fan_log(&a->fans[i]);
+                        output_set(a->fan_out[i], "fan", a->fans[i].cfg.name, a->fans[i].on, a->fan_error[i],
+                                   sizeof a->fan_error[i]);
+                }
 }
 
 unsigned alerts_fans_on(const struct alerts *a) {
@@ -593,11 +637,14 @@ static struct alert_rule *rule_default(int64_t now) {
         return r;
 }
 
+/* The line keeps its last level when released: a fan that was on stays on
+ * while no daemon watches. */
 static void rule_free(struct alert_rule *r) {
         if (!r)
                 return;
         if (r->hook)
                 r->hook->rule = NULL;   /* it finishes on its own */
+        gpio_out_free(r->out);
         free(r);
 }
 
@@ -611,17 +658,30 @@ static bool rule_config_equal(const struct alert_rule_config *x, const struct al
 /* Fans whose settings did not change keep their state (and their min_on). */
 static void alerts_configure_fans(struct alerts *a, const struct alert_config *cfg, int64_t now) {
         struct fan fans[ALERT_FANS_MAX];
+        struct gpio_out *outs[ALERT_FANS_MAX] = { NULL };
+        char errors[ALERT_FANS_MAX][256] = { "" };
 
         for (size_t i = 0; i < cfg->n_fans; i++) {
                 fan_init(&fans[i], &cfg->fans[i], now);
                 for (size_t k = 0; k < a->n_fans; k++) {
                         struct fan_config x = a->fans[k].cfg, y = cfg->fans[i];
                         x.line = y.line = 0;
-                        if (memcmp(&x, &y, sizeof x) == 0)
-                                fans[i] = a->fans[k];
+                        if (memcmp(&x, &y, sizeof x) != 0)
+                                continue;
+                        fans[i] = a->fans[k];
+                        outs[i] = a->fan_out[k];
+                        a->fan_out[k] = NULL;
                 }
         }
+        for (size_t k = 0; k < a->n_fans; k++)
+                gpio_out_free(a->fan_out[k]);
+        for (size_t i = 0; i < cfg->n_fans; i++)
+                if (!outs[i])
+                        outs[i] = output_open("fan", fans[i].cfg.name, fans[i].cfg.gpio, fans[i].cfg.gpio_active_low,
+                                              fans[i].on, errors[i], sizeof errors[i]);
         memcpy(a->fans, fans, cfg->n_fans * sizeof *fans);
+        memcpy(a->fan_out, outs, sizeof outs);
+        memcpy(a->fan_error, errors, sizeof errors);
         a->n_fans = cfg->n_fans;
 }
 
@@ -634,26 +694,35 @@ int alerts_configure(struct alerts *a, const struct alert_config *cfg, char *err
                 snprintf(err, errlen, "out of memory");
                 return -ENOMEM;
         }
-        for (size_t i = 0; i < n; i++) {
-                /* an unchanged rule keeps its state, its since and its running hook */
+        /* an unchanged rule keeps its state, its since, its running hook and its line */
+        for (size_t i = 0; i < n; i++)
                 for (size_t k = 0; cfg->n_rules && k < a->n_rules && !rules[i]; k++)
                         if (a->rules[k] && rule_config_equal(&a->rules[k]->cfg, &cfg->rules[i])) {
                                 rules[i] = a->rules[k];
                                 a->rules[k] = NULL;
                         }
+        /* the others go first, so a changed rule can request the same line again */
+        for (size_t k = 0; k < a->n_rules; k++)
+                rule_free(a->rules[k]);
+        free(a->rules);
+        a->rules = NULL;
+        a->n_rules = 0;
+        for (size_t i = 0; i < n; i++) {
                 if (!rules[i])
                         rules[i] = cfg->n_rules ? rule_new(&cfg->rules[i], now) : rule_default(now);
                 if (!rules[i]) {
-                        for (size_t k = 0; k < i; k++)
+                        for (size_t k = 0; k < n; k++)
                                 rule_free(rules[k]);
                         free(rules);
                         snprintf(err, errlen, "out of memory");
                         return -ENOMEM;
                 }
+                /* a line not had before is tried again: a reload is how to retry it */
+                if (!rules[i]->out && rules[i]->cfg.gpio[0])
+                        rules[i]->out = output_open("alert", rules[i]->cfg.name, rules[i]->cfg.gpio,
+                                                    rules[i]->cfg.gpio_active_low, rules[i]->state != ALERT_OK,
+                                                    rules[i]->out_error, sizeof rules[i]->out_error);
         }
-        for (size_t k = 0; k < a->n_rules; k++)
-                rule_free(a->rules[k]);
-        free(a->rules);
         a->rules = rules;
         a->n_rules = n;
         a->is_default = cfg->n_rules == 0;
@@ -690,6 +759,8 @@ void alerts_free(struct alerts *a) {
                 return;
         for (size_t i = 0; i < a->n_rules; i++)
                 rule_free(a->rules[i]);
+        for (size_t i = 0; i < a->n_fans; i++)
+                gpio_out_free(a->fan_out[i]);
         while (a->hooks) {
                 struct alert_hook *h = a->hooks;
                 a->hooks = h->next;
@@ -727,7 +798,7 @@ void alerts_status(const struct alerts *a, size_t i, struct alert_status *ret) {
                 .value_c = r->value_c, .value_sensor = r->value_sensor,
                 .warn_c = t ? rule_threshold(r, ALERT_WARN, t) : NAN,
                 .crit_c = t ? rule_threshold(r, ALERT_CRIT, t) : NAN,
-                .hook_running = r->hook != NULL, .gpio = r->cfg.gpio, .gpio_error = "",
+                .hook_running = r->hook != NULL, .gpio = r->cfg.gpio, .gpio_error = r->out_error,
         };
 }
 
@@ -783,8 +854,11 @@ json_object *alerts_to_json(const struct alerts *a) {
 json_object *alerts_fans_to_json(const struct alerts *a) {
         json_object *fans = json_object_new_array();
 
-        for (size_t i = 0; i < a->n_fans; i++)
-                json_object_array_add(fans, fan_to_json(&a->fans[i]));
+        for (size_t i = 0; i < a->n_fans; i++) {
+                json_object *o = fan_to_json(&a->fans[i]);
+                json_object_object_add(o, "gpio_error", json_new_string_or_null(a->fan_error[i]));
+                json_object_array_add(fans, o);
+        }
         return fans;
 }
 

@@ -136,6 +136,9 @@ bool alert_gpio_spec_valid(const char *text) {
 
         if (!colon || colon == text)
                 return false;
+        for (const char *c = text; c < colon; c++)
+                if ((unsigned char) *c <= ' ' || *c == 0x7f)
+                        return false;           /* no blanks or control characters in a chip name */
         digits = strspn(colon + 1, "0123456789");
         return digits > 0 && digits <= 5 && colon[1 + digits] == '\0' && strtoul(colon + 1, NULL, 10) <= 65535;
 }

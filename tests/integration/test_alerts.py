@@ -283,3 +283,25 @@ def test_fan_follows_a_heat_up_with_hysteresis_and_shows_in_runs(start_daemon, f
     _, samples = d.get(f"/api/v1/runs/{run['id']}/samples")
     col = samples["columns"].index("cooling_active")
     assert {row[col] for row in samples["rows"]} == {0, 1}, done
+
+
+def test_a_line_that_cannot_be_had_is_named_and_the_rule_works_on(start_daemon, fixture_copy, tmp_path):
+    """No GPIO chip here: the rule and the fan name their line in the log and the API, and keep
+    working; a reload tries the line again. (The real chip is exercised under qemu-system-aarch64.)"""
+    root = fixture_copy("rpi4")
+    conf = write_conf(tmp_path, "[alert led]\nsensor = thermal_zone0\nwarn = 60\ngpio = gpiochip7:17\n\n"
+                                "[fan case]\nsensor = thermal_zone0\non = 60\noff = 50\ngpio = gpiochip7:18\n")
+    set_zone(root, 45)
+    d = start_tree(start_daemon, root, "--config", conf)
+    r = rule(d, "led")
+    assert r["gpio"] == "gpiochip7:17" and r["gpio_error"].startswith("gpiochip7:17"), r
+    assert alerts(d)["fans"][0]["gpio_error"].startswith("gpiochip7:18")
+    log = d.logs()
+    assert "Alert led: cannot drive gpio gpiochip7:17:" in log and "the alert works on without it" in log
+    assert "Fan case: cannot drive gpio gpiochip7:18:" in log
+    set_zone(root, 65)
+    wait_rule_state(d, "led", "warn")
+    d.wait_for(lambda: alerts(d)["fans"][0]["on"], what="fan on without its line")
+    d.signal(signal.SIGHUP)
+    d.wait_for(lambda: d.logs().count("cannot drive gpio gpiochip7:17") == 2, what="the line tried again at reload")
+    assert rule(d, "led")["state"] == "warn"            # unchanged rule: state kept
