@@ -1,13 +1,14 @@
 #!/bin/bash
-# check-qemu.sh BUILDDIR — cross-builds gpio-check for arm64 twice and runs
-# the meson suite 'qemu' (gpio-check on the PL061 GPIO chip of a
-# qemu-system-aarch64 virt machine) with each:
+# check-qemu.sh BUILDDIR — cross-builds gpio-check and heatcurved for arm64
+# twice and runs the meson suite 'qemu' (gpio-check, and heatcurved's alert
+# rule and fan, on the PL061 GPIO chip of a qemu-system-aarch64 virt machine)
+# with each:
 #   BUILDDIR          against Debian 12's libgpiod 1.6 (the arm64 build of
 #                     check-cross.sh when they share the directory)
 #   BUILDDIR-gpiod2   against libgpiod 2.x from bookworm-backports, unpacked
 #                     for arm64 by tests/scripts/libgpiod2-prefix.sh
-# Only tests/gpio-check is built. QEMU_REQUIRED=1 turns "cannot start the
-# rig" into a failure.
+# Only tests/gpio-check and heatcurved are built. QEMU_REQUIRED=1 turns
+# "cannot start the rig" into a failure.
 set -euo pipefail
 
 DIR=${1:?usage: check-qemu.sh BUILDDIR}
@@ -25,7 +26,7 @@ build_and_run() {
             meson setup "$dir" "$SRC" --cross-file "$SRC/tests/cross/arm64.ini" "$@"
         fi
     fi
-    ninja -C "$dir" tests/gpio-check
+    ninja -C "$dir" tests/gpio-check heatcurved
     meson test -C "$dir" --suite qemu --no-rebuild --verbose
 }
 

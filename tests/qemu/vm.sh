@@ -12,8 +12,11 @@
 #
 # Exit 77 (skip) when qemu-system-aarch64 or the kernel cannot be had; 99
 # when the machine did not report PROGRAM's exit status (crash or timeout).
+# PROGRAM may also be a shell script (busybox sh runs it).
 # Environment: HEATCURVE_CI_CACHE (default /var/cache/heatcurve-ci) for the
-# kernel and busybox, VM_TIMEOUT in seconds (default 180).
+# kernel and busybox, VM_TIMEOUT in seconds (default 180), VM_PROGS more
+# arm64 programs for /bin (their libraries come along), VM_FILES more files
+# or trees as SRC:DST pairs (copied with their symlinks).
 set -euo pipefail
 
 PROG=${1:?usage: vm.sh PROGRAM [ARG...]}
@@ -37,15 +40,25 @@ mkdir -p "$root/bin" "$root/lib" "$root/proc" "$root/sys" "$root/tmp"
 cp "$CACHE/busybox" "$root/bin/busybox"
 ln -s busybox "$root/bin/sh"
 cp "$PROG" "$root/bin/"
+for extra in ${VM_PROGS:-}; do cp "$extra" "$root/bin/"; done
+for pair in ${VM_FILES:-}; do
+    mkdir -p "$root$(dirname "${pair#*:}")"
+    cp -a "${pair%%:*}" "$root${pair#*:}"
+done
+is_elf() { [ "$(head -c 4 "$1" | od -An -c | tr -d ' ')" = '177ELF' ]; }
 
-# PROGRAM's interpreter and, recursively, the libraries it needs, into /lib
-# (a default search directory of any ld.so).
-interp=$(readelf -l "$PROG" | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p')
-if [ -n "$interp" ]; then
-    mkdir -p "$root$(dirname "$interp")"
-    cp -L "$interp" "$root$interp"
-fi
-todo=("$PROG")
+# The programs' interpreter and, recursively, the libraries they need, into
+# /lib (a default search directory of any ld.so).
+todo=()
+for elf in "$PROG" ${VM_PROGS:-}; do
+    is_elf "$elf" || continue
+    todo+=("$elf")
+    interp=$(readelf -l "$elf" | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p')
+    if [ -n "$interp" ] && [ ! -e "$root$interp" ]; then
+        mkdir -p "$root$(dirname "$interp")"
+        cp -L "$interp" "$root$interp"
+    fi
+done
 while [ "${#todo[@]}" -gt 0 ]; do
     elf=${todo[0]}
     todo=("${todo[@]:1}")
@@ -69,7 +82,7 @@ cat > "$root/init" <<INIT
 /bin/busybox mount -t devtmpfs dev /dev
 /bin/busybox mount -t debugfs debugfs /sys/kernel/debug
 echo "vm: up after \$(/bin/busybox cut -d ' ' -f 1 /proc/uptime) s, kernel \$(/bin/busybox uname -r)"
-/bin/$(basename "$PROG")$args
+$(is_elf "$PROG" || echo /bin/busybox sh) /bin/$(basename "$PROG")$args
 echo "vm: exit status \$?"
 /bin/busybox poweroff -f
 INIT

@@ -1,0 +1,83 @@
+#!/bin/sh
+# alert-gpio.sh — runs inside the QEMU virt machine (vm.sh): heatcurved on a
+# fixture tree with an alert rule on PL061 line 5 and a fan on line 6; the
+# fixture's temperature is raised past the rule and the fan, then lowered,
+# and each line's level is read back from /sys/kernel/debug/gpio. Prints
+# PASS/FAIL lines and "alert-gpio: N passed, M failed"; exits non-zero on
+# any failure.
+B=/bin/busybox
+root=/fixture
+zone=$root/sys/class/thermal/thermal_zone0/temp
+pass=0
+fail=0
+
+check() {       # NAME CONDITION...: PASS or FAIL
+        name=$1
+        shift
+        if "$@"; then echo "PASS $name"; pass=$((pass + 1)); else echo "FAIL $name"; fail=$((fail + 1)); fi
+}
+# level CONSUMER: hi, lo, or "none" when the line is not requested by it
+level() {
+        l=$($B grep "|heatcurved/$1 *)" /sys/kernel/debug/gpio | $B sed -n 's/.*) out \([a-z]*\).*/\1/p')
+        echo "${l:-none}"
+}
+wait_level() {  # CONSUMER LEVEL: up to 10 s
+        i=0
+        while [ "$(level "$1")" != "$2" ] && [ $i -lt 100 ]; do $B usleep 100000; i=$((i + 1)); done
+        [ "$(level "$1")" = "$2" ]
+}
+stays_level() { # CONSUMER LEVEL SECONDS: it does not change meanwhile
+        i=0
+        while [ $i -lt $(($3 * 10)) ]; do
+                [ "$(level "$1")" = "$2" ] || return 1
+                $B usleep 100000
+                i=$((i + 1))
+        done
+}
+
+$B ip link set lo up
+$B mkdir -p /tmp/state
+echo 45000 > $zone
+cat > /tmp/h.conf <<CONF
+[daemon]
+listen = 127.0.0.1:8080
+state_dir = /tmp/state
+interval = 200ms
+
+[alert led]
+sensor = thermal_zone0
+warn = 60
+hysteresis = 2
+gpio = gpiochip0:5
+
+[fan case]
+sensor = thermal_zone0
+on = 62
+off = 55
+min_on = 1s
+gpio = 9030000.pl061:6
+CONF
+/bin/heatcurved -c /tmp/h.conf --sysfs-root $root --procfs-root $root >/tmp/log 2>&1 &
+pid=$!
+
+check "the rule's line is requested, low while ok" wait_level alert-led lo
+check "the fan's line is requested by chip label, low while off" wait_level fan-case lo
+echo 61000 > $zone
+check "61 C: the rule (warn 60) drives its line high" wait_level alert-led hi
+check "61 C: the fan (on 62) stays off" stays_level fan-case lo 1
+echo 63000 > $zone
+check "63 C: the fan switches on" wait_level fan-case hi
+echo 59000 > $zone
+check "59 C: within the hysteresis, the rule's line stays high" stays_level alert-led hi 1
+check "59 C: above off (55), the fan stays on" stays_level fan-case hi 1
+echo 54000 > $zone
+check "54 C: the rule clears, its line goes low" wait_level alert-led lo
+check "54 C: the fan switches off" wait_level fan-case lo
+$B grep -q "Alert led: warn, thermal_zone0 at 61.0 C" /tmp/log
+check "the transition is logged" [ $? -eq 0 ]
+$B kill $pid
+$B usleep 500000
+check "heatcurved stops cleanly" [ ! -d /proc/$pid ] || [ "$($B cat /proc/$pid/status 2>/dev/null | $B grep -c zombie)" = 1 ]
+[ $fail -eq 0 ] || $B cat /tmp/log
+echo "alert-gpio: $pass passed, $fail failed"
+[ $fail -eq 0 ]
