@@ -588,7 +588,14 @@ int history_save(const struct history *h, const char *path) {
                 return -EINVAL;
         if (asprintf(&tmp, "%s.tmp", path) < 0)
                 return -ENOMEM;
-        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+        /* A stale temp file goes first; O_EXCL then never opens a FIFO or
+         * device someone put in its place (open() would block on a FIFO). */
+        if (unlink(tmp) < 0 && errno != ENOENT) {
+                r = -errno;
+                free(tmp);
+                return r;
+        }
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
         if (fd < 0) {
                 r = -errno;
                 free(tmp);
@@ -638,7 +645,9 @@ static int history_file_read(const char *path, struct history_file *f) {
         size_t done = 0;
         int fd, r = 0;
 
-        fd = open(path, O_RDONLY | O_CLOEXEC);
+        /* O_NONBLOCK: a FIFO at the path must not block open(); it is then
+         * refused below as not a regular file. */
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
         if (fd < 0)
                 return -errno;
         if (fstat(fd, &st) < 0)

@@ -35,9 +35,23 @@ int sysfs_path(char *buf, size_t size, const char *fmt, ...) {
 }
 
 int sysfs_open(const char *path) {
-        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        struct stat st;
+        int fd, r;
 
-        return fd < 0 ? -errno : fd;
+        /* O_NONBLOCK: a FIFO planted at a sensor path would otherwise block
+         * open() until a writer shows up. Sysfs and procfs attributes are
+         * regular files; anything else is refused. */
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                r = -errno;
+        else if (S_ISREG(st.st_mode))
+                return fd;
+        else
+                r = S_ISDIR(st.st_mode) ? -EISDIR : -EBADFD;
+        close(fd);
+        return r;
 }
 
 static size_t strip_trailing(char *buf, size_t n) {

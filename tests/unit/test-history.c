@@ -896,6 +896,32 @@ static void test_load_errors(void **state) {
         history_free(h);
 }
 
+/* A FIFO at history.bin (or at its temp file) must not block the daemon in
+ * open(): load refuses it, save replaces the temp file. alarm() turns a hang
+ * into a failure. */
+static void test_fifo_refused(void **state) {
+        struct history *h = new_history(4);
+        char path[512], tmp[600];
+
+        path_in_tmp(path, sizeof path, "fifo.bin");
+        snprintf(tmp, sizeof tmp, "%s.tmp", path);
+        unlink(path);
+        unlink(tmp);
+        assert_int_equal(mkfifo(path, 0644), 0);
+        assert_int_equal(mkfifo(tmp, 0644), 0);
+        assert_int_equal(history_begin(h, 1000), 0);
+
+        alarm(10);
+        assert_int_equal(history_load(h, path), -EBADMSG);
+        assert_int_equal(history_count(h), 1);
+        assert_int_equal(history_save(h, path), 0);      /* the FIFO is replaced */
+        alarm(0);
+        assert_int_equal(history_load(h, path), 0);
+        assert_int_equal(history_count(h), 1);
+        unlink(path);
+        history_free(h);
+}
+
 /* A column that only ever read missing is not added from a file. */
 static void test_load_skips_empty_columns(void **state) {
         struct history *h = new_history(4), *g = new_history(4);
@@ -947,6 +973,7 @@ int main(void) {
                 cmocka_unit_test(test_load_handmade),
                 cmocka_unit_test(test_load_kinds_and_columns),
                 cmocka_unit_test(test_load_errors),
+                cmocka_unit_test(test_fifo_refused),
                 cmocka_unit_test(test_load_skips_empty_columns),
         };
 

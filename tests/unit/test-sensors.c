@@ -400,6 +400,46 @@ static void test_removed_then_reprobe(void **state) {
         tree_free(&t);
 }
 
+/* A FIFO planted at a sensor path (by accident or on purpose) must not
+ * block the probe in open() or a read: it is refused as not a regular file.
+ * alarm() turns a hang into a failure instead of a test timeout. */
+static void test_fifo_refused(void **state) {
+        const struct temp_sensor *z;
+        struct sensors *s;
+        struct tree t;
+        char path[PATH_MAX];
+
+        tree_new(&t);
+        add_zone(&t, 0, "cpu-thermal\n", "45000\n");
+        add_zone(&t, 1, "gpu-thermal\n", "40000\n");
+        pathf(path, sizeof(path), "%s/sys/devices/virtual/thermal/thermal_zone1/temp", t.root);
+        assert_int_equal(unlink(path), 0);
+        assert_int_equal(mkfifo(path, 0644), 0);
+        pathf(path, sizeof(path), "%s/sys/devices/virtual/thermal/thermal_zone0/trip_point_0_temp", t.root);
+        assert_int_equal(mkfifo(path, 0644), 0);
+        pathf(path, sizeof(path), "%s/proc", t.root);
+        mkdir_p(path);
+        pathf(path, sizeof(path), "%s/proc/stat", t.root);
+        assert_int_equal(mkfifo(path, 0644), 0);
+
+        alarm(10);
+        s = probe(&t);
+        assert_int_equal(sensors_read(s, 1000), 2);     /* the FIFO zone and the FIFO /proc/stat */
+        alarm(0);
+        z = find(s, "thermal_zone0");
+        assert_true(z->ok);
+        assert_int_equal(z->temp_mc, 45000);
+        assert_int_equal(z->n_trips, 1);
+        assert_false(z->trips[0].has_temp);
+        z = find(s, "thermal_zone1");
+        assert_non_null(z);
+        assert_false(z->ok);
+        assert_int_equal(z->error, EBADFD);
+        assert_false(s->load.ok);
+        sensors_free(s);
+        tree_free(&t);
+}
+
 static void test_bad_root(void **state) {
         struct sensors *s = NULL;
 
@@ -966,6 +1006,7 @@ int main(void) {
                 cmocka_unit_test(test_read_eio),
                 cmocka_unit_test(test_removed_then_reprobe),
                 cmocka_unit_test(test_bad_root),
+                cmocka_unit_test(test_fifo_refused),
                 cmocka_unit_test(test_hwmon_basic_and_limits),
                 cmocka_unit_test(test_hwmon_no_name),
                 cmocka_unit_test(test_hwmon_device_attrs),
