@@ -18,6 +18,10 @@ int sensors_parse_temp_sticky(const char *text, int32_t *ret_mc, bool *quirk, bo
  * a sentinel. *quirk says whether the whole-degree rule was applied. */
 bool sensors_parse_limit(const char *text, int32_t *ret_mc, bool *quirk);
 
+/* On a fixture tree, watch a per-tick file so its deletion is noticed
+ * without an fstat() per tick; a no-op on sysfs. Best effort. */
+void sensors_watch(struct sensors *s, const char *path);
+
 /* pread a kept fd; on fixture trees a deleted file reads as -ENOENT. */
 ssize_t sensors_pread(const struct sensors *s, int fd, char *buf, size_t size);
 

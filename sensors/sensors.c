@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -91,6 +92,8 @@ int sensors_add_temp(struct sensors *s, const char *path, int fd, struct temp_se
         n = &s->temps[s->n_temps++];
         memset(n, 0, sizeof(*n));
         sysfs_strlcpy(n->path, path, sizeof(n->path));
+        if (fd >= 0)
+                sensors_watch(s, path);
         /* Not read yet: ok stays false with no error until the first tick.
          * An open failure (EACCES, EIO) keeps the sensor, failed. */
         n->fd = fd < 0 ? -1 : fd;
@@ -99,11 +102,29 @@ int sensors_add_temp(struct sensors *s, const char *path, int fd, struct temp_se
         return 0;
 }
 
+void sensors_watch(struct sensors *s, const char *path) {
+        /* IN_ATTRIB covers a link-count change (unlink, rename over it);
+         * writes in place (IN_MODIFY) are not events. */
+        if (s->watch_fd >= 0)
+                (void) inotify_add_watch(s->watch_fd, path, IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF);
+}
+
+/* Drains the watch; any event makes this tick fstat() the kept fds. */
+static void sensors_poll_watch(struct sensors *s) {
+        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+        s->recheck = false;
+        if (s->watch_fd < 0)
+                return;
+        while (read(s->watch_fd, buf, sizeof(buf)) > 0)
+                s->recheck = true;
+}
+
 ssize_t sensors_pread(const struct sensors *s, int fd, char *buf, size_t size) {
         ssize_t n;
 
         n = sysfs_pread(fd, buf, size);
-        if (n >= 0 && s->check_unlinked && sysfs_check_linked(fd) < 0)
+        if (n >= 0 && s->recheck && sysfs_check_linked(fd) < 0)
                 return -ENOENT;
         return n;
 }
@@ -140,6 +161,7 @@ int sensors_read(struct sensors *s, int64_t now_ms) {
         int failed = 0;
 
         s->time_ms = now_ms;
+        sensors_poll_watch(s);
         for (size_t i = 0; i < s->n_temps; i++)
                 if (temp_read(s, &s->temps[i], now_ms) < 0)
                         failed++;
@@ -179,6 +201,11 @@ static int sensors_set_roots(struct sensors *s, const char *sysfs_root, const ch
         /* Real sysfs answers ENODEV for a removed device; a fixture tree on
          * tmpfs/ext4 keeps serving a deleted file, so there we fstat(). */
         s->check_unlinked = !(statfs(path, &sfs) == 0 && sfs.f_type == SYSFS_MAGIC_NUMBER);
+        if (s->check_unlinked) {
+                s->watch_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+                if (s->watch_fd < 0)
+                        return -errno;
+        }
         return 0;
 }
 
@@ -190,6 +217,7 @@ int sensors_probe(const char *sysfs_root, const char *procfs_root, struct sensor
         if (!s)
                 return -ENOMEM;
         s->load.fd = -1;
+        s->watch_fd = -1;
 
         r = sensors_set_roots(s, sysfs_root ? sysfs_root : "/", procfs_root ? procfs_root : "/");
         if (r >= 0)
@@ -220,6 +248,8 @@ void sensors_free(struct sensors *s) {
         thermal_free(s);
         cpufreq_free(s);
         load_free(&s->load);
+        if (s->watch_fd >= 0)
+                close(s->watch_fd);
         free(s);
 }
 
@@ -271,11 +301,10 @@ static void carry_policies(struct sensors *to, const struct sensors *from) {
 
                         if (strcmp(p->id, o->id) != 0 || p->fd_cur < 0)
                                 continue;
+                        /* governor and limits were just read again by the probe */
                         p->cur_khz = o->cur_khz;
                         p->cpuinfo_cur_khz = o->cpuinfo_cur_khz;
-                        p->scaling_min_khz = o->scaling_min_khz;
                         p->scaling_max_khz = o->scaling_max_khz;
-                        memcpy(p->governor, o->governor, sizeof(p->governor));
                         p->n_tis = o->n_tis;
                         memcpy(p->tis_khz, o->tis_khz, sizeof(p->tis_khz));
                         memcpy(p->tis_10ms, o->tis_10ms, sizeof(p->tis_10ms));

@@ -76,10 +76,14 @@ struct cpufreq_policy {
         int cpus[SENSORS_CPUS_MAX];     /* related CPUs */
         size_t n_cpus;
         char driver[32];
-        char governor[32];              /* re-read on every tick */
-        int fd_cur, fd_cpuinfo_cur, fd_governor, fd_scaling_min, fd_scaling_max, fd_time_in_state;
-        bool has_cpuinfo_cur;           /* cpuinfo_cur_freq readable (root only: EACCES is normal) */
-        uint32_t cur_khz, cpuinfo_cur_khz;  /* kHz */
+        char governor[32];              /* read at probe and re-probe, not per tick */
+        /* Kept open and read every tick: one current frequency, the cap
+         * (thermal capping moves scaling_max_freq on legacy kernels) and
+         * time_in_state. Limits, governor and names are read at probe. */
+        int fd_cur, fd_scaling_max, fd_time_in_state;
+        bool has_cpuinfo_cur;           /* fd_cur is cpuinfo_cur_freq: the fallback when
+                                         * scaling_cur_freq is missing (root only: EACCES is normal) */
+        uint32_t cur_khz, cpuinfo_cur_khz;  /* kHz; cpuinfo_cur_khz valid when has_cpuinfo_cur */
         uint32_t min_khz, max_khz;      /* kHz, cpuinfo (hardware) limits */
         uint32_t scaling_min_khz, scaling_max_khz;  /* kHz, current policy limits */
         uint32_t available_khz[SENSORS_FREQS_MAX];  /* kHz, scaling_available_frequencies */
@@ -129,8 +133,11 @@ struct sensors {
         struct cpu_load load;
         int64_t time_ms;                /* Unix ms of the last sensors_read() */
         bool need_reprobe;              /* a sensor vanished (ENOENT/ENODEV): caller should re-probe */
-        bool check_unlinked;            /* roots are not sysfs (fixture tree): also fstat() each kept
-                                         * fd so a deleted file reads as ENOENT, as sysfs would say */
+        bool check_unlinked;            /* roots are not sysfs (fixture tree): a deleted file must
+                                         * read as ENOENT, as sysfs would say */
+        int watch_fd;                   /* inotify on the per-tick files of a fixture tree (-1 on
+                                         * sysfs): a link-count change makes that one tick fstat() */
+        bool recheck;                   /* fstat() the kept fds during this read */
 };
 
 /* Discover everything under the two roots (NULL means "/"). */

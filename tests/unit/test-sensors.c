@@ -718,17 +718,26 @@ static void test_cpufreq_legacy(void **state) {
         assert_true(p->tis_10ms[5] == 123456789012ULL);  /* beyond 32 bits on armhf too */
         assert_int_equal(s->board.cpus, 4);
 
-        /* Re-read on every tick. */
+        /* Re-read on every tick: the current frequency, the cap (thermal
+         * capping moves scaling_max_freq on 3.14) and time_in_state. */
         put(&t, "sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq", "500000\n");
         put(&t, "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "performance\n");
+        put(&t, "sys/devices/system/cpu/cpu0/cpufreq/scaling_min_freq", "250000\n");
         put(&t, "sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", "1296000\n");
         put(&t, "sys/devices/system/cpu/cpu0/cpufreq/stats/time_in_state", "100000 6000\n250000 10\n");
         assert_int_equal(sensors_read(s, 2000), 0);
         assert_int_equal(p->cur_khz, 500000);
-        assert_string_equal(p->governor, "performance");
         assert_int_equal(p->scaling_max_khz, 1296000);
         assert_int_equal(p->n_tis, 2);
         assert_int_equal(p->tis_10ms[0], 6000);
+        /* Governor and minimum: at probe and re-probe only. */
+        assert_string_equal(p->governor, "interactive");
+        assert_int_equal(p->scaling_min_khz, 100000);
+        assert_int_equal(sensors_reprobe(&s), 0);
+        p = &s->policies[0];
+        assert_string_equal(p->governor, "performance");
+        assert_int_equal(p->scaling_min_khz, 250000);
+        assert_int_equal(p->cur_khz, 500000);           /* carried over until the next read */
         sensors_free(s);
         tree_free(&t);
 }
@@ -737,7 +746,7 @@ static void test_cpufreq_legacy(void **state) {
 static void test_cpufreq_modern(void **state) {
         struct sensors *s;
         struct tree t;
-        char rel[256], target[64];
+        char rel[256], target[64], full[PATH_MAX];
 
         tree_new(&t);
         put_policy_files(&t, "sys/devices/system/cpu/cpufreq/policy0", "408000\n", "1416000\n");
@@ -745,7 +754,10 @@ static void test_cpufreq_modern(void **state) {
         put(&t, "sys/devices/system/cpu/cpufreq/policy0/related_cpus", "0 1 2 3\n");
         /* policy4 without related_cpus: affected_cpus is the next best. */
         put(&t, "sys/devices/system/cpu/cpufreq/policy4/affected_cpus", "4 5\n");
+        /* policy4 has no scaling_cur_freq: cpuinfo_cur_freq is the fallback. */
         put(&t, "sys/devices/system/cpu/cpufreq/policy4/cpuinfo_cur_freq", "1800000\n");
+        pathf(full, sizeof(full), "%s/sys/devices/system/cpu/cpufreq/policy4/scaling_cur_freq", t.root);
+        assert_int_equal(unlink(full), 0);
         for (int i = 0; i < 6; i++) {
                 pathf(rel, sizeof(rel), "sys/devices/system/cpu/cpu%d/cpufreq", i);
                 pathf(target, sizeof(target), "../cpufreq/policy%d", i < 4 ? 0 : 4);
