@@ -24,7 +24,9 @@
  *   10 s                 +r or -r (s = 1: minus), r = the last non-zero |delta| of the stream
  *   110 u[w]             u in the last explicit width w
  *   111 w[7] u[w]        u in w bits (1..64); w = 0 means "missing" (value streams)
- * where u = zigzag(delta) + 1 >= 1. Temperatures that hold still or flicker
+ * where u = zigzag(delta) + 1 >= 1. A value stream starts with 16 bits: the
+ * block's step, the largest number dividing every value; values are coded
+ * in steps. Temperatures that hold still or flicker
  * by one quantisation step cost one to three bits a sample.
  */
 struct history_block {
@@ -144,6 +146,7 @@ struct codec {
         int64_t prev;                   /* previous value (values) or time (times) */
         int64_t prev_delta;             /* times: previous delta */
         bool missing;                   /* values: the previous symbol was "missing" */
+        int64_t scale;                  /* values: the stream's step (prev is in steps) */
 };
 
 static unsigned bit_length(uint64_t u) {
@@ -243,7 +246,7 @@ static int dec_value(struct bit_reader *r, struct codec *c, int16_t *v) {
 
         switch (dec_delta(r, c, &d)) {
         case SYM_REPEAT:
-                *v = c->missing ? HISTORY_MISSING : (int16_t) c->prev;
+                *v = c->missing ? HISTORY_MISSING : (int16_t) (c->prev * c->scale);
                 return 0;
         case SYM_MISSING:
                 c->missing = true;
@@ -251,11 +254,11 @@ static int dec_value(struct bit_reader *r, struct codec *c, int16_t *v) {
                 return 0;
         case SYM_DELTA:
                 x = c->prev + d;
-                if (x < -INT16_MAX || x > INT16_MAX)
+                if (x < -INT16_MAX || x > INT16_MAX || x * c->scale < -INT16_MAX || x * c->scale > INT16_MAX)
                         return -1;
                 c->prev = x;
                 c->missing = false;
-                *v = (int16_t) x;
+                *v = (int16_t) (x * c->scale);
                 return 0;
         }
         return -1;
@@ -284,6 +287,15 @@ static int dec_time(struct bit_reader *r, struct codec *c, int64_t *t) {
         return 0;
 }
 
+/* A value stream starts with its step: 16 bits, every value is a multiple
+ * of it (whole degrees are steps of 100 centidegrees, loads from 100 Hz
+ * jiffies steps of 100 or 25), and the symbols count steps. */
+static int value_stream_init(struct bit_reader *r, struct codec *c, const uint8_t *p, const uint8_t *end) {
+        br_init(r, p, end);
+        *c = (struct codec) { .scale = (int64_t) br_get(r, 16) };
+        return c->scale > 0 ? 0 : -1;
+}
+
 /* Decodes the times of a block into t[0..b->n). 0, or -EBADMSG when corrupt. */
 static int block_times(const struct history_block *b, int64_t *t) {
         const uint8_t *data = block_data(b);
@@ -310,14 +322,15 @@ static int block_values(const struct history_block *b, size_t col, int16_t *v) {
                         v[i] = HISTORY_MISSING;
                 return 0;
         }
-        br_init(&r, data + b->end[col], data + b->end[col + 1]);
+        if (value_stream_init(&r, &c, data + b->end[col], data + b->end[col + 1]) < 0)
+                return -EBADMSG;
         for (uint32_t i = 0; i < b->n;) {
                 if (r.bits < 10)
                         br_refill(&r);
                 if (!(r.win >> 63)) {
                         /* A run of repeats: as many as the window shows at once. */
                         unsigned z = r.win ? (unsigned) __builtin_clzll(r.win) : 64;
-                        int16_t x = c.missing ? HISTORY_MISSING : (int16_t) c.prev;
+                        int16_t x = c.missing ? HISTORY_MISSING : (int16_t) (c.prev * c.scale);
 
                         if (z > r.bits)
                                 z = r.bits;
@@ -333,13 +346,34 @@ static int block_values(const struct history_block *b, size_t col, int16_t *v) {
                         /* 10 s: one step of the last size, the other common case */
                         int64_t x = (r.win >> 61) & 1 ? c.prev - (int64_t) c.r : c.prev + (int64_t) c.r;
 
-                        if (x < -INT16_MAX || x > INT16_MAX)
+                        if (x < -INT16_MAX || x > INT16_MAX || x * c.scale < -INT16_MAX || x * c.scale > INT16_MAX)
                                 return -EBADMSG;
                         r.win <<= 3;
                         r.bits -= 3;
                         c.prev = x;
                         c.missing = false;
-                        v[i++] = (int16_t) x;
+                        v[i++] = (int16_t) (x * c.scale);
+                        continue;
+                }
+                if ((r.win >> 61) == 6 && c.width > 0 && c.width <= 32) {
+                        /* 110 u: a delta in the last width */
+                        uint64_t u;
+                        int64_t d, x;
+
+                        if (r.bits < 3 + c.width)
+                                br_refill(&r);
+                        u = ((r.win << 3) >> (64 - c.width)) - 1;
+                        d = (int64_t) (u >> 1) ^ -(int64_t) (u & 1);
+                        x = c.prev + d;
+                        if (x < -INT16_MAX || x > INT16_MAX || x * c.scale < -INT16_MAX || x * c.scale > INT16_MAX)
+                                return -EBADMSG;
+                        r.win <<= 3 + c.width;
+                        r.bits -= 3 + c.width;
+                        if (d != 0)
+                                c.r = d < 0 ? (uint64_t) -d : (uint64_t) d;
+                        c.prev = x;
+                        c.missing = false;
+                        v[i++] = (int16_t) (x * c.scale);
                         continue;
                 }
                 if (dec_value(&r, &c, &v[i++]) < 0)
@@ -348,12 +382,32 @@ static int block_values(const struct history_block *b, size_t col, int16_t *v) {
         return br_overrun(&r) ? -EBADMSG : 0;
 }
 
+static unsigned gcd_u(unsigned a, unsigned b) {
+        while (b) {
+                unsigned t = a % b;
+
+                a = b;
+                b = t;
+        }
+        return a;
+}
+
+/* The largest step that divides every present value (1..32767). */
+static unsigned value_step(const int16_t *v, size_t n) {
+        unsigned g = 0;
+
+        for (size_t i = 0; i < n && g != 1; i++)
+                if (v[i] != HISTORY_MISSING)
+                        g = gcd_u(g, (unsigned) (v[i] < 0 ? -v[i] : v[i]));
+        return g ? g : 1;
+}
+
 /* Encodes n samples (times t, one value array per column, NULL = all
  * missing) into a new block. */
 static int block_encode(const int64_t *t, int16_t *const *vals, size_t n_cols, size_t n,
                         struct history_block **ret) {
         /* Worst case per symbol: 3 + 7 + 64 bits for times, 3 + 7 + 18 for values. */
-        size_t worst = (n * 74 + 7) / 8 + 1 + n_cols * ((n * 28 + 7) / 8 + 1), total = 0;
+        size_t worst = (n * 74 + 7) / 8 + 1 + n_cols * ((n * 28 + 7) / 8 + 3), total = 0;
         struct history_block *b;
         uint8_t *buf, *p;
         uint32_t *end;
@@ -384,9 +438,14 @@ static int block_encode(const int64_t *t, int16_t *const *vals, size_t n_cols, s
         for (size_t k = 0; k < n_cols; k++) {
                 struct bit_writer w = { .p = p };
                 struct codec c = {};
+                unsigned step = vals[k] ? value_step(vals[k], n) : 1;
 
-                for (size_t i = 0; i < n; i++)
-                        enc_value(&w, &c, vals[k] ? vals[k][i] : HISTORY_MISSING);
+                bw_put(&w, step, 16);
+                for (size_t i = 0; i < n; i++) {
+                        int16_t v = vals[k] ? vals[k][i] : HISTORY_MISSING;
+
+                        enc_value(&w, &c, v == HISTORY_MISSING ? v : (int16_t) (v / (int) step));
+                }
                 bw_finish(&w);
                 p = w.p;
                 end[k + 1] = (uint32_t) (p - buf);
@@ -1487,10 +1546,8 @@ static int history_fill_block(struct history *g, const struct history_block *b, 
 
         if (block_times(b, t) < 0)
                 return 0;
-        for (size_t c = 0; c < n_cols; c++) {
-                dec[c].c = (struct codec) {};
-                br_init(&dec[c].r, data + b->end[c], data + b->end[c + 1]);
-        }
+        for (size_t c = 0; c < n_cols; c++)
+                (void) value_stream_init(&dec[c].r, &dec[c].c, data + b->end[c], data + b->end[c + 1]);
         for (size_t i = 0; i < b->n; i++) {
                 if (i >= first && (r = history_begin(g, t[i])) < 0)
                         return r;
