@@ -5,6 +5,7 @@
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sensors-internal.h"
@@ -134,7 +135,23 @@ void sensors_note_error(struct sensors *s, int r) {
                 s->need_reprobe = true;
 }
 
+static uint64_t sensors_now_ns(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+static void temp_note_time(struct temp_sensor *t, uint64_t start_ns) {
+        uint64_t us = (sensors_now_ns() - start_ns) / 1000;
+
+        t->read_us = us > UINT32_MAX ? UINT32_MAX : (uint32_t) us;     /* microseconds */
+        if (t->read_us > t->read_us_max)
+                t->read_us_max = t->read_us;
+}
+
 static int temp_read(struct sensors *s, struct temp_sensor *t, int64_t now_ms) {
+        uint64_t start = sensors_now_ns();
         char buf[32];
         int32_t mc;
         ssize_t n;
@@ -143,6 +160,7 @@ static int temp_read(struct sensors *s, struct temp_sensor *t, int64_t now_ms) {
         if (t->fd < 0)
                 return -t->error;
         n = sensors_pread(s, t->fd, buf, sizeof(buf));
+        temp_note_time(t, start);
         r = n < 0 ? (int) n : sensors_parse_temp_sticky(buf, &mc, &t->unit_quirk, &t->unit_fixed);
         if (r < 0) {
                 t->ok = false;
@@ -271,6 +289,8 @@ static void carry_temps(struct sensors *to, const struct sensors *from) {
                 t->last_good_ms = o->last_good_ms;
                 t->unit_quirk = o->unit_quirk;
                 t->unit_fixed = o->unit_fixed;
+                t->read_us = o->read_us;
+                t->read_us_max = o->read_us_max;
                 if (t->fd >= 0) {
                         /* Reopened fine: show the old state until the next read. */
                         t->ok = o->ok;
@@ -336,7 +356,7 @@ const struct temp_sensor *sensors_hottest(const struct sensors *s) {
         for (size_t i = 0; i < s->n_temps; i++) {
                 const struct temp_sensor *t = &s->temps[i];
 
-                if (t->ok && (!best || t->temp_mc > best->temp_mc))
+                if (t->ok && !t->mirror_of[0] && (!best || t->temp_mc > best->temp_mc))
                         best = t;
         }
         return best;

@@ -59,6 +59,11 @@ struct temp_sensor {
         int64_t last_good_ms;           /* Unix ms of the last good value, 0 for never */
         bool unit_quirk;                /* the chip reports whole degrees; scaled by 1000 */
         bool unit_fixed;                /* unit decided by an unambiguous value; unit_quirk then sticks */
+        char mirror_of[SENSORS_ID_MAX]; /* hwmon input that repeats a thermal zone (the hwmon the
+                                         * thermal core registers under thermal_zoneN): that zone's
+                                         * id; "" otherwise */
+        uint32_t read_us;               /* microseconds the last read took (pread + parse) */
+        uint32_t read_us_max;           /* microseconds, the slowest read since probe */
 };
 
 struct cooling_device {
@@ -153,7 +158,7 @@ int sensors_reprobe(struct sensors **s);
 
 void sensors_free(struct sensors *s);
 
-/* Hottest sensor that is ok, NULL when none. */
+/* Hottest sensor that is ok, NULL when none; mirrors (mirror_of) are skipped. */
 const struct temp_sensor *sensors_hottest(const struct sensors *s);
 
 /* Lowest hot/critical trip (or hwmon crit) over all sensors in mC; false when none.

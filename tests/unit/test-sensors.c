@@ -440,6 +440,38 @@ static void test_fifo_refused(void **state) {
         tree_free(&t);
 }
 
+/* The thermal core's hwmon under thermal_zoneN repeats the zone: marked, and
+ * never picked as the hottest. A chip elsewhere with a similar name is not. */
+static void test_hwmon_mirror(void **state) {
+        const struct temp_sensor *m, *o;
+        struct sensors *s;
+        struct tree t;
+
+        tree_new(&t);
+        add_zone(&t, 0, "cpu-thermal\n", "45000\n");
+        add_zone(&t, 1, "gpu-thermal\n", "40000\n");
+        put(&t, "sys/devices/virtual/thermal/thermal_zone0/hwmon0/name", "cpu_thermal\n");
+        put(&t, "sys/devices/virtual/thermal/thermal_zone0/hwmon0/temp1_input", "46000\n");
+        link_to(&t, "sys/class/hwmon/hwmon0", "../../devices/virtual/thermal/thermal_zone0/hwmon0");
+        put(&t, "sys/devices/platform/other/hwmon/hwmon1/name", "gpu_thermal\n");
+        put(&t, "sys/devices/platform/other/hwmon/hwmon1/temp1_input", "41000\n");
+        link_to(&t, "sys/class/hwmon/hwmon1", "../../devices/platform/other/hwmon/hwmon1");
+        s = probe(&t);
+        assert_int_equal(sensors_read(s, 1000), 0);
+        m = find(s, "hwmon:cpu_thermal/temp1");
+        o = find(s, "hwmon:gpu_thermal/temp1");
+        assert_non_null(m);
+        assert_non_null(o);
+        assert_string_equal(m->mirror_of, "thermal_zone0");
+        assert_string_equal(o->mirror_of, "");
+        assert_string_equal(find(s, "thermal_zone0")->mirror_of, "");
+        /* the mirror reads 46 C (read a moment later), the zone 45 C */
+        assert_string_equal(sensors_hottest(s)->id, "thermal_zone0");
+        assert_true(m->read_us_max >= m->read_us);
+        sensors_free(s);
+        tree_free(&t);
+}
+
 static void test_bad_root(void **state) {
         struct sensors *s = NULL;
 
@@ -1018,6 +1050,7 @@ int main(void) {
                 cmocka_unit_test(test_read_eio),
                 cmocka_unit_test(test_removed_then_reprobe),
                 cmocka_unit_test(test_bad_root),
+                cmocka_unit_test(test_hwmon_mirror),
                 cmocka_unit_test(test_fifo_refused),
                 cmocka_unit_test(test_hwmon_basic_and_limits),
                 cmocka_unit_test(test_hwmon_no_name),
