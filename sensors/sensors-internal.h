@@ -28,6 +28,14 @@ ssize_t sensors_pread(const struct sensors *s, int fd, char *buf, size_t size);
 /* Record a per-tick read error: a vanished file asks the caller to re-probe. */
 void sensors_note_error(struct sensors *s, int r);
 
+/* The slow-sensor thread (reader.c). reader_add() moves t to it (starting
+ * it when needed); reader_tick() takes its results into s->temps and asks
+ * for the next round, returning how many slow sensors are failed;
+ * reader_stop() ends it (waits for a read under way). */
+int reader_add(struct sensors *s, struct temp_sensor *t);
+int reader_tick(struct sensors *s, int64_t now_ms);
+void reader_stop(struct sensors *s);
+
 int thermal_probe(struct sensors *s);
 void thermal_free(struct sensors *s);
 int cooling_read(struct sensors *s, struct cooling_device *c);

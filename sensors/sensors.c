@@ -180,9 +180,20 @@ int sensors_read(struct sensors *s, int64_t now_ms) {
 
         s->time_ms = now_ms;
         sensors_poll_watch(s);
-        for (size_t i = 0; i < s->n_temps; i++)
-                if (temp_read(s, &s->temps[i], now_ms) < 0)
+        for (size_t i = 0; i < s->n_temps; i++) {
+                struct temp_sensor *t = &s->temps[i];
+
+                if (t->slow)
+                        continue;
+                if (temp_read(s, t, now_ms) < 0)
                         failed++;
+                /* Too slow for the tick: the reader thread takes it (when it
+                 * cannot start, the sensor stays here). */
+                t->slow_reads = s->slow_us > 0 && t->read_us > s->slow_us ? t->slow_reads + 1 : 0;
+                if (t->slow_reads >= SENSORS_SLOW_READS && t->fd >= 0)
+                        (void) reader_add(s, t);
+        }
+        failed += reader_tick(s, now_ms);
         for (size_t i = 0; i < s->n_cooling; i++)
                 if (cooling_read(s, &s->cooling[i]) < 0)
                         failed++;
@@ -227,6 +238,26 @@ static int sensors_set_roots(struct sensors *s, const char *sysfs_root, const ch
         return 0;
 }
 
+/* Two timed reads of each temperature: slow both times, it goes to the
+ * reader thread before the first tick. */
+static void sensors_probe_slow(struct sensors *s) {
+        for (size_t i = 0; i < s->n_temps; i++) {
+                struct temp_sensor *t = &s->temps[i];
+                bool slow = t->fd >= 0;
+                char buf[32];
+
+                for (int k = 0; k < 2 && slow; k++) {
+                        uint64_t start = sensors_now_ns();
+
+                        (void) sysfs_pread(t->fd, buf, sizeof(buf));
+                        temp_note_time(t, start);
+                        slow = t->read_us > s->slow_us;
+                }
+                if (slow)
+                        (void) reader_add(s, t);
+        }
+}
+
 int sensors_probe(const char *sysfs_root, const char *procfs_root, struct sensors **ret) {
         struct sensors *s;
         int r;
@@ -236,6 +267,7 @@ int sensors_probe(const char *sysfs_root, const char *procfs_root, struct sensor
                 return -ENOMEM;
         s->load.fd = -1;
         s->watch_fd = -1;
+        s->slow_us = SENSORS_SLOW_US;
 
         r = sensors_set_roots(s, sysfs_root ? sysfs_root : "/", procfs_root ? procfs_root : "/");
         if (r >= 0)
@@ -248,6 +280,8 @@ int sensors_probe(const char *sysfs_root, const char *procfs_root, struct sensor
                 r = cpufreq_probe(s);
         if (r >= 0)
                 r = load_probe(s);
+        if (r >= 0)
+                sensors_probe_slow(s);
         if (r < 0) {
                 sensors_free(s);
                 return r;
@@ -259,6 +293,7 @@ int sensors_probe(const char *sysfs_root, const char *procfs_root, struct sensor
 void sensors_free(struct sensors *s) {
         if (!s)
                 return;
+        reader_stop(s);                 /* before the fds it reads are closed */
         for (size_t i = 0; i < s->n_temps; i++)
                 if (s->temps[i].fd >= 0)
                         close(s->temps[i].fd);
@@ -341,6 +376,13 @@ int sensors_reprobe(struct sensors **sp) {
         if (r < 0)
                 return r;       /* the old set stays in use */
         carry_temps(s, old);
+        s->slow_us = old->slow_us;
+        for (size_t i = 0; i < s->n_temps; i++) {
+                const struct temp_sensor *o = find_temp(old, s->temps[i].id);
+
+                if (o && o->slow && s->temps[i].fd >= 0)
+                        (void) reader_add(s, &s->temps[i]);
+        }
         carry_cooling(s, old);
         carry_policies(s, old);
         load_carry_over(&s->load, &old->load);

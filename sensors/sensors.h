@@ -20,6 +20,14 @@
 #define SENSORS_FREQS_MAX 64
 #define SENSORS_CPUS_MAX 256
 
+/* A temperature whose reads take longer than this many microseconds is
+ * read from then on by a reader thread of the library, so one slow chip
+ * (I2C hwmon, a firmware-backed sensor) cannot delay the tick: decided at
+ * probe (two timed reads, both slow) or after SENSORS_SLOW_READS slow tick
+ * reads in a row (one read delayed by the scheduler is not a slow chip). */
+#define SENSORS_SLOW_US 2000
+#define SENSORS_SLOW_READS 3
+
 /* The SBC community's rule: a positive raw value below this is whole degrees. */
 #define SENSORS_DEGREE_QUIRK_BELOW 1000
 
@@ -62,7 +70,9 @@ struct temp_sensor {
         char mirror_of[SENSORS_ID_MAX]; /* hwmon input that repeats a thermal zone (the hwmon the
                                          * thermal core registers under thermal_zoneN): that zone's
                                          * id; "" otherwise */
-        uint32_t read_us;               /* microseconds the last read took (pread + parse) */
+        bool slow;                      /* read by the library's reader thread (see slow_us) */
+        uint8_t slow_reads;             /* consecutive tick reads slower than slow_us */
+        uint32_t read_us;               /* microseconds the last read took (the pread) */
         uint32_t read_us_max;           /* microseconds, the slowest read since probe */
 };
 
@@ -143,12 +153,21 @@ struct sensors {
         int watch_fd;                   /* inotify on the per-tick files of a fixture tree (-1 on
                                          * sysfs): a link-count change makes that one tick fstat() */
         bool recheck;                   /* fstat() the kept fds during this read */
+        uint32_t slow_us;               /* microseconds; reads slower than this go to the reader
+                                         * thread (SENSORS_SLOW_US; 0: never). May be changed
+                                         * between reads; kept across re-probes. */
+        struct sensors_reader *reader;  /* the reader thread, NULL until a sensor is slow */
 };
 
 /* Discover everything under the two roots (NULL means "/"). */
 int sensors_probe(const char *sysfs_root, const char *procfs_root, struct sensors **ret);
 
 /* Read every sensor; a failing sensor is marked ok=false and the rest go on.
+ * Slow temperatures (slow: true) are not read here: the values their
+ * reader thread got since the previous call are taken, and a new round is
+ * asked for, so they lag by up to one interval (last_good_ms is the time of
+ * the call that asked). The reader thread starts with every signal blocked;
+ * the caller should still block its signals before the first call.
  * Returns the number of sensors that failed (>= 0). */
 int sensors_read(struct sensors *s, int64_t now_ms);
 

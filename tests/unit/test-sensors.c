@@ -472,6 +472,86 @@ static void test_hwmon_mirror(void **state) {
         tree_free(&t);
 }
 
+/*
+ * A chip that answers after 50 ms (a FUSE directory served by slowfs, a
+ * helper process): the probe times it slow and hands it to the reader
+ * thread. From its third read on slowfs holds every read until the gate
+ * file exists, so sensors_read() returning while the gate is shut shows the
+ * tick never waits for the chip (alarm() turns a wait into a failure);
+ * once the gate opens the value arrives through the thread.
+ */
+static void test_slow_sensor_thread(void **state) {
+        const char *slowfs = getenv("SLOWFS");
+        char mnt[PATH_MAX], gate[PATH_MAX], probe_path[PATH_MAX];
+        const struct temp_sensor *slow, *zone;
+        struct sensors *s;
+        struct tree t;
+        int status, ok = 0;
+        pid_t pid;
+
+        if (!slowfs || !slowfs[0] || access("/dev/fuse", R_OK | W_OK) != 0)
+                skip();
+        tree_new(&t);
+        add_zone(&t, 0, "cpu-thermal\n", "45000\n");
+        pathf(mnt, sizeof(mnt), "%s/sys/devices/platform/slow/hwmon/hwmon0", t.root);
+        mkdir_p(mnt);
+        link_to(&t, "sys/class/hwmon/hwmon0", "../../devices/platform/slow/hwmon/hwmon0");
+        pathf(gate, sizeof(gate), "%s/gate", t.root);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                execl(slowfs, "slowfs", mnt, gate, (char *) NULL);
+                _exit(127);
+        }
+        pathf(probe_path, sizeof(probe_path), "%s/name", mnt);
+        for (int i = 0; i < 500 && access(probe_path, F_OK) != 0; i++) {
+                if (waitpid(pid, &status, WNOHANG) == pid) {
+                        tree_free(&t);
+                        skip();                 /* FUSE cannot mount here */
+                }
+                usleep(10000);
+        }
+        assert_int_equal(access(probe_path, F_OK), 0);
+
+        alarm(20);
+        s = probe(&t);
+        slow = find(s, "hwmon:slowchip/temp1");
+        zone = find(s, "thermal_zone0");
+        assert_non_null(slow);
+        assert_true(slow->slow);
+        assert_true(slow->read_us_max >= 50000);        /* slowfs sleeps 50 ms a read */
+        assert_false(zone->slow);
+
+        /* The gate is shut: the thread's read is held, the tick is not. */
+        for (int k = 0; k < 3; k++) {
+                assert_int_equal(sensors_read(s, 1000 + k), 1);
+                assert_true(zone->ok);
+                assert_false(slow->ok);
+        }
+        /* Open the gate: the value comes through the thread. */
+        put(&t, "gate", "");
+        for (int k = 0; k < 500 && !ok; k++) {
+                sensors_read(s, 2000 + k);
+                ok = slow->ok;
+                if (!ok)
+                        usleep(10000);
+        }
+        assert_true(ok);
+        assert_int_equal(slow->temp_mc, 45000);
+        assert_true(slow->last_good_ms >= 2000);
+        sensors_free(s);
+        alarm(0);
+
+        {
+                char cmd[PATH_MAX + 64];
+
+                snprintf(cmd, sizeof(cmd), "fusermount3 -u '%s'", mnt);
+                assert_int_equal(system(cmd), 0);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        tree_free(&t);
+}
+
 static void test_bad_root(void **state) {
         struct sensors *s = NULL;
 
@@ -1050,6 +1130,7 @@ int main(void) {
                 cmocka_unit_test(test_read_eio),
                 cmocka_unit_test(test_removed_then_reprobe),
                 cmocka_unit_test(test_bad_root),
+                cmocka_unit_test(test_slow_sensor_thread),
                 cmocka_unit_test(test_hwmon_mirror),
                 cmocka_unit_test(test_fifo_refused),
                 cmocka_unit_test(test_hwmon_basic_and_limits),
