@@ -52,3 +52,8 @@ int load_read(struct sensors *s);
 void load_carry_over(struct cpu_load *to, const struct cpu_load *from);
 
 int board_probe(struct sensors *s);
+
+/* /dev/vcio (vcio.c): probe fails soft (present false), read is one ioctl. */
+int vcio_probe(struct sensors *s);
+int vcio_read(struct sensors *s);
+void vcio_free(struct sensors *s);

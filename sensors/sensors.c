@@ -202,6 +202,8 @@ int sensors_read(struct sensors *s, int64_t now_ms) {
                         failed++;
         if (load_read(s) < 0)
                 failed++;
+        if (vcio_read(s) < 0)
+                failed++;
         return failed;
 }
 
@@ -268,6 +270,7 @@ int sensors_probe(const char *sysfs_root, const char *procfs_root, struct sensor
         s->load.fd = -1;
         s->watch_fd = -1;
         s->slow_us = SENSORS_SLOW_US;
+        s->firmware.fd = -1;
 
         r = sensors_set_roots(s, sysfs_root ? sysfs_root : "/", procfs_root ? procfs_root : "/");
         if (r >= 0)
@@ -280,6 +283,8 @@ int sensors_probe(const char *sysfs_root, const char *procfs_root, struct sensor
                 r = cpufreq_probe(s);
         if (r >= 0)
                 r = load_probe(s);
+        if (r >= 0)
+                r = vcio_probe(s);
         if (r >= 0)
                 sensors_probe_slow(s);
         if (r < 0) {
@@ -301,6 +306,7 @@ void sensors_free(struct sensors *s) {
         thermal_free(s);
         cpufreq_free(s);
         load_free(&s->load);
+        vcio_free(s);
         if (s->watch_fd >= 0)
                 close(s->watch_fd);
         free(s);

@@ -128,6 +128,18 @@ struct cpu_load {
         size_t stat_buf_size;           /* bytes */
 };
 
+/* The Raspberry Pi firmware's own view (sensors/vcio.h), where /dev/vcio exists. */
+struct firmware_info {
+        bool present;                   /* /dev/vcio opened */
+        int fd;                         /* kept open, -1 when absent */
+        bool ok;                        /* last read succeeded */
+        int error;                      /* positive errno of the last failure (ENOENT: no device) */
+        uint32_t arm_hz;                /* Hz, the ARM clock as the firmware measures it */
+        uint32_t throttled;             /* get_throttled bits: 0 under-voltage, 1 frequency capped,
+                                         * 2 throttled, 3 soft temperature limit; bits 16-19 the
+                                         * same since boot */
+};
+
 struct board_info {
         char model[128];                /* device-tree model, else DMI product name, else "" */
         char kernel[64];                /* uname release (from procfs sys/kernel/osrelease) */
@@ -146,6 +158,7 @@ struct sensors {
         struct cpufreq_policy *policies;
         size_t n_policies;
         struct cpu_load load;
+        struct firmware_info firmware;  /* Raspberry Pi only: present false elsewhere */
         int64_t time_ms;                /* Unix ms of the last sensors_read() */
         bool need_reprobe;              /* a sensor vanished (ENOENT/ENODEV): caller should re-probe */
         bool check_unlinked;            /* roots are not sysfs (fixture tree): a deleted file must
