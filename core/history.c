@@ -1,4 +1,5 @@
 /* history.c — bounded in-memory ring of samples in compressed blocks per column, save/load. */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -22,7 +23,8 @@
  * encoded (delta of the int16 values). Symbols, most significant bit first:
  *   0                    repeat: delta-of-delta 0 / the same value (or missing again)
  *   10 s                 +r or -r (s = 1: minus), r = the last non-zero |delta| of the stream
- *   110 u[w]             u in the last explicit width w
+ *   110 u[w]             u in the last explicit width w (u may be shorter: the
+ *                        encoder keeps a width while it wastes under 8 bits)
  *   111 w[7] u[w]        u in w bits (1..64); w = 0 means "missing" (value streams)
  * where u = zigzag(delta) + 1 >= 1. A value stream starts with 16 bits: the
  * block's step, the largest number dividing every value; values are coded
@@ -102,7 +104,25 @@ static void br_init(struct bit_reader *r, const uint8_t *p, const uint8_t *end) 
         *r = (struct bit_reader) { .p = p, .end = end };
 }
 
-static void br_refill(struct bit_reader *r) {
+#define HOT static inline __attribute__((always_inline))
+
+HOT void br_refill(struct bit_reader *r) {
+        if (r->bits > 56)
+                return;
+        if (r->end - r->p >= 8) {
+                /* Eight bytes at once, big-endian: whole ones are consumed; the
+                 * part of the next byte that fits is ORed again, the same bits,
+                 * by the next refill. */
+                uint64_t w;
+                unsigned take = (64 - r->bits) >> 3;
+
+                memcpy(&w, r->p, 8);
+                w = be64toh(w);
+                r->win |= w >> r->bits;
+                r->p += take;
+                r->bits += take * 8;
+                return;
+        }
         while (r->bits <= 56) {
                 if (r->p < r->end)
                         r->win |= (uint64_t) *r->p++ << (56 - r->bits);
@@ -113,7 +133,7 @@ static void br_refill(struct bit_reader *r) {
 }
 
 /* n in 1..32 */
-static uint64_t br_get(struct bit_reader *r, unsigned n) {
+HOT uint64_t br_get(struct bit_reader *r, unsigned n) {
         uint64_t v;
 
         if (r->bits < n)
@@ -124,7 +144,7 @@ static uint64_t br_get(struct bit_reader *r, unsigned n) {
         return v;
 }
 
-static uint64_t br_get64(struct bit_reader *r, unsigned n) {
+HOT uint64_t br_get64(struct bit_reader *r, unsigned n) {
         if (n > 32) {
                 uint64_t hi = br_get(r, n - 32);
 
@@ -168,9 +188,10 @@ static void enc_delta(struct bit_writer *w, struct codec *c, int64_t d, bool all
         }
         u = (((uint64_t) d << 1) ^ (uint64_t) (d >> 63)) + 1;
         n = bit_length(u);
-        if (n == c->width)
-                bw_put(w, 6, 3);                        /* 110 */
-        else {
+        if (n <= c->width && c->width - n < 8) {
+                bw_put(w, 6, 3);                        /* 110: fits the last width, a few bits spare */
+                n = c->width;
+        } else {
                 bw_put(w, 7, 3);                        /* 111 */
                 bw_put(w, n, 7);
                 c->width = n;
@@ -198,7 +219,7 @@ static void enc_value(struct bit_writer *w, struct codec *c, int16_t v) {
 
 enum { SYM_REPEAT, SYM_DELTA, SYM_MISSING, SYM_BAD };
 
-static int dec_delta(struct bit_reader *r, struct codec *c, int64_t *d) {
+HOT int dec_delta(struct bit_reader *r, struct codec *c, int64_t *d) {
         uint64_t u;
         unsigned n;
 
@@ -241,7 +262,7 @@ static int dec_delta(struct bit_reader *r, struct codec *c, int64_t *d) {
 }
 
 /* Next value of a value stream; -1 on a corrupt stream. */
-static int dec_value(struct bit_reader *r, struct codec *c, int16_t *v) {
+HOT int dec_value(struct bit_reader *r, struct codec *c, int16_t *v) {
         int64_t d = 0, x;
 
         switch (dec_delta(r, c, &d)) {
@@ -265,7 +286,7 @@ static int dec_value(struct bit_reader *r, struct codec *c, int16_t *v) {
 }
 
 /* Next time of a time stream (after the first, which is the block's first_ms). */
-static int dec_time(struct bit_reader *r, struct codec *c, int64_t *t) {
+HOT int dec_time(struct bit_reader *r, struct codec *c, int64_t *t) {
         int64_t d = 0;
 
         switch (dec_delta(r, c, &d)) {
@@ -807,7 +828,9 @@ struct query_state {
         uint64_t last_bk;               /* bucket index of the last opened slot */
         int64_t *t;                     /* HISTORY_BLOCK times */
         int16_t *v;                     /* HISTORY_BLOCK values */
-        uint32_t *slot;                 /* HISTORY_BLOCK: the sample's slot, UINT32_MAX outside */
+        uint32_t *run_a, *run_b;        /* HISTORY_BLOCK: runs [a, b) of a span in one bucket */
+        uint32_t *run_slot;             /* HISTORY_BLOCK: the run's bucket slot */
+        size_t n_runs;
 };
 
 static size_t history_spans(const struct history *h, struct history_span *spans) {
@@ -827,10 +850,11 @@ static bool span_overlaps(const struct history *h, const struct history_span *s,
         return last >= from && first <= to;
 }
 
-/* Times of a span into q->t, and each sample's slot; opens slots for new buckets
- * (count_only: just counts them). */
-static int query_times(struct query_state *q, const struct history_span *s, bool count_only) {
+/* Times of a span into q->t, cut into runs of samples that share a bucket;
+ * opens a slot for each new bucket. */
+static int query_times(struct query_state *q, const struct history_span *s) {
         const int64_t *t = q->t;
+        int64_t bucket_end = 0;         /* first time past the current bucket */
         int r;
 
         if (s->block) {
@@ -839,25 +863,32 @@ static int query_times(struct query_state *q, const struct history_span *s, bool
                         return r;
         } else
                 t = q->h->head_ms;
-        for (size_t i = 0; i < s->n; i++) {
+        q->n_runs = 0;
+        for (size_t i = s->first; i < s->n; i++) {
                 uint64_t bk;
 
-                q->slot[i] = UINT32_MAX;
-                if (i < s->first || t[i] < q->from_ms || t[i] > q->to_ms)
+                if (t[i] < q->from_ms || t[i] > q->to_ms)
                         continue;
+                if (q->n_runs > 0 && q->run_b[q->n_runs - 1] == i && t[i] < bucket_end) {
+                        q->run_b[q->n_runs - 1]++;      /* same bucket, next sample */
+                        q->r->buckets[q->n_slots - 1].n_samples++;
+                        continue;
+                }
                 bk = ((uint64_t) t[i] - (uint64_t) q->from_ms) / q->width;
                 if (q->n_slots == 0 || bk != q->last_bk) {
-                        if (!count_only) {
-                                struct history_bucket *b = &q->r->buckets[q->n_slots];
-
-                                b->t_ms = (int64_t) ((uint64_t) q->from_ms + bk * q->width);
-                        }
+                        q->r->buckets[q->n_slots].t_ms = (int64_t) ((uint64_t) q->from_ms + bk * q->width);
                         q->n_slots++;
                         q->last_bk = bk;
                 }
-                q->slot[i] = (uint32_t) (q->n_slots - 1);
-                if (!count_only)
-                        q->r->buckets[q->n_slots - 1].n_samples++;
+                /* bucket_end may overflow only for the last bucket of the range: then nothing follows */
+                bucket_end = (int64_t) ((uint64_t) q->from_ms + (bk + 1) * q->width);
+                if (bucket_end <= t[i])
+                        bucket_end = INT64_MAX;
+                q->run_a[q->n_runs] = (uint32_t) i;
+                q->run_b[q->n_runs] = (uint32_t) i + 1;
+                q->run_slot[q->n_runs] = (uint32_t) (q->n_slots - 1);
+                q->n_runs++;
+                q->r->buckets[q->n_slots - 1].n_samples++;
         }
         return 0;
 }
@@ -881,36 +912,31 @@ static void query_add(struct query_state *q, size_t k, uint32_t slot, int mn, in
 static void query_values(struct query_state *q, const struct history_span *s, size_t k) {
         const int16_t *v = q->v;
         size_t col = q->cols[k];
-        uint32_t cur = UINT32_MAX, n = 0;
-        int mn = 0, mx = 0;
-        int64_t sum = 0;
 
+        if (q->n_runs == 0)
+                return;
         if (s->block) {
                 if (block_values(s->block, col, q->v) < 0)
                         return;         /* corrupt in memory: cannot happen, reads missing */
         } else
                 v = q->h->columns[col].head;
-        for (size_t i = s->first; i < s->n; i++) {
-                int x = v[i];
+        for (size_t j = 0; j < q->n_runs; j++) {
+                int mn = INT16_MAX, mx = -INT16_MAX;
+                int64_t sum = 0;
+                uint32_t n = 0;
 
-                if (q->slot[i] != cur) {
-                        if (cur != UINT32_MAX)
-                                query_add(q, k, cur, mn, mx, sum, n);
-                        cur = q->slot[i];
-                        n = 0;
-                        sum = 0;
+                for (uint32_t i = q->run_a[j]; i < q->run_b[j]; i++) {
+                        int x = v[i];
+
+                        if (x == HISTORY_MISSING)
+                                continue;
+                        mn = x < mn ? x : mn;
+                        mx = x > mx ? x : mx;
+                        sum += x;
+                        n++;
                 }
-                if (cur == UINT32_MAX || x == HISTORY_MISSING)
-                        continue;
-                if (n == 0 || x < mn)
-                        mn = x;
-                if (n == 0 || x > mx)
-                        mx = x;
-                sum += x;
-                n++;
+                query_add(q, k, q->run_slot[j], mn, mx, sum, n);
         }
-        if (cur != UINT32_MAX)
-                query_add(q, k, cur, mn, mx, sum, n);
 }
 
 /* Turns raw sums into the column's unit, drops buckets without a value. */
@@ -955,26 +981,29 @@ static int history_result_alloc(struct history_result *r, size_t n_buckets, size
         return 0;
 }
 
-static int history_query_run(struct query_state *q, struct history_span *spans, size_t n_spans) {
+static int history_query_run(struct query_state *q, struct history_span *spans, size_t n_spans,
+                             uint64_t n_buckets) {
+        uint64_t samples = 0;
+        size_t max_slots;
         int r;
 
-        /* Pass 1: how many buckets hold samples, from the times alone. */
+        /* At most one bucket per sample in range, and at most n_buckets. */
         for (size_t s = 0; s < n_spans; s++)
-                if (span_overlaps(q->h, &spans[s], q->from_ms, q->to_ms) &&
-                    (r = query_times(q, &spans[s], true)) < 0)
-                        return r;
-        r = history_result_alloc(q->r, q->n_slots, q->n_cols);
+                if (span_overlaps(q->h, &spans[s], q->from_ms, q->to_ms))
+                        samples += spans[s].n - spans[s].first;
+        max_slots = (size_t) (samples < n_buckets ? samples : n_buckets);
+        r = history_result_alloc(q->r, max_slots, q->n_cols);
         if (r < 0)
                 return r;
-        q->counts = calloc(q->n_slots * q->n_cols + 1, sizeof *q->counts);
+        q->counts = calloc(max_slots * q->n_cols + 1, sizeof *q->counts);
         if (!q->counts)
                 return -ENOMEM;
-        /* Pass 2: decode only the requested columns of the spans in range. */
+        /* Decode only the spans in range, and of them only the requested columns. */
         q->n_slots = 0;
         for (size_t s = 0; s < n_spans; s++) {
                 if (!span_overlaps(q->h, &spans[s], q->from_ms, q->to_ms))
                         continue;
-                r = query_times(q, &spans[s], false);
+                r = query_times(q, &spans[s]);
                 if (r < 0)
                         return r;
                 for (size_t k = 0; k < q->n_cols; k++)
@@ -1008,17 +1037,22 @@ int history_query(const struct history *h, int64_t from_ms, int64_t to_ms,
         spans = malloc((h->n_blocks + 1) * sizeof *spans);
         q.t = malloc(HISTORY_BLOCK * sizeof *q.t);
         q.v = malloc(HISTORY_BLOCK * sizeof *q.v);
-        q.slot = malloc(HISTORY_BLOCK * sizeof *q.slot);
-        r = spans && q.t && q.v && q.slot ? 0 : -ENOMEM;
+        q.run_a = malloc(HISTORY_BLOCK * sizeof *q.run_a);
+        q.run_b = malloc(HISTORY_BLOCK * sizeof *q.run_b);
+        q.run_slot = malloc(HISTORY_BLOCK * sizeof *q.run_slot);
+        r = spans && q.t && q.v && q.run_a && q.run_b && q.run_slot ? 0 : -ENOMEM;
         if (r == 0) {
                 n_spans = history_spans(h, spans);
-                r = history_query_run(&q, spans, n_spans);
+                r = history_query_run(&q, spans, n_spans,
+                                      ((uint64_t) to_ms - (uint64_t) from_ms) / q.width + 1);
         }
         res.bucket_ms = q.width > INT64_MAX ? INT64_MAX : (int64_t) q.width;
         free(spans);
         free(q.t);
         free(q.v);
-        free(q.slot);
+        free(q.run_a);
+        free(q.run_b);
+        free(q.run_slot);
         free(q.counts);
         if (r < 0) {
                 history_result_free(&res);

@@ -895,8 +895,8 @@ static size_t bits(uint8_t *out, const char *text) {
 /* Two columns, three samples at t0, t0 + 1000, t0 + 1500 ms:
  * thermal_zone0 43.21, -12.34, missing; cpufreq:policy0 1536 MHz, missing, 32767 MHz. */
 static const char *const STREAMS[3] = {
-        /* dod +1000: 111 w=11 zigzag+1=2001; dod -500: 111 w=10 1000 */
-        "111 0001011 11111010001  111 0001010 1111101000",
+        /* dod +1000: 111 w=11 zigzag+1=2001; dod -500: 110, 1000 in the kept width 11 */
+        "111 0001011 11111010001  110 01111101000",
         /* step 1 (16 bits; 4321 and -1234 share no divisor);
          * +4321: 111 w=14 8643; -5555: 110 (same width) 11110; missing: 111 w=0 */
         "0000000000000001  111 0001110 10000111000011  110 10101101100110  111 0000000",
