@@ -211,22 +211,25 @@ static int cpufreq_read_tis(struct cpufreq_policy *p) {
         n = sysfs_pread(p->fd_time_in_state, buf, sizeof(buf));
         if (n < 0)
                 return (int) n;
-        while (*q && k < SENSORS_FREQS_MAX) {
-                char *end;
-                unsigned long long khz, t;
+        /* Digits by hand, as sysfs_parse_u64 does: this runs every tick. */
+        while (k < SENSORS_FREQS_MAX) {
+                uint64_t v[2] = { 0, 0 };
 
-                khz = strtoull(q, &end, 10);
-                if (end == q)
+                for (int f = 0; f < 2; f++) {
+                        while (*q == ' ' || *q == '\t' || *q == '\n')
+                                q++;
+                        if (*q < '0' || *q > '9')
+                                goto done;
+                        for (; *q >= '0' && *q <= '9'; q++)
+                                v[f] = v[f] * 10 + (uint64_t) (*q - '0');   /* wraps only on garbage */
+                }
+                if (v[0] > UINT32_MAX)
                         break;
-                q = end;
-                t = strtoull(q, &end, 10);
-                if (end == q || khz > UINT32_MAX)
-                        break;
-                q = end;
-                p->tis_khz[k] = (uint32_t) khz;         /* kHz */
-                p->tis_10ms[k] = (uint64_t) t;          /* 10 ms units (USER_HZ ticks on old kernels) */
+                p->tis_khz[k] = (uint32_t) v[0];        /* kHz */
+                p->tis_10ms[k] = v[1];                  /* 10 ms units (USER_HZ ticks on old kernels) */
                 k++;
         }
+done:
         p->n_tis = k;
         return 0;
 }

@@ -134,41 +134,73 @@ void sysfs_basename(const char *path, char *buf, size_t size) {
         buf[len] = '\0';
 }
 
-int sysfs_parse_ll(const char *text, long long *ret) {
-        char *end;
-        long long v;
+/* Hand-written rather than strtoll(): these run for every value of every
+ * tick, and the locale-aware libc parsers cost several times more. Same
+ * rules: blanks around, an optional sign (sysfs_parse_ll only), decimal
+ * digits, -ERANGE on overflow. */
+static bool is_blank(char c) {
+        return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
 
-        errno = 0;
-        v = strtoll(text, &end, 10);
-        if (end == text)
+/* Digits at *pp into *ret; -EBADMSG without a digit, -ERANGE above max. */
+static int parse_digits(const char **pp, uint64_t max, uint64_t *ret) {
+        const char *p = *pp;
+        uint64_t v = 0;
+        bool range = false;
+
+        if (*p < '0' || *p > '9')
                 return -EBADMSG;
-        while (isspace((unsigned char) *end))
-                end++;
-        if (*end != '\0')
-                return -EBADMSG;
-        if (errno == ERANGE)
-                return -ERANGE;
+        for (; *p >= '0' && *p <= '9'; p++) {
+                unsigned d = (unsigned) (*p - '0');
+
+                if (v > (max - d) / 10)
+                        range = true;
+                else
+                        v = v * 10 + d;
+        }
+        *pp = p;
         *ret = v;
+        return range ? -ERANGE : 0;
+}
+
+static bool only_blanks(const char *p) {
+        while (is_blank(*p))
+                p++;
+        return *p == '\0';
+}
+
+int sysfs_parse_ll(const char *text, long long *ret) {
+        const char *p = text;
+        bool neg = false;
+        uint64_t v;
+        int r;
+
+        while (is_blank(*p))
+                p++;
+        if (*p == '-' || *p == '+')
+                neg = *p++ == '-';
+        r = parse_digits(&p, neg ? (uint64_t) LLONG_MAX + 1 : (uint64_t) LLONG_MAX, &v);
+        if (r == -EBADMSG || !only_blanks(p))
+                return -EBADMSG;
+        if (r < 0)
+                return r;
+        *ret = neg ? (long long) (0 - v) : (long long) v;
         return 0;
 }
 
 int sysfs_parse_u64(const char *text, uint64_t *ret) {
-        unsigned long long v;
-        char *end;
+        const char *p = text;
+        uint64_t v;
+        int r;
 
-        while (isspace((unsigned char) *text))
-                text++;
-        if (!isdigit((unsigned char) *text))
+        while (is_blank(*p))
+                p++;
+        r = parse_digits(&p, UINT64_MAX, &v);
+        if (r == -EBADMSG || !only_blanks(p))
                 return -EBADMSG;
-        errno = 0;
-        v = strtoull(text, &end, 10);
-        while (isspace((unsigned char) *end))
-                end++;
-        if (*end != '\0')
-                return -EBADMSG;
-        if (errno == ERANGE)
-                return -ERANGE;
-        *ret = (uint64_t) v;
+        if (r < 0)
+                return r;
+        *ret = v;
         return 0;
 }
 
