@@ -258,8 +258,10 @@ if command -v strace >/dev/null 2>&1; then
         sc_calls() { awk -v s="$2" '$NF == s { print $4 }' "$1"; }
         # the two curl calls to /status between sk0 and sk1 add a few calls: small against ~30 ticks
         SC_HC=$(calc "%.1f" "$(sc_total "$TMP/strace-hc.txt") / ($sk1 - $sk0)")
-        SC_BARE=$(calc "%.1f" "($(sc_calls "$TMP/strace-bare.txt" pread64) + $(sc_calls "$TMP/strace-bare.txt" clock_nanosleep)) / 20")
-        SC_NOTE="heatcurved ${SC_HC} per tick ($(grep -E ' (pread64|read|epoll_wait|timerfd_settime|newfstatat|fstat|openat)$' "$TMP/strace-hc.txt" | awk '{ printf "%s %s, ", $NF, $4 }' | sed 's/, $//')), tick-reads ${SC_BARE} per tick (its 20 ticks; $(grep -E ' (pread64|clock_nanosleep)$' "$TMP/strace-bare.txt" | awk '{ printf "%s %s, ", $NF, $4 }' | sed 's/, $//'))"
+        # tick-reads makes one pread per file and one clock_nanosleep per tick by construction;
+        # its strace also holds the probe's reads, so the per-tick count is taken from its files
+        SC_BARE=$((BARE_FILES + 1))
+        SC_NOTE="heatcurved ${SC_HC} per tick ($(grep -E ' (pread64|read|epoll_wait|timerfd_settime|newfstatat|fstat|openat)$' "$TMP/strace-hc.txt" | awk '{ printf "%s %s, ", $NF, $4 }' | sed 's/, $//')), tick-reads ${SC_BARE} per tick (its whole run, probe included: $(grep -E ' (pread64|clock_nanosleep)$' "$TMP/strace-bare.txt" | awk '{ printf "%s %s, ", $NF, $4 }' | sed 's/, $//'))"
         log "   system calls: $SC_NOTE"
 fi
 
