@@ -144,6 +144,7 @@ static bool is_blank(char c) {
 
 /* Digits at *pp into *ret; -EBADMSG without a digit, -ERANGE above max. */
 static int parse_digits(const char **pp, uint64_t max, uint64_t *ret) {
+        const uint64_t lim = max / 10, last = max % 10;        /* one division, not one a digit */
         const char *p = *pp;
         uint64_t v = 0;
         bool range = false;
@@ -153,7 +154,7 @@ static int parse_digits(const char **pp, uint64_t max, uint64_t *ret) {
         for (; *p >= '0' && *p <= '9'; p++) {
                 unsigned d = (unsigned) (*p - '0');
 
-                if (v > (max - d) / 10)
+                if (v > lim || (v == lim && d > last))
                         range = true;
                 else
                         v = v * 10 + d;
