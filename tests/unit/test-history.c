@@ -857,6 +857,53 @@ static void test_blocks(void **state) {
         history_free(h);
 }
 
+/* A column added after some blocks were encoded: the older blocks have no
+ * stream for it and read missing, in memory, in queries and after a reload. */
+static void test_column_added_between_blocks(void **state) {
+        struct history *h = new_history(4000), *g = new_history(4000);
+        struct history_result r;
+        size_t cols[2];
+        char path[512];
+        int a = history_column(h, "a", HISTORY_TEMP), b = -1;
+
+        for (int i = 0; i < 3000; i++) {
+                assert_int_equal(history_begin(h, 1000 * (int64_t) i), 0);
+                history_set(h, (size_t) a, 40 + (i / 100) % 2);
+                if (i == 1500)
+                        b = history_column(h, "b", HISTORY_FREQ);
+                if (b >= 0)
+                        history_set(h, (size_t) b, 1.2e9);
+        }
+        for (size_t i = 0; i < 3000; i += 250) {
+                assert_near(history_get(h, i, (size_t) a), 40 + (double) ((i / 100) % 2));
+                if (i < 1500)
+                        assert_nan(history_get(h, i, (size_t) b));
+                else
+                        assert_near(history_get(h, i, (size_t) b), 1.2e9);
+        }
+        cols[0] = (size_t) a;
+        cols[1] = (size_t) b;
+        assert_int_equal(history_query(h, 0, 2999999, cols, 2, 3, &r), 0);
+        assert_int_equal(r.n_buckets, 3);
+        assert_nan(r.buckets[0].mean[1]);               /* 0 .. 999 s: before b */
+        assert_near(r.buckets[1].min[1], 1.2e9);        /* 1000 .. 1999 s: b from 1500 s */
+        assert_int_equal(r.buckets[1].n_samples, 1000);
+        assert_near(r.buckets[2].max[0], 41);
+        history_result_free(&r);
+
+        path_in_tmp(path, sizeof path, "added.bin");
+        assert_int_equal(history_save(h, path), 0);
+        assert_int_equal(history_load(g, path), 0);
+        assert_int_equal(history_count(g), 3000);
+        b = history_find_column(g, "b");
+        assert_true(b >= 0);
+        assert_nan(history_get(g, 1499, (size_t) b));
+        assert_near(history_get(g, 1500, (size_t) b), 1.2e9);
+        assert_near(history_get(g, 2999, (size_t) b), 1.2e9);
+        history_free(g);
+        history_free(h);
+}
+
 /* A hand-made file, byte by byte and bit by bit: the format is little-endian
  * on every host, and the bit streams are the documented symbols. */
 struct builder {
@@ -1129,6 +1176,7 @@ int main(void) {
                 cmocka_unit_test(test_load_empty_ring),
                 cmocka_unit_test(test_load_truncated_corrupt),
                 cmocka_unit_test(test_blocks),
+                cmocka_unit_test(test_column_added_between_blocks),
                 cmocka_unit_test(test_load_handmade),
                 cmocka_unit_test(test_load_kinds_and_columns),
                 cmocka_unit_test(test_load_errors),
