@@ -1,4 +1,4 @@
-/* history-fill.c — bench helper: the cost of a full history ring, built against daemon/libhccore.a.
+/* history-fill.c — bench helper: the cost of a full history ring, built against the core/ and sensors/ libraries.
  *
  *   history-fill ring CAPACITY COLUMNS REPS
  *       Creates a ring of CAPACITY samples with COLUMNS temperature columns,
@@ -8,12 +8,22 @@
  *       the whole ring downsampled to 1000 points, all columns (REPS runs:
  *       min, median, max).
  *
+ *   history-fill boards FIXTURES_DIR CAPACITY
+ *       For every fixture board: its columns (temperatures, cpufreq policies,
+ *       loads, as the daemon records them) filled with CAPACITY samples of
+ *       the simulated day below; prints the ring's bytes, the flat layout's
+ *       bytes and their ratio.
+ *
  *   history-fill write PATH CAPACITY END_MS ID:KIND...
  *       Writes a full ring of CAPACITY samples at 1 s steps ending at END_MS
  *       (Unix ms) with the given columns (KIND: temp, freq, load) to PATH
  *       with history_save(), the daemon's own format, so heatcurved can load
- *       it from its state directory. Values are synthetic (slow sine waves
- *       plus a little deterministic jitter), not a recording.
+ *       it from its state directory.
+ *
+ * Values are simulated, deterministic: a first-order thermal model through
+ * a day of idle with a 20 min stress every 2 h, sensor noise (sigma
+ * 0.25 C) and quantisation to 1000 or 538 m C; ondemand-like frequencies;
+ * noisy loads; tick times within a few ms of each second. Not a recording.
  */
 #include <errno.h>
 #include <math.h>
@@ -23,7 +33,10 @@
 #include <string.h>
 #include <time.h>
 
+#include <dirent.h>
+
 #include "history.h"
+#include "sensors.h"
 
 #define QUERY_POINTS 1000
 
@@ -64,16 +77,59 @@ static double jitter(void) {           /* deterministic, -0.5 .. 0.5 */
         return (double) (jitter_state >> 8) / (double) (1u << 24) - 0.5;
 }
 
-static double synth(enum history_kind kind, size_t col, size_t i) {
-        double phase = (double) i / 3600.0 * 2.0 * M_PI + (double) col;
+static double noise(double sigma) {     /* deterministic, about normal (sum of four uniforms) */
+        return sigma * 1.732 * (jitter() + jitter() + jitter() + jitter());
+}
+
+/* Load schedule of the simulated day: idle, with a 20 min stress every 2 h
+ * and some background. 0..1. */
+static double sim_load(size_t i) {
+        size_t m = i % 7200;
+
+        return m >= 3600 && m < 4800 ? 1.0 : 0.05 + 0.04 * (double) ((i / 97) % 3);
+}
+
+/* First-order model (tau 60 s on the die, 20 C rise at full load) plus
+ * sensor noise, quantised to the sensor's step: whole degrees (1000 m C,
+ * like most SoC zones) or 538 m C (the ADC steps of some Amlogic and
+ * Rockchip sensors), alternating by column. */
+struct sim {
+        double t_c;                     /* model temperature, C */
+        size_t i;
+};
+
+static void sim_step(struct sim *m) {
+        double target = 35.0 + 20.0 * sim_load(m->i);
+
+        m->t_c += (target - m->t_c) * (1.0 - exp(-1.0 / 60.0));
+        m->i++;
+}
+
+static double sim_temp(const struct sim *m, size_t col, double offset_c, int quantum_mc) {
+        double mc = (m->t_c + offset_c + noise(0.25)) * 1000.0;
+
+        (void) col;
+        return round(mc / quantum_mc) * quantum_mc / 1000.0;
+}
+
+/* A load as /proc/stat gives it at 1 Hz: busy jiffies of 100 per second
+ * and CPU, so steps of 1 / (100 x cpus). */
+static double jiffies(double load, int cpus) {
+        double x = fmin(1.0, fmax(0.0, load + noise(0.03)));
+
+        return round(x * 100.0 * cpus) / (100.0 * cpus);
+}
+
+static double synth(enum history_kind kind, const struct sim *m, size_t col) {
+        double l = sim_load(m->i);
 
         switch (kind) {
         case HISTORY_TEMP:
-                return 45.0 + 15.0 * sin(phase) + jitter();
-        case HISTORY_FREQ:
-                return (1.4e9 + 0.8e9 * sin(phase)) + 1e7 * jitter();
+                return sim_temp(m, col, 0.7 * (double) (col % 5), col % 2 ? 538 : 1000);
+        case HISTORY_FREQ:             /* ondemand: low at idle, top under load, now and then between */
+                return l > 0.5 ? 1.8e9 : (jitter() > 0.45 ? 1.2e9 : 4.08e8);
         case HISTORY_LOAD:
-                return 0.5 + 0.45 * sin(phase) + 0.01 * jitter();
+                return jiffies(l, 4);
         }
         return NAN;
 }
@@ -81,16 +137,25 @@ static double synth(enum history_kind kind, size_t col, size_t i) {
 static int fill(struct history *h, size_t capacity, int64_t end_ms) {
         size_t n_cols = history_n_columns(h);
         int64_t start = end_ms - (int64_t) (capacity - 1) * 1000;
+        struct sim m = { .t_c = 35.0 };
 
         for (size_t i = 0; i < capacity; i++) {
-                int r = history_begin(h, start + (int64_t) i * 1000);
+                /* a tick lands within a few ms of its second */
+                int r = history_begin(h, start + (int64_t) i * 1000 + (int64_t) (4.0 * jitter()));
 
                 if (r < 0)
                         return r;
                 for (size_t c = 0; c < n_cols; c++)
-                        history_set(h, c, synth(history_column_kind(h, c), c, i));
+                        history_set(h, c, synth(history_column_kind(h, c), &m, c));
+                sim_step(&m);
         }
         return 0;
+}
+
+/* Bytes the flat layout of earlier releases needed: a uint32 time and an
+ * int16 per column for every sample. */
+static size_t flat_bytes(size_t samples, size_t n_cols) {
+        return samples * (4 + 2 * n_cols);
 }
 
 static int cmd_ring(size_t capacity, size_t n_cols, int reps) {
@@ -151,6 +216,8 @@ static int cmd_ring(size_t capacity, size_t n_cols, int reps) {
 
         printf("capacity=%zu\ncolumns=%zu\nsamples=%zu\n", capacity, n_cols, history_count(h));
         printf("memory_bytes=%zu\n", history_memory_bytes(h));
+        printf("flat_bytes=%zu\ncompression=%.1f\n", flat_bytes(history_count(h), n_cols),
+               (double) flat_bytes(history_count(h), n_cols) / (double) history_memory_bytes(h));
         printf("rss_before_kib=%ld\nrss_allocated_kib=%ld\nrss_full_kib=%ld\nhwm_kib=%ld\n",
                rss0, rss1, rss2, hwm);
         printf("ring_resident_kib=%ld\n", rss2 - rss0);
@@ -209,7 +276,107 @@ static int cmd_write(const char *path, size_t capacity, int64_t end_ms, int n, c
         return 0;
 }
 
+/* The columns a fixture board records, the way the daemon names them. */
+struct board_col {
+        enum history_kind kind;
+        double offset_c;                /* temperature: spread from the first sensor */
+        int quantum_mc;                 /* temperature step, guessed from the fixture's value */
+        double low_hz, high_hz;         /* frequency: lowest and highest step */
+        int cpus;                       /* load: CPUs the row counts */
+};
+
+static int board_columns(const char *root, struct history *h, struct board_col *bc, size_t max) {
+        struct sensors *s;
+        size_t n = 0;
+        char id[160];
+        int r = sensors_probe(root, root, &s);
+
+        if (r < 0)
+                return r;
+        sensors_read(s, 0);
+        for (size_t i = 0; i < s->n_temps && n < max; i++, n++) {
+                const struct temp_sensor *t = &s->temps[i];
+
+                history_column(h, t->id, HISTORY_TEMP);
+                bc[n] = (struct board_col) { .kind = HISTORY_TEMP,
+                        .offset_c = (t->temp_mc - s->temps[0].temp_mc) / 1000.0,
+                        .quantum_mc = t->temp_mc % 1000 == 0 ? 1000 : 538 };
+        }
+        for (size_t i = 0; i < s->n_policies && n < max; i++, n++) {
+                const struct cpufreq_policy *p = &s->policies[i];
+
+                snprintf(id, sizeof id, "cpufreq:%s", p->id);
+                history_column(h, id, HISTORY_FREQ);
+                bc[n] = (struct board_col) { .kind = HISTORY_FREQ,
+                        .low_hz = (p->min_khz ? p->min_khz : p->cur_khz) * 1e3,
+                        .high_hz = (p->max_khz ? p->max_khz : p->cur_khz) * 1e3 };
+        }
+        for (size_t i = 0; i <= s->load.n_cpus && n < max; i++, n++) {
+                if (i == 0)
+                        snprintf(id, sizeof id, "load:cpu");
+                else
+                        snprintf(id, sizeof id, "load:cpu%d", s->load.cpu_index[i - 1]);
+                history_column(h, id, HISTORY_LOAD);
+                bc[n] = (struct board_col) { .kind = HISTORY_LOAD,
+                        .cpus = i == 0 && s->load.n_cpus > 0 ? (int) s->load.n_cpus : 1 };
+        }
+        sensors_free(s);
+        return (int) n;
+}
+
+/* A day of simulated samples through every fixture board's columns. */
+static int cmd_boards(const char *dir, size_t capacity) {
+        struct board_col bc[256];
+        struct dirent **names;
+        int n = scandir(dir, &names, NULL, alphasort);
+
+        if (n < 0) {
+                perror(dir);
+                return 1;
+        }
+        for (int b = 0; b < n; b++) {
+                char root[1024];
+                struct history *h = NULL;
+                struct sim m = { .t_c = 35.0 };
+                int cols;
+
+                snprintf(root, sizeof root, "%s/%s", dir, names[b]->d_name);
+                if (names[b]->d_name[0] == '.' || history_new(capacity, &h) < 0 ||
+                    (cols = board_columns(root, h, bc, 256)) <= 0) {
+                        history_free(h);
+                        free(names[b]);
+                        continue;
+                }
+                for (size_t i = 0; i < capacity; i++) {
+                        double l = sim_load(m.i);
+
+                        history_begin(h, INT64_C(1700000000000) + (int64_t) i * 1000 + (int64_t) (4.0 * jitter()));
+                        for (int c = 0; c < cols; c++) {
+                                double v = NAN;
+
+                                if (bc[c].kind == HISTORY_TEMP)
+                                        v = sim_temp(&m, (size_t) c, bc[c].offset_c, bc[c].quantum_mc);
+                                else if (bc[c].kind == HISTORY_FREQ)
+                                        v = l > 0.5 || jitter() > 0.45 ? bc[c].high_hz : bc[c].low_hz;
+                                else
+                                        v = jiffies(l, bc[c].cpus);
+                                history_set(h, (size_t) c, v);
+                        }
+                        sim_step(&m);
+                }
+                printf("board=%s columns=%d memory_bytes=%zu flat_bytes=%zu compression=%.1f\n",
+                       names[b]->d_name, cols, history_memory_bytes(h), flat_bytes(capacity, (size_t) cols),
+                       (double) flat_bytes(capacity, (size_t) cols) / (double) history_memory_bytes(h));
+                history_free(h);
+                free(names[b]);
+        }
+        free(names);
+        return 0;
+}
+
 int main(int argc, char *argv[]) {
+        if (argc == 4 && strcmp(argv[1], "boards") == 0)
+                return cmd_boards(argv[2], strtoul(argv[3], NULL, 10));
         if (argc == 5 && strcmp(argv[1], "ring") == 0) {
                 size_t cap = strtoul(argv[2], NULL, 10), cols = strtoul(argv[3], NULL, 10);
                 int reps = atoi(argv[4]);
@@ -222,6 +389,7 @@ int main(int argc, char *argv[]) {
                 return cmd_write(argv[2], strtoul(argv[3], NULL, 10), strtoll(argv[4], NULL, 10),
                                  argc - 5, argv + 5);
         fprintf(stderr, "usage: history-fill ring CAPACITY COLUMNS REPS\n"
+                        "       history-fill boards FIXTURES_DIR CAPACITY\n"
                         "       history-fill write PATH CAPACITY END_MS ID:KIND...\n");
         return 2;
 }

@@ -165,6 +165,7 @@ BUILDTYPE=$(sed -n 's/.*"name": "buildtype", "value": "\([a-z]*\)".*/\1/p' "$BUI
 [ "$BUILDTYPE" = release ] || log "warning: $BUILD is buildtype=$BUILDTYPE, not release"
 HEATCURVED=$BUILD/heatcurved
 HFILL=$BUILD/bench/history-fill
+TREADS=$BUILD/bench/tick-reads
 
 NE_REL_ARGS=(--collector.disable-defaults --collector.thermal_zone --collector.hwmon
              --collector.cpufreq --collector.cpu --collector.stat)
@@ -227,16 +228,42 @@ log "2a. CPU per tick: heatcurved --interval 100ms, ${CPU_SECS} s, no HTTP load"
 hc_start hc-10hz 100ms "$TMP/state-10hz"; HC10=$HC_PID; HC10_URL=$HC_URL
 need_up "$HC10_URL/api/v1/status" "$HC10" 10 hc-10hz
 sleep 1
+# The physical limit, side by side in the same seconds: tick-reads does the tick's preads on
+# the same tree at the same interval and nothing else (bench/tick-reads.c).
+"$TREADS" "$FIXTURE" 100 "$CPU_SECS" >"$TMP/tick-reads.txt" & PIDS+=($!); TR=$!
 k0=$(ticks_of "$HC10_URL"); c0=$(cpu_ns "$HC10"); j0=$(cpu_ticks "$HC10"); t0=$(now_s)
 sleep "$CPU_SECS"
 k1=$(ticks_of "$HC10_URL"); c1=$(cpu_ns "$HC10"); j1=$(cpu_ticks "$HC10"); t1=$(now_s)
+wait "$TR"
+BARE_US_TICK=$(awk -F= '$1 == "us_per_tick" { print $2 }' "$TMP/tick-reads.txt")
+BARE_FILES=$(awk -F= '$1 == "files" { print $2 }' "$TMP/tick-reads.txt")
 
 HC_TICKS=$((k1 - k0))
 HC_US_TICK=$(calc "%.1f" "($c1 - $c0) / 1e3 / $HC_TICKS")
 HC_US_TICK_JIF=$(calc "%.0f" "($j1 - $j0) * 1e6 / $CLK_TCK / $HC_TICKS")
 HC_TICK_RATE=$(calc "%.2f" "$HC_TICKS / ($t1 - $t0)")
 HC_PCT_1HZ=$(calc "%.4f" "$HC_US_TICK / 1e6 * 100")
+BARE_RATIO=$(calc "%.2f" "$HC_US_TICK / $BARE_US_TICK")
 log "   $HC_TICKS ticks, ${HC_US_TICK} µs CPU per tick (utime+stime: ${HC_US_TICK_JIF} µs), ${HC_PCT_1HZ} % of a core at 1 Hz"
+log "   tick-reads: ${BARE_US_TICK} µs per tick for its ${BARE_FILES} preads: ratio ${BARE_RATIO}"
+
+# 2b'. System calls per tick, counted (exact, unlike times): strace -c over a few seconds.
+SC_NOTE="not measured (no strace)"
+if command -v strace >/dev/null 2>&1; then
+        sk0=$(ticks_of "$HC10_URL")
+        timeout -s INT 3 strace -f -c -o "$TMP/strace-hc.txt" -p "$HC10" >/dev/null 2>&1 || true
+        sk1=$(ticks_of "$HC10_URL")
+        timeout -s INT 3 strace -f -c -o "$TMP/strace-bare.txt" "$TREADS" "$FIXTURE" 100 2 >/dev/null 2>&1 || true
+        sc_total() { awk '$NF == "total" { print $(NF-2) }' "$1"; }
+        sc_calls() { awk -v s="$2" '$NF == s { print $4 }' "$1"; }
+        # the two curl calls to /status between sk0 and sk1 add a few calls: small against ~30 ticks
+        SC_HC=$(calc "%.1f" "$(sc_total "$TMP/strace-hc.txt") / ($sk1 - $sk0)")
+        # tick-reads makes one pread per file and one clock_nanosleep per tick by construction;
+        # its strace also holds the probe's reads, so the per-tick count is taken from its files
+        SC_BARE=$((BARE_FILES + 1))
+        SC_NOTE="heatcurved ${SC_HC} per tick ($(grep -E ' (pread64|read|epoll_wait|timerfd_settime|newfstatat|fstat|openat)$' "$TMP/strace-hc.txt" | awk '{ printf "%s %s, ", $NF, $4 }' | sed 's/, $//')), tick-reads ${SC_BARE} per tick (its whole run, probe included: $(grep -E ' (pread64|clock_nanosleep)$' "$TMP/strace-bare.txt" | awk '{ printf "%s %s, ", $NF, $4 }' | sed 's/, $//'))"
+        log "   system calls: $SC_NOTE"
+fi
 
 # 2d. The same daemon while a run loads one core: sampling + recording samples.csv +
 # the plateau fit (at most once a second). Only the daemon's own threads are counted:
@@ -330,6 +357,8 @@ log "4a. history ring in-process: ${RING_SAMPLES} samples x ${RING_COLUMNS} colu
 "$HFILL" ring "$RING_SAMPLES" "$RING_COLUMNS" "$QUERY_REPS" >"$TMP/ring16.txt"
 "$HFILL" ring "$RING_SAMPLES" "$HC1_COLS" "$QUERY_REPS" >"$TMP/ringN.txt"
 kv() { awk -F= -v k="$2" '$1 == k { print $2 }' "$1"; }
+"$HFILL" boards "$SRC/tests/fixtures" "$RING_SAMPLES" >"$TMP/boards.txt"
+RING16_RATIO=$(kv "$TMP/ring16.txt" compression)
 RING16_BYTES=$(kv "$TMP/ring16.txt" memory_bytes)
 RING16_RES=$(kv "$TMP/ring16.txt" ring_resident_kib)
 RING16_Q=$(kv "$TMP/ring16.txt" query_median_ms)
@@ -409,12 +438,14 @@ echo "| VmRSS after ${MEM_SECS} s at 1 Hz, polled 1/s | $(mib "$HC1_RSS") MiB (H
 echo "| VmRSS with 24 h of 1 Hz history, **estimate**: RSS above + a full ${RING_SAMPLES} x ${RING_COLUMNS}-column ring (history-fill: $(mib "$RING16_RES") MiB) | $(mib "$EST_KIB") MiB | n/a (keeps no history) | < 4 MiB | $(verdict_le "$EST_KIB" 4096) |"
 echo "| VmRSS with a full 24 h ring loaded (synthetic history.bin, ${HC1_COLS} columns; measured) | $(mib "$HCF_RSS") MiB (HWM $(mib "$HCF_HWM")) | n/a | < 4 MiB | $(verdict_le "$HCF_RSS" 4096) |"
 echo "| CPU per sampling tick (per scrape for node_exporter) | ${HC_US_TICK} µs | ${NE_US_SCRAPE} µs; defaults ${NED_US_SCRAPE} µs | < 50 µs | $(verdict_le "$HC_US_TICK" 50) |"
+echo "| CPU per tick as a ratio to tick-reads (the same ${BARE_FILES} preads on the same tree and nothing else: ${BARE_US_TICK} µs, measured in the same seconds) | ${BARE_RATIO}× | n/a | ≤ 1.3× | $(verdict_le "$BARE_RATIO" 1.3) |"
 echo "| instructions per tick (callgrind, user space) | ${CG_IR_TICK} Ir | not measured | — | — |"
 echo "| CPU per tick during a run loading one core (sampling + samples.csv + plateau fit; daemon threads only) | ${HC_US_TICK_RUN} µs | n/a | — | — |"
 echo "| % of one core at 1 Hz (from the per-tick / per-scrape CPU) | ${HC_PCT_1HZ} % | ${NE_PCT_1HZ} %; defaults ${NED_PCT_1HZ} % | < 0.1 % | $(verdict_le "$HC_PCT_1HZ" 0.1) |"
 echo "| % of one core during the ${MEM_SECS} s memory phase (1 Hz sampling + one GET/s, new connection each; measured) | ${HC1_PCT} % | ${NE1_PCT} %; defaults ${NED_PCT} % | (< 0.1 % is for sampling alone) | $(awk -v v="$HC1_PCT" 'BEGIN { print (v + 0 <= 0.1) ? "under 0.1 % with polling too" : "over 0.1 % once polled (informational)" }') |"
 echo "| requests/s, wrk -t2 -c32: /api/v1/sensors vs /metrics | ${HC_RPS} | ${NE_RPS}; defaults ${NED_RPS} | > 10,000 | $(verdict_ge "$HC_RPS" 10000) |"
 echo "| requests/s on heatcurved /metrics | see bench/metrics.sh | ${NE_RPS} | > 10,000 | bench/metrics.sh |"
+echo "| history ring, ${RING_SAMPLES} x ${RING_COLUMNS} simulated temperature columns (history-fill: bytes held; resident) | $(mib "$((RING16_BYTES / 1024))") MiB; $(mib "$RING16_RES") MiB resident; ${RING16_RATIO}× smaller than the flat layout | n/a | ≤ 1 MiB | $(verdict_le "$RING16_RES" 1024) |"
 echo "| history_query, 24 h x ${RING_COLUMNS} columns -> 1000 points (in-process, median of ${QUERY_REPS}) | ${RING16_Q} ms (max ${RING16_QMAX}) | n/a | < 20 ms | $(verdict_le "$RING16_Q" 20) |"
 echo "| GET /api/v1/history?points=1000 over a full 24 h ring (HTTP, median of ${HTTP_REPS}) | ${HIST_FULL_MED} ms (max ${HIST_FULL_MAX}) | n/a | < 20 ms | $(verdict_le "$HIST_FULL_MED" 20) |"
 echo
@@ -432,6 +463,15 @@ echo
 echo "History ring (bench/history-fill.c against libhccore.a): ${RING_SAMPLES} x ${RING_COLUMNS} columns:"
 echo "history_memory_bytes() $RING16_BYTES, resident when full $RING16_RES kB, query median $RING16_Q ms;"
 echo "${RING_SAMPLES} x ${HC1_COLS} columns (what this fixture records): $RINGN_BYTES bytes, $RINGN_RES kB resident, query median $RINGN_Q ms."
+echo
+echo "The same simulated day through every fixture board's columns (temperatures, policies, loads; \`history-fill boards\`):"
+echo
+echo "| board | columns | ring bytes | flat layout bytes | ratio |"
+echo "|---|---|---|---|---|"
+sed 's/[a-z_]*=//g' "$TMP/boards.txt" | awk '{ printf "| %s | %s | %s | %s | %s× |\n", $1, $2, $3, $4, $5 }'
+echo
+echo "System calls per tick (strace -c): $SC_NOTE."
+echo
 echo "The estimate double-counts the few ring pages the ${MEM_SECS} s run had already touched (about 4 kB per column)."
 echo "Full-ring daemon: status reported \`$HCF_HIST\`$COLS_NOTE; history.bin ${FILE_KIB} kB;"
 echo "one /api/v1/history?points=1000 answer is $HIST_BYTES bytes, $HIST_BUCKETS buckets; wrk -t1 -c1 latency p50 ${HIST_WRK_P50:-?}, p99 ${HIST_WRK_P99:-?}."

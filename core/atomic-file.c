@@ -26,7 +26,14 @@ int atomic_file_open(struct atomic_file *f, const char *path, int mode) {
                 atomic_file_clear(f);
                 return -ENOMEM;
         }
-        f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+        /* a stale temp file goes first; O_EXCL then never opens a FIFO or a
+         * device someone put in its place (open() would block on a FIFO) */
+        if (unlink(f->tmp) < 0 && errno != ENOENT) {
+                int r = -errno;
+                atomic_file_clear(f);
+                return r;
+        }
+        f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
         if (f->fd < 0) {
                 int r = -errno;
                 atomic_file_clear(f);

@@ -13,7 +13,8 @@ struct atomic_file {
         char *path;
 };
 
-/* Creates (truncates) PATH.tmp, refusing to follow a symlink there. -errno. */
+/* Creates PATH.tmp afresh (a stale one is removed first, so a FIFO or a
+ * symlink put there is never opened). -errno. */
 int atomic_file_open(struct atomic_file *f, const char *path, int mode);
 /* Every byte, retrying short writes and EINTR. -errno. */
 int atomic_file_write(struct atomic_file *f, const void *data, size_t len);

@@ -1,4 +1,5 @@
-/* history.c — bounded in-memory ring of samples, compact per-column encoding, save/load. */
+/* history.c — bounded in-memory ring of samples in compressed blocks per column, save/load. */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -13,25 +14,490 @@
 #include "history.h"
 
 #define HISTORY_MISSING INT16_MIN
+#define HISTORY_BLOCK 1024                      /* samples per compressed block */
+#define HISTORY_TIME_LIMIT (INT64_C(1) << 61)   /* ms; |time| above this is refused */
+#define HISTORY_PAD 8                           /* bytes after a block, so the bit reader may look ahead */
+
+/*
+ * A block holds up to HISTORY_BLOCK consecutive samples: one bit stream for
+ * the times (delta-of-delta) and one per column that existed when it was
+ * encoded (delta of the int16 values). Symbols, most significant bit first:
+ *   0                    repeat: delta-of-delta 0 / the same value (or missing again)
+ *   10 s                 +r or -r (s = 1: minus), r = the last non-zero |delta| of the stream
+ *   110 u[w]             u in the last explicit width w (u may be shorter: the
+ *                        encoder keeps a width while it wastes under 8 bits)
+ *   111 w[7] u[w]        u in w bits (1..64); w = 0 means "missing" (value streams)
+ * where u = zigzag(delta) + 1 >= 1. A value stream starts with 16 bits: the
+ * block's step, the largest number dividing every value; values are coded
+ * in steps. Temperatures that hold still or flicker
+ * by one quantisation step cost one to three bits a sample.
+ */
+struct history_block {
+        int64_t first_ms, last_ms;      /* times of the first and last sample */
+        uint32_t n;                     /* samples */
+        uint32_t n_streams;             /* 1 (times) + columns that existed at encoding */
+        uint32_t size;                  /* bytes of stream data after end[] */
+        uint32_t end[];                 /* per stream: end offset (bytes) in the data */
+};
 
 struct history_column {
         char *id;
         enum history_kind kind;
-        int16_t *data;                  /* capacity slots, encoded (see history.h) */
-        uint64_t first_seq;             /* samples numbered below this read missing */
+        int16_t *head;                  /* head_cap values of the newest, uncompressed samples */
 };
 
 struct history {
         size_t capacity;                /* samples */
-        size_t head;                    /* slot of the oldest sample */
-        size_t count;                   /* samples held */
-        uint64_t seq;                   /* samples ever appended, i.e. number of the next one */
+        size_t head_cap;                /* samples the uncompressed head holds before it is encoded */
+        struct history_block **blocks;  /* oldest first */
+        size_t n_blocks, blocks_cap;
+        size_t block_samples;           /* samples in all blocks, the skipped ones included */
+        size_t skip;                    /* samples of blocks[0] already dropped from the ring */
+        int64_t *head_ms;               /* head_cap times, Unix ms */
+        size_t head_n;                  /* samples in the head */
         bool open;                      /* the newest sample still takes history_set() */
-        int64_t epoch_ms;               /* Unix ms that offset 0 stands for */
-        uint32_t *offset_ms;            /* per slot: ms since epoch_ms */
         struct history_column *columns;
         size_t n_columns;
 };
+
+static const uint8_t *block_data(const struct history_block *b) {
+        return (const uint8_t *) (b->end + b->n_streams);
+}
+
+/* ---- bit streams ---- */
+
+struct bit_writer {
+        uint8_t *p;                     /* next byte */
+        uint64_t acc;                   /* pending bits, the low `bits` of it */
+        unsigned bits;
+};
+
+static void bw_put(struct bit_writer *w, uint64_t v, unsigned n) {
+        if (n > 32) {
+                bw_put(w, v >> 32, n - 32);
+                n = 32;
+        }
+        if (n == 0)
+                return;
+        w->acc = (w->acc << n) | (v & ((UINT64_C(1) << n) - 1));
+        w->bits += n;
+        while (w->bits >= 8) {
+                w->bits -= 8;
+                *w->p++ = (uint8_t) (w->acc >> w->bits);
+        }
+}
+
+static void bw_finish(struct bit_writer *w) {
+        if (w->bits > 0)
+                *w->p++ = (uint8_t) (w->acc << (8 - w->bits));
+        w->bits = 0;
+        w->acc = 0;
+}
+
+struct bit_reader {
+        const uint8_t *p, *end;
+        uint64_t win;                   /* next bits, left-aligned */
+        unsigned bits;                  /* valid bits in win */
+        uint64_t over;                  /* bits read past the end (zeros): corrupt stream */
+};
+
+static void br_init(struct bit_reader *r, const uint8_t *p, const uint8_t *end) {
+        *r = (struct bit_reader) { .p = p, .end = end };
+}
+
+#define HOT static inline __attribute__((always_inline))
+
+HOT void br_refill(struct bit_reader *r) {
+        if (r->bits > 56)
+                return;
+        if (r->end - r->p >= 8) {
+                /* Eight bytes at once, big-endian: whole ones are consumed; the
+                 * part of the next byte that fits is ORed again, the same bits,
+                 * by the next refill. */
+                uint64_t w;
+                unsigned take = (64 - r->bits) >> 3;
+
+                memcpy(&w, r->p, 8);
+                w = be64toh(w);
+                r->win |= w >> r->bits;
+                r->p += take;
+                r->bits += take * 8;
+                return;
+        }
+        while (r->bits <= 56) {
+                if (r->p < r->end)
+                        r->win |= (uint64_t) *r->p++ << (56 - r->bits);
+                else
+                        r->over += 8;
+                r->bits += 8;
+        }
+}
+
+/* n in 1..32 */
+HOT uint64_t br_get(struct bit_reader *r, unsigned n) {
+        uint64_t v;
+
+        if (r->bits < n)
+                br_refill(r);
+        v = r->win >> (64 - n);
+        r->win <<= n;
+        r->bits -= n;
+        return v;
+}
+
+HOT uint64_t br_get64(struct bit_reader *r, unsigned n) {
+        if (n > 32) {
+                uint64_t hi = br_get(r, n - 32);
+
+                return (hi << 32) | br_get(r, 32);
+        }
+        return br_get(r, n);
+}
+
+/* True when the stream was read past its end. */
+static bool br_overrun(const struct bit_reader *r) {
+        return r->over > 0 && r->over > (uint64_t) r->bits;
+}
+
+/* ---- symbols ---- */
+
+struct codec {
+        uint64_t r;                     /* last non-zero |delta| */
+        unsigned width;                 /* last explicit width */
+        int64_t prev;                   /* previous value (values) or time (times) */
+        int64_t prev_delta;             /* times: previous delta */
+        bool missing;                   /* values: the previous symbol was "missing" */
+        int64_t scale;                  /* values: the stream's step (prev is in steps) */
+};
+
+static unsigned bit_length(uint64_t u) {
+        return u ? 64 - (unsigned) __builtin_clzll(u) : 0;
+}
+
+static void enc_delta(struct bit_writer *w, struct codec *c, int64_t d, bool allow_repeat) {
+        uint64_t mag = d < 0 ? (uint64_t) 0 - (uint64_t) d : (uint64_t) d;
+        uint64_t u;
+        unsigned n;
+
+        if (d == 0 && allow_repeat) {
+                bw_put(w, 0, 1);
+                return;
+        }
+        if (d != 0 && mag == c->r) {
+                bw_put(w, d < 0 ? 5 : 4, 3);            /* 10 s */
+                return;
+        }
+        u = (((uint64_t) d << 1) ^ (uint64_t) (d >> 63)) + 1;
+        n = bit_length(u);
+        if (n <= c->width && c->width - n < 8) {
+                bw_put(w, 6, 3);                        /* 110: fits the last width, a few bits spare */
+                n = c->width;
+        } else {
+                bw_put(w, 7, 3);                        /* 111 */
+                bw_put(w, n, 7);
+                c->width = n;
+        }
+        bw_put(w, u, n);
+        if (d != 0)
+                c->r = mag;
+}
+
+static void enc_value(struct bit_writer *w, struct codec *c, int16_t v) {
+        if (v == HISTORY_MISSING) {
+                if (c->missing)
+                        bw_put(w, 0, 1);
+                else {
+                        bw_put(w, 7, 3);
+                        bw_put(w, 0, 7);
+                        c->missing = true;
+                }
+                return;
+        }
+        enc_delta(w, c, (int64_t) v - c->prev, !c->missing);
+        c->prev = v;
+        c->missing = false;
+}
+
+enum { SYM_REPEAT, SYM_DELTA, SYM_MISSING, SYM_BAD };
+
+HOT int dec_delta(struct bit_reader *r, struct codec *c, int64_t *d) {
+        uint64_t u;
+        unsigned n;
+
+        if (r->bits < 10)
+                br_refill(r);
+        if (!(r->win >> 63)) {
+                r->win <<= 1;
+                r->bits--;
+                return SYM_REPEAT;
+        }
+        if (!((r->win >> 62) & 1)) {
+                uint64_t s = (r->win >> 61) & 1;
+
+                r->win <<= 3;
+                r->bits -= 3;
+                *d = s ? -(int64_t) c->r : (int64_t) c->r;
+                return c->r ? SYM_DELTA : SYM_BAD;
+        }
+        if (!((r->win >> 61) & 1)) {
+                r->win <<= 3;
+                r->bits -= 3;
+                n = c->width;
+        } else {
+                r->win <<= 3;
+                r->bits -= 3;
+                n = (unsigned) br_get(r, 7);
+                if (n == 0)
+                        return SYM_MISSING;
+                if (n > 64)
+                        return SYM_BAD;
+                c->width = n;
+        }
+        if (n == 0)
+                return SYM_BAD;
+        u = br_get64(r, n) - 1;
+        *d = (int64_t) (u >> 1) ^ -(int64_t) (u & 1);
+        if (*d != 0)
+                c->r = *d < 0 ? (uint64_t) 0 - (uint64_t) *d : (uint64_t) *d;
+        return SYM_DELTA;
+}
+
+/* Next value of a value stream; -1 on a corrupt stream. */
+HOT int dec_value(struct bit_reader *r, struct codec *c, int16_t *v) {
+        int64_t d = 0, x;
+
+        switch (dec_delta(r, c, &d)) {
+        case SYM_REPEAT:
+                *v = c->missing ? HISTORY_MISSING : (int16_t) (c->prev * c->scale);
+                return 0;
+        case SYM_MISSING:
+                c->missing = true;
+                *v = HISTORY_MISSING;
+                return 0;
+        case SYM_DELTA:
+                x = c->prev + d;
+                if (x < -INT16_MAX || x > INT16_MAX || x * c->scale < -INT16_MAX || x * c->scale > INT16_MAX)
+                        return -1;
+                c->prev = x;
+                c->missing = false;
+                *v = (int16_t) (x * c->scale);
+                return 0;
+        }
+        return -1;
+}
+
+/* Next time of a time stream (after the first, which is the block's first_ms). */
+HOT int dec_time(struct bit_reader *r, struct codec *c, int64_t *t) {
+        int64_t d = 0;
+
+        switch (dec_delta(r, c, &d)) {
+        case SYM_REPEAT:
+                d = 0;
+                break;
+        case SYM_DELTA:
+                break;
+        default:
+                return -1;
+        }
+        c->prev_delta += d;
+        if (c->prev_delta < 0 || c->prev_delta > 2 * HISTORY_TIME_LIMIT)
+                return -1;
+        c->prev += c->prev_delta;
+        if (c->prev > HISTORY_TIME_LIMIT)
+                return -1;
+        *t = c->prev;
+        return 0;
+}
+
+/* A value stream starts with its step: 16 bits, every value is a multiple
+ * of it (whole degrees are steps of 100 centidegrees, loads from 100 Hz
+ * jiffies steps of 100 or 25), and the symbols count steps. */
+static int value_stream_init(struct bit_reader *r, struct codec *c, const uint8_t *p, const uint8_t *end) {
+        br_init(r, p, end);
+        *c = (struct codec) { .scale = (int64_t) br_get(r, 16) };
+        return c->scale > 0 ? 0 : -1;
+}
+
+/* Decodes the times of a block into t[0..b->n). 0, or -EBADMSG when corrupt. */
+static int block_times(const struct history_block *b, int64_t *t) {
+        const uint8_t *data = block_data(b);
+        struct codec c = { .prev = b->first_ms };
+        struct bit_reader r;
+
+        br_init(&r, data, data + b->end[0]);
+        t[0] = b->first_ms;
+        for (uint32_t i = 1; i < b->n; i++)
+                if (dec_time(&r, &c, &t[i]) < 0)
+                        return -EBADMSG;
+        return br_overrun(&r) || t[b->n - 1] != b->last_ms ? -EBADMSG : 0;
+}
+
+/* Decodes column col's values of a block into v[0..b->n); missing when the
+ * block predates the column. 0, or -EBADMSG when corrupt. */
+static int block_values(const struct history_block *b, size_t col, int16_t *v) {
+        const uint8_t *data = block_data(b);
+        struct codec c = {};
+        struct bit_reader r;
+
+        if (col + 1 >= b->n_streams) {
+                for (uint32_t i = 0; i < b->n; i++)
+                        v[i] = HISTORY_MISSING;
+                return 0;
+        }
+        if (value_stream_init(&r, &c, data + b->end[col], data + b->end[col + 1]) < 0)
+                return -EBADMSG;
+        for (uint32_t i = 0; i < b->n;) {
+                if (r.bits < 10)
+                        br_refill(&r);
+                if (!(r.win >> 63)) {
+                        /* A run of repeats: as many as the window shows at once. */
+                        unsigned z = r.win ? (unsigned) __builtin_clzll(r.win) : 64;
+                        int16_t x = c.missing ? HISTORY_MISSING : (int16_t) (c.prev * c.scale);
+
+                        if (z > r.bits)
+                                z = r.bits;
+                        if (z > b->n - i)
+                                z = b->n - i;
+                        r.win = z >= 64 ? 0 : r.win << z;
+                        r.bits -= z;
+                        while (z-- > 0)
+                                v[i++] = x;
+                        continue;
+                }
+                if (!((r.win >> 62) & 1) && c.r != 0) {
+                        /* 10 s: one step of the last size, the other common case */
+                        int64_t x = (r.win >> 61) & 1 ? c.prev - (int64_t) c.r : c.prev + (int64_t) c.r;
+
+                        if (x < -INT16_MAX || x > INT16_MAX || x * c.scale < -INT16_MAX || x * c.scale > INT16_MAX)
+                                return -EBADMSG;
+                        r.win <<= 3;
+                        r.bits -= 3;
+                        c.prev = x;
+                        c.missing = false;
+                        v[i++] = (int16_t) (x * c.scale);
+                        continue;
+                }
+                if ((r.win >> 61) == 6 && c.width > 0 && c.width <= 32) {
+                        /* 110 u: a delta in the last width */
+                        uint64_t u;
+                        int64_t d, x;
+
+                        if (r.bits < 3 + c.width)
+                                br_refill(&r);
+                        u = ((r.win << 3) >> (64 - c.width)) - 1;
+                        d = (int64_t) (u >> 1) ^ -(int64_t) (u & 1);
+                        x = c.prev + d;
+                        if (x < -INT16_MAX || x > INT16_MAX || x * c.scale < -INT16_MAX || x * c.scale > INT16_MAX)
+                                return -EBADMSG;
+                        r.win <<= 3 + c.width;
+                        r.bits -= 3 + c.width;
+                        if (d != 0)
+                                c.r = d < 0 ? (uint64_t) -d : (uint64_t) d;
+                        c.prev = x;
+                        c.missing = false;
+                        v[i++] = (int16_t) (x * c.scale);
+                        continue;
+                }
+                if (dec_value(&r, &c, &v[i++]) < 0)
+                        return -EBADMSG;
+        }
+        return br_overrun(&r) ? -EBADMSG : 0;
+}
+
+static unsigned gcd_u(unsigned a, unsigned b) {
+        while (b) {
+                unsigned t = a % b;
+
+                a = b;
+                b = t;
+        }
+        return a;
+}
+
+/* The largest step that divides every present value (1..32767). */
+static unsigned value_step(const int16_t *v, size_t n) {
+        unsigned g = 0;
+
+        for (size_t i = 0; i < n && g != 1; i++)
+                if (v[i] != HISTORY_MISSING)
+                        g = gcd_u(g, (unsigned) (v[i] < 0 ? -v[i] : v[i]));
+        return g ? g : 1;
+}
+
+/* Encodes n samples (times t, one value array per column, NULL = all
+ * missing) into a new block. */
+static int block_encode(const int64_t *t, int16_t *const *vals, size_t n_cols, size_t n,
+                        struct history_block **ret) {
+        /* Worst case per symbol: 3 + 7 + 64 bits for times, 3 + 7 + 18 for values. */
+        size_t worst = (n * 74 + 7) / 8 + 1 + n_cols * ((n * 28 + 7) / 8 + 3), total = 0;
+        struct history_block *b;
+        uint8_t *buf, *p;
+        uint32_t *end;
+
+        buf = malloc(worst);
+        end = malloc((n_cols + 1) * sizeof *end);
+        if (!buf || !end) {
+                free(buf);
+                free(end);
+                return -ENOMEM;
+        }
+        p = buf;
+        {
+                struct bit_writer w = { .p = p };
+                struct codec c = { .prev = t[0] };
+
+                for (size_t i = 1; i < n; i++) {
+                        int64_t delta = t[i] - c.prev;
+
+                        enc_delta(&w, &c, delta - c.prev_delta, true);
+                        c.prev_delta = delta;
+                        c.prev = t[i];
+                }
+                bw_finish(&w);
+                p = w.p;
+                end[0] = (uint32_t) (p - buf);
+        }
+        for (size_t k = 0; k < n_cols; k++) {
+                struct bit_writer w = { .p = p };
+                struct codec c = {};
+                unsigned step = vals[k] ? value_step(vals[k], n) : 1;
+
+                bw_put(&w, step, 16);
+                for (size_t i = 0; i < n; i++) {
+                        int16_t v = vals[k] ? vals[k][i] : HISTORY_MISSING;
+
+                        enc_value(&w, &c, v == HISTORY_MISSING ? v : (int16_t) (v / (int) step));
+                }
+                bw_finish(&w);
+                p = w.p;
+                end[k + 1] = (uint32_t) (p - buf);
+        }
+        total = (size_t) (p - buf);
+        b = malloc(sizeof *b + (n_cols + 1) * sizeof *end + total + HISTORY_PAD);
+        if (!b) {
+                free(buf);
+                free(end);
+                return -ENOMEM;
+        }
+        b->first_ms = t[0];
+        b->last_ms = t[n - 1];
+        b->n = (uint32_t) n;
+        b->n_streams = (uint32_t) (n_cols + 1);
+        b->size = (uint32_t) total;
+        memcpy(b->end, end, (n_cols + 1) * sizeof *end);
+        memcpy((uint8_t *) block_data(b), buf, total);
+        memset((uint8_t *) block_data(b) + total, 0, HISTORY_PAD);
+        free(buf);
+        free(end);
+        *ret = b;
+        return 0;
+}
+
+static size_t block_bytes(const struct history_block *b) {
+        return sizeof *b + b->n_streams * sizeof b->end[0] + b->size + HISTORY_PAD;
+}
+
+/* ---- the ring ---- */
 
 int history_new(size_t capacity, struct history **ret) {
         struct history *h;
@@ -41,46 +507,45 @@ int history_new(size_t capacity, struct history **ret) {
         h = calloc(1, sizeof *h);
         if (!h)
                 return -ENOMEM;
-        /* calloc: pages nobody wrote yet cost no resident memory. */
-        h->offset_ms = calloc(capacity, sizeof *h->offset_ms);
-        if (!h->offset_ms) {
+        h->capacity = capacity;
+        h->head_cap = capacity < HISTORY_BLOCK ? capacity : HISTORY_BLOCK;
+        h->head_ms = malloc(h->head_cap * sizeof *h->head_ms);
+        if (!h->head_ms) {
                 free(h);
                 return -ENOMEM;
         }
-        h->capacity = capacity;
         *ret = h;
         return 0;
+}
+
+static void history_drop_blocks(struct history *h) {
+        for (size_t i = 0; i < h->n_blocks; i++)
+                free(h->blocks[i]);
+        h->n_blocks = 0;
+        h->block_samples = 0;
+        h->skip = 0;
 }
 
 void history_free(struct history *h) {
         if (!h)
                 return;
+        history_drop_blocks(h);
+        free(h->blocks);
         for (size_t i = 0; i < h->n_columns; i++) {
                 free(h->columns[i].id);
-                free(h->columns[i].data);
+                free(h->columns[i].head);
         }
         free(h->columns);
-        free(h->offset_ms);
+        free(h->head_ms);
         free(h);
 }
 
-static size_t history_slot(const struct history *h, size_t i) {
-        size_t s = h->head + i;
-
-        return s >= h->capacity ? s - h->capacity : s;
+size_t history_count(const struct history *h) {
+        return h ? h->block_samples - h->skip + h->head_n : 0;
 }
 
-static int64_t history_time_at(const struct history *h, size_t i) {
-        return h->epoch_ms + (int64_t) h->offset_ms[history_slot(h, i)];
-}
-
-/* Logical index (0 = oldest) of the column's first sample that may hold a value. */
-static size_t history_column_first(const struct history *h, const struct history_column *c) {
-        uint64_t base = h->seq - h->count;
-
-        if (c->first_seq <= base)
-                return 0;
-        return c->first_seq - base >= h->count ? h->count : (size_t) (c->first_seq - base);
+size_t history_capacity(const struct history *h) {
+        return h ? h->capacity : 0;
 }
 
 int history_find_column(const struct history *h, const char *id) {
@@ -110,18 +575,17 @@ int history_column(struct history *h, const char *id, enum history_kind kind) {
                 return -ENOMEM;
         h->columns = cols;
         c = &cols[h->n_columns];
-        *c = (struct history_column) { .kind = kind, .first_seq = h->seq };
+        *c = (struct history_column) { .kind = kind };
         c->id = strdup(id);
-        c->data = calloc(h->capacity, sizeof *c->data);
-        if (!c->id || !c->data) {
+        c->head = malloc(h->head_cap * sizeof *c->head);
+        if (!c->id || !c->head) {
                 free(c->id);
-                free(c->data);
+                free(c->head);
                 return -ENOMEM;
         }
-        if (h->open) {                  /* the open sample takes values for it too */
-                c->first_seq = h->seq - 1;
-                c->data[history_slot(h, h->count - 1)] = HISTORY_MISSING;
-        }
+        /* Older samples read missing; an open sample takes a value. */
+        for (size_t i = 0; i < h->head_n; i++)
+                c->head[i] = HISTORY_MISSING;
         return (int) h->n_columns++;
 }
 
@@ -138,50 +602,82 @@ enum history_kind history_column_kind(const struct history *h, size_t col) {
 }
 
 static void history_drop_oldest(struct history *h) {
-        h->head = history_slot(h, 1);
-        h->count--;
-}
-
-/* Moves the epoch to the oldest sample so offsets fit in 32 bits again (every
- * ~49 days). Samples more than UINT32_MAX ms older than time_ms are dropped:
- * only happens after a long gap, e.g. history loaded from an old file. */
-static void history_rebase(struct history *h, int64_t time_ms) {
-        int64_t epoch;
-        uint32_t delta;
-
-        while (h->count > 0 && (uint64_t) time_ms - (uint64_t) history_time_at(h, 0) > UINT32_MAX)
-                history_drop_oldest(h);
-        if (h->count == 0) {
-                h->epoch_ms = time_ms;
+        if (h->n_blocks == 0) {
+                /* Only when capacity is below a block: shift the head. */
+                memmove(h->head_ms, h->head_ms + 1, (h->head_n - 1) * sizeof *h->head_ms);
+                for (size_t c = 0; c < h->n_columns; c++)
+                        memmove(h->columns[c].head, h->columns[c].head + 1,
+                                (h->head_n - 1) * sizeof *h->columns[c].head);
+                h->head_n--;
                 return;
         }
-        epoch = history_time_at(h, 0);
-        delta = (uint32_t) (epoch - h->epoch_ms);
-        for (size_t i = 0; i < h->count; i++)
-                h->offset_ms[history_slot(h, i)] -= delta;
-        h->epoch_ms = epoch;
+        if (++h->skip < h->blocks[0]->n)
+                return;
+        h->block_samples -= h->blocks[0]->n;
+        h->skip = 0;
+        free(h->blocks[0]);
+        memmove(h->blocks, h->blocks + 1, (h->n_blocks - 1) * sizeof *h->blocks);
+        h->n_blocks--;
+}
+
+static int history_push_block(struct history *h, struct history_block *b) {
+        if (h->n_blocks == h->blocks_cap) {
+                size_t cap = h->blocks_cap ? h->blocks_cap * 2 : 8;
+                struct history_block **nb = realloc(h->blocks, cap * sizeof *nb);
+
+                if (!nb)
+                        return -ENOMEM;
+                h->blocks = nb;
+                h->blocks_cap = cap;
+        }
+        h->blocks[h->n_blocks++] = b;
+        h->block_samples += b->n;
+        return 0;
+}
+
+/* Encodes the full head into a block. */
+static int history_flush_head(struct history *h) {
+        struct history_block *b;
+        int16_t **vals;
+        int r;
+
+        vals = malloc((h->n_columns ? h->n_columns : 1) * sizeof *vals);
+        if (!vals)
+                return -ENOMEM;
+        for (size_t c = 0; c < h->n_columns; c++)
+                vals[c] = h->columns[c].head;
+        r = block_encode(h->head_ms, vals, h->n_columns, h->head_n, &b);
+        free(vals);
+        if (r < 0)
+                return r;
+        r = history_push_block(h, b);
+        if (r < 0) {
+                free(b);
+                return r;
+        }
+        h->head_n = 0;
+        return 0;
 }
 
 int history_begin(struct history *h, int64_t time_ms) {
-        size_t slot;
+        int r;
 
-        if (!h)
+        if (!h || time_ms > HISTORY_TIME_LIMIT || time_ms < -HISTORY_TIME_LIMIT)
                 return -EINVAL;
-        if (h->count > 0 && time_ms < history_newest_ms(h))
+        if (history_count(h) > 0 && time_ms < history_newest_ms(h))
                 return -EINVAL;
-        if (h->count == 0)
-                h->epoch_ms = time_ms;
-        else if ((uint64_t) time_ms - (uint64_t) h->epoch_ms > UINT32_MAX)
-                history_rebase(h, time_ms);
-
-        if (h->count == h->capacity)
+        if (h->head_n == h->head_cap && h->head_cap == HISTORY_BLOCK) {
+                r = history_flush_head(h);
+                if (r < 0)
+                        return r;
+        }
+        /* Below a block of capacity the head is the whole ring and never encoded. */
+        if (history_count(h) == h->capacity)
                 history_drop_oldest(h);
-        slot = history_slot(h, h->count);
-        h->offset_ms[slot] = (uint32_t) ((uint64_t) time_ms - (uint64_t) h->epoch_ms);
+        h->head_ms[h->head_n] = time_ms;
         for (size_t i = 0; i < h->n_columns; i++)
-                h->columns[i].data[slot] = HISTORY_MISSING;
-        h->count++;
-        h->seq++;
+                h->columns[i].head[h->head_n] = HISTORY_MISSING;
+        h->head_n++;
         h->open = true;
         return 0;
 }
@@ -226,50 +722,76 @@ static double history_decode(enum history_kind kind, double v) {
 void history_set(struct history *h, size_t col, double value) {
         if (!h || !h->open || col >= h->n_columns)
                 return;
-        h->columns[col].data[history_slot(h, h->count - 1)] = history_encode(h->columns[col].kind, value);
+        h->columns[col].head[h->head_n - 1] = history_encode(h->columns[col].kind, value);
 }
 
-size_t history_count(const struct history *h) {
-        return h ? h->count : 0;
+/* Where logical sample i (0 = oldest) lives: a block and an index in it, or
+ * the head (*ret_block NULL). */
+static size_t history_locate(const struct history *h, size_t i, const struct history_block **ret_block) {
+        size_t k = i + h->skip;
+
+        for (size_t b = 0; b < h->n_blocks; b++) {
+                if (k < h->blocks[b]->n) {
+                        *ret_block = h->blocks[b];
+                        return k;
+                }
+                k -= h->blocks[b]->n;
+        }
+        *ret_block = NULL;
+        return k;
 }
 
-size_t history_capacity(const struct history *h) {
-        return h ? h->capacity : 0;
+static int64_t history_time_at(const struct history *h, size_t i) {
+        const struct history_block *b;
+        size_t k = history_locate(h, i, &b);
+        int64_t t[HISTORY_BLOCK];
+
+        if (!b)
+                return h->head_ms[k];
+        if (k == 0)
+                return b->first_ms;
+        if (k == b->n - 1)
+                return b->last_ms;
+        if (block_times(b, t) < 0)
+                return 0;
+        return t[k];
 }
 
 int64_t history_oldest_ms(const struct history *h) {
-        return h && h->count > 0 ? history_time_at(h, 0) : 0;
+        return h && history_count(h) > 0 ? history_time_at(h, 0) : 0;
 }
 
 int64_t history_newest_ms(const struct history *h) {
-        return h && h->count > 0 ? history_time_at(h, h->count - 1) : 0;
+        if (!h || history_count(h) == 0)
+                return 0;
+        return h->head_n > 0 ? h->head_ms[h->head_n - 1] : h->blocks[h->n_blocks - 1]->last_ms;
 }
 
 int64_t history_time_ms(const struct history *h, size_t i) {
-        return h && i < h->count ? history_time_at(h, i) : 0;
+        return h && i < history_count(h) ? history_time_at(h, i) : 0;
 }
 
 double history_get(const struct history *h, size_t i, size_t col) {
-        const struct history_column *c;
-        int16_t v;
+        const struct history_block *b;
+        int16_t v[HISTORY_BLOCK];
+        size_t k;
 
-        if (!h || i >= h->count || col >= h->n_columns)
+        if (!h || i >= history_count(h) || col >= h->n_columns)
                 return NAN;
-        c = &h->columns[col];
-        if (i < history_column_first(h, c))
+        k = history_locate(h, i, &b);
+        if (!b)
+                v[0] = h->columns[col].head[k], k = 0;
+        else if (block_values(b, col, v) < 0)
                 return NAN;
-        v = c->data[history_slot(h, i)];
-        return v == HISTORY_MISSING ? NAN : history_decode(c->kind, v);
+        return v[k] == HISTORY_MISSING ? NAN : history_decode(h->columns[col].kind, v[k]);
 }
 
 void history_reset(struct history *h) {
         if (!h)
                 return;
-        h->head = 0;
-        h->count = 0;
+        history_drop_blocks(h);
+        h->head_n = 0;
         h->open = false;
-        for (size_t i = 0; i < h->n_columns; i++)
-                h->columns[i].first_seq = h->seq;
 }
 
 size_t history_memory_bytes(const struct history *h) {
@@ -277,99 +799,182 @@ size_t history_memory_bytes(const struct history *h) {
 
         if (!h)
                 return 0;
-        n = sizeof *h + h->capacity * sizeof *h->offset_ms + h->n_columns * sizeof *h->columns;
+        n = sizeof *h + h->head_cap * sizeof *h->head_ms + h->blocks_cap * sizeof *h->blocks +
+            h->n_columns * (sizeof *h->columns + h->head_cap * sizeof(int16_t));
         for (size_t i = 0; i < h->n_columns; i++)
-                n += h->capacity * sizeof(int16_t) + strlen(h->columns[i].id) + 1;
+                n += strlen(h->columns[i].id) + 1;
+        for (size_t i = 0; i < h->n_blocks; i++)
+                n += block_bytes(h->blocks[i]);
         return n;
 }
 
-/* First logical index in [lo, hi) whose time is >= t (or > t when after). Times never go down. */
-static size_t history_search(const struct history *h, size_t lo, size_t hi, int64_t t, bool after) {
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                int64_t tm = history_time_at(h, mid);
+/* ---- queries ---- */
 
-                if (after ? tm <= t : tm < t)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return lo;
-}
-
-struct history_stats {
-        int min, max;
-        int64_t sum;
-        size_t n;
+/* One run of samples of a block or of the head: times, and the values of
+ * requested columns decoded on demand. */
+struct history_span {
+        const struct history_block *block;      /* NULL: the head */
+        size_t first, n;                        /* samples [first, n) of it are in the ring */
 };
 
-static void history_stats_add(struct history_stats *s, const int16_t *v, size_t n) {
-        for (size_t i = 0; i < n; i++) {
-                if (v[i] == HISTORY_MISSING)
-                        continue;
-                if (v[i] < s->min)
-                        s->min = v[i];
-                if (v[i] > s->max)
-                        s->max = v[i];
-                s->sum += v[i];
-                s->n++;
-        }
-}
+struct query_state {
+        const struct history *h;
+        const size_t *cols;
+        size_t n_cols;
+        int64_t from_ms, to_ms;
+        uint64_t width;
+        struct history_result *r;
+        uint32_t *counts;               /* per kept bucket and column: values seen */
+        size_t n_slots;                 /* buckets opened so far */
+        uint64_t last_bk;               /* bucket index of the last opened slot */
+        int64_t *t;                     /* HISTORY_BLOCK times */
+        int16_t *v;                     /* HISTORY_BLOCK values */
+        uint32_t *run_a, *run_b;        /* HISTORY_BLOCK: runs [a, b) of a span in one bucket */
+        uint32_t *run_slot;             /* HISTORY_BLOCK: the run's bucket slot */
+        size_t n_runs;
+};
 
-/* min/max/mean of one column over logical samples [a, b), in the column's unit. */
-static size_t history_column_stats(const struct history *h, size_t col, size_t a, size_t b,
-                                   double *ret_min, double *ret_max, double *ret_mean) {
-        const struct history_column *c = &h->columns[col];
-        struct history_stats s = { .min = INT_MAX, .max = INT_MIN };
-        size_t first = history_column_first(h, c), start, len1;
-
-        if (a < first)
-                a = first;
-        if (a < b) {
-                start = history_slot(h, a);
-                len1 = h->capacity - start < b - a ? h->capacity - start : b - a;
-                history_stats_add(&s, c->data + start, len1);
-                history_stats_add(&s, c->data, b - a - len1);   /* wrapped part */
-        }
-        if (s.n == 0) {
-                *ret_min = *ret_max = *ret_mean = NAN;
-                return 0;
-        }
-        *ret_min = history_decode(c->kind, s.min);
-        *ret_max = history_decode(c->kind, s.max);
-        *ret_mean = history_decode(c->kind, (double) s.sum / (double) s.n);
-        return s.n;
-}
-
-/* Fills bucket b from samples [a, e); false when no requested column has a value. */
-static bool history_bucket_fill(const struct history *h, const size_t *cols, size_t n_cols,
-                                size_t a, size_t e, struct history_bucket *b) {
+static size_t history_spans(const struct history *h, struct history_span *spans) {
         size_t n = 0;
 
-        for (size_t k = 0; k < n_cols; k++)
-                n += history_column_stats(h, cols[k], a, e, &b->min[k], &b->max[k], &b->mean[k]);
-        b->n_samples = (uint32_t) (e - a);
-        return n > 0 || n_cols == 0;
+        for (size_t b = 0; b < h->n_blocks; b++)
+                spans[n++] = (struct history_span) { h->blocks[b], b == 0 ? h->skip : 0, h->blocks[b]->n };
+        if (h->head_n > 0)
+                spans[n++] = (struct history_span) { NULL, 0, h->head_n };
+        return n;
 }
 
-/* First logical index in [l, u) that falls in a later bucket than bk. */
-static size_t history_bucket_end(const struct history *h, size_t l, size_t u, int64_t from_ms,
-                                 uint64_t width, uint64_t bk) {
-        while (l < u) {
-                size_t mid = l + (u - l) / 2;
+static bool span_overlaps(const struct history *h, const struct history_span *s, int64_t from, int64_t to) {
+        int64_t first = s->block ? s->block->first_ms : h->head_ms[0];
+        int64_t last = s->block ? s->block->last_ms : h->head_ms[h->head_n - 1];
 
-                if (((uint64_t) history_time_at(h, mid) - (uint64_t) from_ms) / width == bk)
-                        l = mid + 1;
-                else
-                        u = mid;
+        return last >= from && first <= to;
+}
+
+/* Times of a span into q->t, cut into runs of samples that share a bucket;
+ * opens a slot for each new bucket. */
+static int query_times(struct query_state *q, const struct history_span *s) {
+        const int64_t *t = q->t;
+        int64_t bucket_end = 0;         /* first time past the current bucket */
+        int r;
+
+        if (s->block) {
+                r = block_times(s->block, q->t);
+                if (r < 0)
+                        return r;
+        } else
+                t = q->h->head_ms;
+        q->n_runs = 0;
+        for (size_t i = s->first; i < s->n; i++) {
+                uint64_t bk;
+
+                if (t[i] < q->from_ms || t[i] > q->to_ms)
+                        continue;
+                if (q->n_runs > 0 && q->run_b[q->n_runs - 1] == i && t[i] < bucket_end) {
+                        q->run_b[q->n_runs - 1]++;      /* same bucket, next sample */
+                        q->r->buckets[q->n_slots - 1].n_samples++;
+                        continue;
+                }
+                bk = ((uint64_t) t[i] - (uint64_t) q->from_ms) / q->width;
+                if (q->n_slots == 0 || bk != q->last_bk) {
+                        q->r->buckets[q->n_slots].t_ms = (int64_t) ((uint64_t) q->from_ms + bk * q->width);
+                        q->n_slots++;
+                        q->last_bk = bk;
+                }
+                /* bucket_end may overflow only for the last bucket of the range: then nothing follows */
+                bucket_end = (int64_t) ((uint64_t) q->from_ms + (bk + 1) * q->width);
+                if (bucket_end <= t[i])
+                        bucket_end = INT64_MAX;
+                q->run_a[q->n_runs] = (uint32_t) i;
+                q->run_b[q->n_runs] = (uint32_t) i + 1;
+                q->run_slot[q->n_runs] = (uint32_t) (q->n_slots - 1);
+                q->n_runs++;
+                q->r->buckets[q->n_slots - 1].n_samples++;
         }
-        return l;
+        return 0;
+}
+
+/* Adds one slot's run of values to its bucket. */
+static void query_add(struct query_state *q, size_t k, uint32_t slot, int mn, int mx, int64_t sum, uint32_t n) {
+        size_t nc = q->n_cols;
+        double *val = q->r->values + (size_t) slot * nc * 3;
+        uint32_t *cnt = &q->counts[(size_t) slot * nc + k];
+
+        if (n == 0)
+                return;
+        if (*cnt == 0 || mn < val[k])
+                val[k] = mn;
+        if (*cnt == 0 || mx > val[nc + k])
+                val[nc + k] = mx;
+        val[2 * nc + k] += (double) sum;        /* the sum, until the mean is made */
+        *cnt += n;
+}
+
+static void query_values(struct query_state *q, const struct history_span *s, size_t k) {
+        const int16_t *v = q->v;
+        size_t col = q->cols[k];
+
+        if (q->n_runs == 0)
+                return;
+        if (s->block) {
+                if (block_values(s->block, col, q->v) < 0)
+                        return;         /* corrupt in memory: cannot happen, reads missing */
+        } else
+                v = q->h->columns[col].head;
+        for (size_t j = 0; j < q->n_runs; j++) {
+                int mn = INT16_MAX, mx = -INT16_MAX;
+                int64_t sum = 0;
+                uint32_t n = 0;
+
+                for (uint32_t i = q->run_a[j]; i < q->run_b[j]; i++) {
+                        int x = v[i];
+
+                        if (x == HISTORY_MISSING)
+                                continue;
+                        mn = x < mn ? x : mn;
+                        mx = x > mx ? x : mx;
+                        sum += x;
+                        n++;
+                }
+                query_add(q, k, q->run_slot[j], mn, mx, sum, n);
+        }
+}
+
+/* Turns raw sums into the column's unit, drops buckets without a value. */
+static void query_finish(struct query_state *q) {
+        struct history_result *r = q->r;
+        size_t nc = q->n_cols, kept = 0;
+
+        for (size_t s = 0; s < q->n_slots; s++) {
+                struct history_bucket b = r->buckets[s];
+                double *src = r->values + s * nc * 3, *dst = r->values + kept * nc * 3;
+                size_t n = 0;
+
+                for (size_t k = 0; k < nc; k++) {
+                        uint32_t c = q->counts[s * nc + k];
+                        enum history_kind kind = q->h->columns[q->cols[k]].kind;
+
+                        n += c;
+                        dst[k] = c ? history_decode(kind, src[k]) : NAN;
+                        dst[nc + k] = c ? history_decode(kind, src[nc + k]) : NAN;
+                        dst[2 * nc + k] = c ? history_decode(kind, src[2 * nc + k] / c) : NAN;
+                }
+                if (n == 0 && nc > 0)
+                        continue;
+                if (nc > 0) {
+                        b.min = dst;
+                        b.max = dst + nc;
+                        b.mean = dst + 2 * nc;
+                }
+                r->buckets[kept++] = b;
+        }
+        r->n_buckets = kept;
 }
 
 static int history_result_alloc(struct history_result *r, size_t n_buckets, size_t n_cols) {
         r->buckets = calloc(n_buckets ? n_buckets : 1, sizeof *r->buckets);
-        r->values = n_cols ? calloc(n_buckets * n_cols * 3, sizeof *r->values) : NULL;
-        if (!r->buckets || (n_cols && n_buckets && !r->values)) {
+        r->values = n_cols ? calloc(n_buckets * n_cols * 3 + 1, sizeof *r->values) : NULL;
+        if (!r->buckets || (n_cols && !r->values)) {
                 history_result_free(r);
                 return -ENOMEM;
         }
@@ -377,13 +982,46 @@ static int history_result_alloc(struct history_result *r, size_t n_buckets, size
         return 0;
 }
 
+static int history_query_run(struct query_state *q, struct history_span *spans, size_t n_spans,
+                             uint64_t n_buckets) {
+        uint64_t samples = 0;
+        size_t max_slots;
+        int r;
+
+        /* At most one bucket per sample in range, and at most n_buckets. */
+        for (size_t s = 0; s < n_spans; s++)
+                if (span_overlaps(q->h, &spans[s], q->from_ms, q->to_ms))
+                        samples += spans[s].n - spans[s].first;
+        max_slots = (size_t) (samples < n_buckets ? samples : n_buckets);
+        r = history_result_alloc(q->r, max_slots, q->n_cols);
+        if (r < 0)
+                return r;
+        q->counts = calloc(max_slots * q->n_cols + 1, sizeof *q->counts);
+        if (!q->counts)
+                return -ENOMEM;
+        /* Decode only the spans in range, and of them only the requested columns. */
+        q->n_slots = 0;
+        for (size_t s = 0; s < n_spans; s++) {
+                if (!span_overlaps(q->h, &spans[s], q->from_ms, q->to_ms))
+                        continue;
+                r = query_times(q, &spans[s]);
+                if (r < 0)
+                        return r;
+                for (size_t k = 0; k < q->n_cols; k++)
+                        query_values(q, &spans[s], k);
+        }
+        query_finish(q);
+        return 0;
+}
+
 int history_query(const struct history *h, int64_t from_ms, int64_t to_ms,
                   const size_t *cols, size_t n_cols, size_t points,
                   struct history_result *ret) {
-        struct history_result r = {};
-        uint64_t width, n_buckets;
-        size_t lo, hi, max_kept;
-        int k;
+        struct history_result res = {};
+        struct query_state q = { .h = h, .cols = cols, .n_cols = n_cols, .r = &res };
+        struct history_span *spans;
+        size_t n_spans;
+        int r;
 
         if (!h || !ret || from_ms > to_ms || points == 0 || (n_cols > 0 && !cols))
                 return -EINVAL;
@@ -392,35 +1030,36 @@ int history_query(const struct history *h, int64_t from_ms, int64_t to_ms,
                         return -EINVAL;
 
         /* Equal integer widths: ceil((to - from + 1) / points), without overflow. */
-        width = ((uint64_t) to_ms - (uint64_t) from_ms) / points;
-        if (width < UINT64_MAX)
-                width++;
-        n_buckets = ((uint64_t) to_ms - (uint64_t) from_ms) / width + 1;
-        lo = history_search(h, 0, h->count, from_ms, false);
-        hi = history_search(h, lo, h->count, to_ms, true);
-        max_kept = hi - lo < n_buckets ? hi - lo : (size_t) n_buckets;
-
-        k = history_result_alloc(&r, max_kept, n_cols);
-        if (k < 0)
-                return k;
-        r.bucket_ms = width > INT64_MAX ? INT64_MAX : (int64_t) width;
-
-        for (size_t a = lo; a < hi;) {
-                struct history_bucket *b = &r.buckets[r.n_buckets];
-                uint64_t bk = ((uint64_t) history_time_at(h, a) - (uint64_t) from_ms) / width;
-                size_t e = history_bucket_end(h, a + 1, hi, from_ms, width, bk);
-
-                b->t_ms = (int64_t) ((uint64_t) from_ms + bk * width);
-                if (n_cols > 0) {
-                        b->min = r.values + r.n_buckets * n_cols * 3;
-                        b->max = b->min + n_cols;
-                        b->mean = b->max + n_cols;
-                }
-                if (history_bucket_fill(h, cols, n_cols, a, e, b))
-                        r.n_buckets++;
-                a = e;
+        q.width = ((uint64_t) to_ms - (uint64_t) from_ms) / points;
+        if (q.width < UINT64_MAX)
+                q.width++;
+        q.from_ms = from_ms;
+        q.to_ms = to_ms;
+        spans = malloc((h->n_blocks + 1) * sizeof *spans);
+        q.t = malloc(HISTORY_BLOCK * sizeof *q.t);
+        q.v = malloc(HISTORY_BLOCK * sizeof *q.v);
+        q.run_a = malloc(HISTORY_BLOCK * sizeof *q.run_a);
+        q.run_b = malloc(HISTORY_BLOCK * sizeof *q.run_b);
+        q.run_slot = malloc(HISTORY_BLOCK * sizeof *q.run_slot);
+        r = spans && q.t && q.v && q.run_a && q.run_b && q.run_slot ? 0 : -ENOMEM;
+        if (r == 0) {
+                n_spans = history_spans(h, spans);
+                r = history_query_run(&q, spans, n_spans,
+                                      ((uint64_t) to_ms - (uint64_t) from_ms) / q.width + 1);
         }
-        *ret = r;
+        res.bucket_ms = q.width > INT64_MAX ? INT64_MAX : (int64_t) q.width;
+        free(spans);
+        free(q.t);
+        free(q.v);
+        free(q.run_a);
+        free(q.run_b);
+        free(q.run_slot);
+        free(q.counts);
+        if (r < 0) {
+                history_result_free(&res);
+                return r;
+        }
+        *ret = res;
         return 0;
 }
 
@@ -433,21 +1072,28 @@ void history_result_free(struct history_result *r) {
 }
 
 /*
- * File format, version 1, every integer little-endian whatever the host:
- *   "HCHIST"  6 bytes magic
- *   u16       version (1)
- *   i64       epoch, Unix ms
- *   u32       count, samples
- *   u32       n_columns
- *   n_columns x { u8 kind, u8 id_len, id_len bytes id }
- *   count x u32       ms since epoch, oldest first, never decreasing
- *   n_columns x count x i16   values (INT16_MIN = missing), column by column
- *   u32       CRC-32 (IEEE 802.3) of everything before it
+ * File format, version 2, every integer little-endian whatever the host:
+ *   header:  "HCHIST", u16 version (2), u32 n_columns,
+ *            n_columns x { u8 kind, u8 id_len, id_len bytes id },
+ *            u32 CRC-32 (IEEE 802.3) of the header before it
+ *   blocks, oldest first, each one record:
+ *            u32 length of the payload, u32 CRC-32 of the payload, payload:
+ *            u32 skip (samples at its start that are not in the ring),
+ *            i64 first_ms, i64 last_ms, u32 n, u32 n_streams, u32 size,
+ *            n_streams x u32 stream end offsets, size bytes of streams
+ *            (as in memory; stream k + 1 is file column k)
+ *   end:     u32 0, u32 0
+ * It is written and read one block at a time. A block whose CRC or content
+ * does not check out is rejected and the others are kept; so is a block
+ * that would make time go backwards. The newest samples of the head are
+ * written as one more block.
  */
 #define HISTORY_MAGIC "HCHIST"
-#define HISTORY_VERSION 1
-#define HISTORY_HEADER_SIZE 24
+#define HISTORY_VERSION 2
 #define HISTORY_FILE_MAX (256u << 20)   /* bytes; far above 30 d x 16 columns at 1 s */
+#define HISTORY_RECORD_HEAD 36          /* payload bytes before the end offsets */
+#define HISTORY_RECORD_MAX (HISTORY_RECORD_HEAD + 4 * (HISTORY_MAX_COLUMNS + 1) + \
+                            10 * HISTORY_BLOCK + (HISTORY_MAX_COLUMNS + 1) * 4 * HISTORY_BLOCK)
 
 static void crc32_table(uint32_t t[256]) {
         for (uint32_t i = 0; i < 256; i++) {
@@ -466,10 +1112,22 @@ static uint32_t crc32_update(const uint32_t t[256], uint32_t crc, const uint8_t 
         return ~crc;
 }
 
+static void put_le(uint8_t *p, uint64_t v, size_t bytes) {
+        for (size_t i = 0; i < bytes; i++)
+                p[i] = (uint8_t) (v >> (8 * i));
+}
+
+static uint64_t get_le(const uint8_t *p, size_t bytes) {
+        uint64_t v = 0;
+
+        for (size_t i = 0; i < bytes; i++)
+                v |= (uint64_t) p[i] << (8 * i);
+        return v;
+}
+
 struct history_writer {
         int fd;
         int error;                      /* first -errno */
-        uint32_t crc;                   /* of everything flushed so far */
         size_t len;                     /* bytes in buf */
         uint32_t table[256];
         uint8_t buf[65536];
@@ -478,8 +1136,6 @@ struct history_writer {
 static void writer_flush(struct history_writer *w) {
         size_t done = 0;
 
-        if (w->error == 0)
-                w->crc = crc32_update(w->table, w->crc, w->buf, w->len);
         while (w->error == 0 && done < w->len) {
                 ssize_t k = write(w->fd, w->buf + done, w->len - done);
 
@@ -493,46 +1149,98 @@ static void writer_flush(struct history_writer *w) {
         w->len = 0;
 }
 
+static void writer_bytes(struct history_writer *w, const uint8_t *p, size_t n) {
+        while (n > 0) {
+                size_t k = sizeof w->buf - w->len < n ? sizeof w->buf - w->len : n;
+
+                memcpy(w->buf + w->len, p, k);
+                w->len += k;
+                p += k;
+                n -= k;
+                if (w->len == sizeof w->buf)
+                        writer_flush(w);
+        }
+}
+
 static void writer_le(struct history_writer *w, uint64_t v, size_t bytes) {
-        if (w->len + bytes > sizeof w->buf)
-                writer_flush(w);
-        for (size_t i = 0; i < bytes; i++)
-                w->buf[w->len++] = (uint8_t) (v >> (8 * i));
+        uint8_t b[8];
+
+        put_le(b, v, bytes);
+        writer_bytes(w, b, bytes);
 }
 
-static void writer_bytes(struct history_writer *w, const char *p, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                writer_le(w, (uint8_t) p[i], 1);
-}
+static void history_write_header(const struct history *h, struct history_writer *w) {
+        uint8_t head[12];
+        uint32_t crc;
 
-static void history_write(const struct history *h, struct history_writer *w) {
-        writer_bytes(w, HISTORY_MAGIC, 6);
-        writer_le(w, HISTORY_VERSION, 2);
-        writer_le(w, (uint64_t) h->epoch_ms, 8);
-        writer_le(w, h->count, 4);
-        writer_le(w, h->n_columns, 4);
+        memcpy(head, HISTORY_MAGIC, 6);
+        put_le(head + 6, HISTORY_VERSION, 2);
+        put_le(head + 8, h->n_columns, 4);
+        writer_bytes(w, head, 12);
+        crc = crc32_update(w->table, 0, head, 12);
         for (size_t c = 0; c < h->n_columns; c++) {
                 size_t n = strlen(h->columns[c].id);
 
-                writer_le(w, (uint64_t) h->columns[c].kind, 1);
-                writer_le(w, n, 1);
-                writer_bytes(w, h->columns[c].id, n);
+                head[0] = (uint8_t) h->columns[c].kind;
+                head[1] = (uint8_t) n;
+                writer_bytes(w, head, 2);
+                writer_bytes(w, (const uint8_t *) h->columns[c].id, n);
+                crc = crc32_update(w->table, crc, head, 2);
+                crc = crc32_update(w->table, crc, (const uint8_t *) h->columns[c].id, n);
         }
-        for (size_t i = 0; i < h->count; i++)
-                writer_le(w, h->offset_ms[history_slot(h, i)], 4);
-        for (size_t c = 0; c < h->n_columns; c++) {
-                const struct history_column *col = &h->columns[c];
-                size_t first = history_column_first(h, col);
+        writer_le(w, crc, 4);
+}
 
-                for (size_t i = 0; i < h->count; i++) {
-                        int16_t v = i < first ? HISTORY_MISSING : col->data[history_slot(h, i)];
+static void history_write_block(struct history_writer *w, const struct history_block *b, size_t skip) {
+        size_t ends = b->n_streams * 4, len = HISTORY_RECORD_HEAD + ends + b->size;
+        uint8_t head[HISTORY_RECORD_HEAD], e[4];
+        uint32_t crc;
 
-                        writer_le(w, (uint16_t) v, 2);
-                }
+        put_le(head, skip, 4);
+        put_le(head + 4, (uint64_t) b->first_ms, 8);
+        put_le(head + 12, (uint64_t) b->last_ms, 8);
+        put_le(head + 20, b->n, 4);
+        put_le(head + 24, b->n_streams, 4);
+        put_le(head + 28, b->size, 4);
+        put_le(head + 32, 0, 4);                        /* reserved */
+        crc = crc32_update(w->table, 0, head, sizeof head);
+        for (uint32_t k = 0; k < b->n_streams; k++) {
+                put_le(e, b->end[k], 4);
+                crc = crc32_update(w->table, crc, e, 4);
         }
+        crc = crc32_update(w->table, crc, block_data(b), b->size);
+        writer_le(w, len, 4);
+        writer_le(w, crc, 4);
+        writer_bytes(w, head, sizeof head);
+        for (uint32_t k = 0; k < b->n_streams; k++)
+                writer_le(w, b->end[k], 4);
+        writer_bytes(w, block_data(b), b->size);
+}
+
+static int history_write(const struct history *h, struct history_writer *w) {
+        history_write_header(h, w);
+        for (size_t i = 0; i < h->n_blocks; i++)
+                history_write_block(w, h->blocks[i], i == 0 ? h->skip : 0);
+        if (h->head_n > 0) {
+                struct history_block *b;
+                int16_t **vals = malloc((h->n_columns ? h->n_columns : 1) * sizeof *vals);
+                int r;
+
+                if (!vals)
+                        return -ENOMEM;
+                for (size_t c = 0; c < h->n_columns; c++)
+                        vals[c] = h->columns[c].head;
+                r = block_encode(h->head_ms, vals, h->n_columns, h->head_n, &b);
+                free(vals);
+                if (r < 0)
+                        return r;
+                history_write_block(w, b, 0);
+                free(b);
+        }
+        writer_le(w, 0, 4);
+        writer_le(w, 0, 4);
         writer_flush(w);
-        writer_le(w, w->crc, 4);
-        writer_flush(w);
+        return w->error;
 }
 
 /* Writes the ring to an open file; the caller commits or discards it. */
@@ -545,11 +1253,9 @@ static int history_write_fd(const struct history *h, int fd) {
                 return -ENOMEM;
         w->fd = fd;
         w->error = 0;
-        w->crc = 0;
         w->len = 0;
         crc32_table(w->table);
-        history_write(h, w);
-        r = w->error;
+        r = history_write(h, w);
         free(w);
         return r;
 }
@@ -572,204 +1278,352 @@ int history_save(const struct history *h, const char *path) {
 }
 
 struct history_file {
-        uint8_t *data;                  /* whole file */
-        size_t size;                    /* bytes */
-        int64_t epoch_ms;
-        size_t count;                   /* samples */
+        int fd;
+        uint32_t table[256];
         size_t n_columns;
         char **ids;                     /* n_columns, NUL-terminated copies */
         uint8_t *kinds;                 /* n_columns */
-        const uint8_t *offsets;         /* count x u32 */
-        const uint8_t *values;          /* n_columns x count x i16 */
+        off_t records;                  /* offset of the first block record */
+        bool *ok;                       /* per record: passed the checks of the first pass */
+        size_t n_records, cap_records;
+        uint64_t *last_value;           /* per file column: 1 + global index of its newest value, 0 = none */
+        uint64_t samples;               /* in accepted records, skips excluded */
+        size_t rejected;                /* records rejected */
 };
-
-static uint64_t get_le(const uint8_t *p, size_t bytes) {
-        uint64_t v = 0;
-
-        for (size_t i = 0; i < bytes; i++)
-                v |= (uint64_t) p[i] << (8 * i);
-        return v;
-}
 
 static void history_file_done(struct history_file *f) {
         for (size_t i = 0; f->ids && i < f->n_columns; i++)
                 free(f->ids[i]);
         free(f->ids);
         free(f->kinds);
-        free(f->data);
+        free(f->ok);
+        free(f->last_value);
+        if (f->fd >= 0)
+                close(f->fd);
 }
 
-static int history_file_read(const char *path, struct history_file *f) {
-        struct stat st;
+/* Reads exactly n bytes: 0, -EBADMSG at end of file, or -errno. */
+static int read_full(int fd, void *buf, size_t n) {
         size_t done = 0;
-        int fd, r = 0;
 
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        if (fstat(fd, &st) < 0)
-                r = -errno;
-        else if (!S_ISREG(st.st_mode))
-                r = S_ISDIR(st.st_mode) ? -EISDIR : -EBADMSG;
-        else if ((uint64_t) st.st_size > HISTORY_FILE_MAX)
-                r = -EFBIG;
-        else if (!(f->data = malloc(st.st_size > 0 ? (size_t) st.st_size : 1)))
-                r = -ENOMEM;
-        while (r == 0 && done < (size_t) st.st_size) {
-                ssize_t k = read(fd, f->data + done, (size_t) st.st_size - done);
+        while (done < n) {
+                ssize_t k = read(fd, (uint8_t *) buf + done, n - done);
 
                 if (k < 0 && errno == EINTR)
                         continue;
                 if (k < 0)
-                        r = -errno;
-                else if (k == 0)
-                        break;          /* shrank under us: the checks below catch it */
-                else
-                        done += (size_t) k;
+                        return -errno;
+                if (k == 0)
+                        return -EBADMSG;
+                done += (size_t) k;
         }
-        close(fd);
-        f->size = done;
-        return r;
+        return 0;
 }
 
-/* Column table at *pos; ids must be unique, non-empty, without NUL. */
-static int history_file_parse_columns(struct history_file *f, size_t *pos, size_t end) {
+static int history_file_open(const char *path, struct history_file *f) {
+        struct stat st;
+
+        /* O_NONBLOCK: a FIFO at the path must not block open(); it is then
+         * refused below as not a regular file. */
+        f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        if (f->fd < 0)
+                return -errno;
+        if (fstat(f->fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return S_ISDIR(st.st_mode) ? -EISDIR : -EBADMSG;
+        if ((uint64_t) st.st_size > HISTORY_FILE_MAX)
+                return -EFBIG;
+        return 0;
+}
+
+/* Magic, version and column table; ids unique, non-empty, without NUL. */
+static int history_file_header(struct history_file *f) {
+        uint8_t head[12], col[2 + 255], crcb[4];
+        uint32_t crc;
+        int r;
+
+        r = read_full(f->fd, head, sizeof head);
+        if (r < 0)
+                return r;
+        if (memcmp(head, HISTORY_MAGIC, 6) != 0)
+                return -EBADMSG;
+        if (get_le(head + 6, 2) != HISTORY_VERSION)
+                return -EPROTONOSUPPORT;
+        crc = crc32_update(f->table, 0, head, sizeof head);
+        f->n_columns = (size_t) get_le(head + 8, 4);
+        if (f->n_columns > HISTORY_MAX_COLUMNS)
+                return -EBADMSG;
         f->ids = calloc(f->n_columns ? f->n_columns : 1, sizeof *f->ids);
         f->kinds = calloc(f->n_columns ? f->n_columns : 1, 1);
-        if (!f->ids || !f->kinds)
+        f->last_value = calloc(f->n_columns ? f->n_columns : 1, sizeof *f->last_value);
+        if (!f->ids || !f->kinds || !f->last_value)
                 return -ENOMEM;
         for (size_t c = 0; c < f->n_columns; c++) {
                 size_t n;
 
-                if (end - *pos < 2)
+                if ((r = read_full(f->fd, col, 2)) < 0)
+                        return r;
+                n = col[1];
+                if (col[0] > HISTORY_LOAD || n == 0 || (r = read_full(f->fd, col + 2, n)) < 0)
+                        return r < 0 ? r : -EBADMSG;
+                if (memchr(col + 2, 0, n))
                         return -EBADMSG;
-                f->kinds[c] = f->data[*pos];
-                n = f->data[*pos + 1];
-                *pos += 2;
-                if (f->kinds[c] > HISTORY_LOAD || n == 0 || end - *pos < n ||
-                    memchr(f->data + *pos, 0, n))
-                        return -EBADMSG;
-                f->ids[c] = strndup((const char *) f->data + *pos, n);
+                crc = crc32_update(f->table, crc, col, 2 + n);
+                f->kinds[c] = col[0];
+                f->ids[c] = strndup((const char *) col + 2, n);
                 if (!f->ids[c])
                         return -ENOMEM;
-                *pos += n;
                 for (size_t k = 0; k < c; k++)
                         if (strcmp(f->ids[k], f->ids[c]) == 0)
                                 return -EBADMSG;
         }
-        return 0;
+        if ((r = read_full(f->fd, crcb, 4)) < 0)
+                return r;
+        if ((uint32_t) get_le(crcb, 4) != crc)
+                return -EBADMSG;
+        f->records = lseek(f->fd, 0, SEEK_CUR);
+        return f->records < 0 ? -errno : 0;
 }
 
-static int history_file_parse(struct history_file *f) {
-        uint32_t table[256], last = 0;
-        size_t pos = HISTORY_HEADER_SIZE, end;
-        uint64_t need;
+/* One record: *ret_block (malloc()ed, NULL at the end marker), its skip.
+ * -EBADMSG for a record that fails its checks but could be stepped over;
+ * -EIO when the file cannot be followed any further. */
+static int history_file_record(struct history_file *f, struct history_block **ret_block, size_t *ret_skip) {
+        uint8_t lc[8], *p = NULL;
+        struct history_block *b;
+        uint32_t len, n_streams, size, prev = 0;
         int r;
 
-        if (f->size < HISTORY_HEADER_SIZE + 4 || memcmp(f->data, HISTORY_MAGIC, 6) != 0)
-                return -EBADMSG;
-        end = f->size - 4;
-        crc32_table(table);
-        if (crc32_update(table, 0, f->data, end) != (uint32_t) get_le(f->data + end, 4))
-                return -EBADMSG;
-        if (get_le(f->data + 6, 2) != HISTORY_VERSION)
-                return -EPROTONOSUPPORT;
-        f->epoch_ms = (int64_t) get_le(f->data + 8, 8);
-        f->count = (size_t) get_le(f->data + 16, 4);
-        f->n_columns = (size_t) get_le(f->data + 20, 4);
-        if (f->n_columns > HISTORY_MAX_COLUMNS)
-                return -EBADMSG;
-        r = history_file_parse_columns(f, &pos, end);
+        *ret_block = NULL;
+        r = read_full(f->fd, lc, 8);
         if (r < 0)
-                return r;
-
-        need = (uint64_t) f->count * 4 + (uint64_t) f->count * f->n_columns * 2;
-        if (need != end - pos)
-                return -EBADMSG;
-        f->offsets = f->data + pos;
-        f->values = f->offsets + f->count * 4;
-        for (size_t i = 0; i < f->count; i++) {
-                uint32_t o = (uint32_t) get_le(f->offsets + 4 * i, 4);
-
-                if (o < last)
-                        return -EBADMSG;        /* time went backwards */
-                last = o;
+                return r == -EBADMSG ? -EIO : r;        /* truncated: no end marker */
+        len = (uint32_t) get_le(lc, 4);
+        if (len == 0)
+                return 0;
+        if (len < HISTORY_RECORD_HEAD + 4 || len > HISTORY_RECORD_MAX)
+                return -EIO;
+        p = malloc(len);
+        if (!p)
+                return -ENOMEM;
+        r = read_full(f->fd, p, len);
+        if (r < 0) {
+                free(p);
+                return r == -EBADMSG ? -EIO : r;
         }
-        if (f->epoch_ms > INT64_MAX - (int64_t) last)
+        n_streams = (uint32_t) get_le(p + 24, 4);
+        size = (uint32_t) get_le(p + 28, 4);
+        if (crc32_update(f->table, 0, p, len) != (uint32_t) get_le(lc + 4, 4) ||
+            n_streams == 0 || n_streams > f->n_columns + 1 ||
+            (uint64_t) HISTORY_RECORD_HEAD + 4 * (uint64_t) n_streams + size != len) {
+                free(p);
                 return -EBADMSG;
+        }
+        b = malloc(sizeof *b + n_streams * sizeof b->end[0] + size + HISTORY_PAD);
+        if (!b) {
+                free(p);
+                return -ENOMEM;
+        }
+        *ret_skip = (size_t) get_le(p, 4);
+        b->first_ms = (int64_t) get_le(p + 4, 8);
+        b->last_ms = (int64_t) get_le(p + 12, 8);
+        b->n = (uint32_t) get_le(p + 20, 4);
+        b->n_streams = n_streams;
+        b->size = size;
+        for (uint32_t k = 0; k < n_streams; k++) {
+                b->end[k] = (uint32_t) get_le(p + HISTORY_RECORD_HEAD + 4 * k, 4);
+                if (b->end[k] < prev || b->end[k] > size)
+                        r = -EBADMSG;
+                prev = b->end[k];
+        }
+        memcpy((uint8_t *) block_data(b), p + HISTORY_RECORD_HEAD + 4 * n_streams, size);
+        memset((uint8_t *) block_data(b) + size, 0, HISTORY_PAD);
+        free(p);
+        if (r == 0 && (b->n == 0 || b->n > HISTORY_BLOCK || *ret_skip >= b->n ||
+                       b->first_ms < -HISTORY_TIME_LIMIT || b->first_ms > HISTORY_TIME_LIMIT ||
+                       prev != size))
+                r = -EBADMSG;
+        if (r < 0) {
+                free(b);
+                return r;
+        }
+        *ret_block = b;
+        return 1;
+}
+
+static int history_file_note(struct history_file *f, bool ok) {
+        if (f->n_records == f->cap_records) {
+                size_t cap = f->cap_records ? f->cap_records * 2 : 64;
+                bool *n = realloc(f->ok, cap * sizeof *n);
+
+                if (!n)
+                        return -ENOMEM;
+                f->ok = n;
+                f->cap_records = cap;
+        }
+        f->ok[f->n_records++] = ok;
+        f->rejected += !ok;
         return 0;
 }
 
-/* Ring column for each file column, -1 to skip; adds columns that have data. */
-static int history_file_map(struct history *h, const struct history_file *f, size_t skip, int *map) {
-        for (size_t c = 0; c < f->n_columns; c++) {
-                const uint8_t *v = f->values + (c * f->count + skip) * 2;
-                bool any = false;
-                int idx;
+/* First pass: check every record, decode it whole, note which are usable
+ * and where each column last had a value. */
+static int history_file_scan(struct history_file *f) {
+        int64_t t[HISTORY_BLOCK], last_ms = INT64_MIN;
+        int16_t v[HISTORY_BLOCK];
 
-                for (size_t i = 0; i < f->count - skip && !any; i++)
-                        any = (int16_t) get_le(v + 2 * i, 2) != HISTORY_MISSING;
-                idx = history_find_column(h, f->ids[c]);
+        for (;;) {
+                struct history_block *b;
+                size_t skip;
+                bool ok;
+                int r = history_file_record(f, &b, &skip);
+
+                if (r == -EIO) {
+                        f->rejected++;                  /* a torn tail: stop there */
+                        return 0;
+                }
+                if (r < 0 && r != -EBADMSG)
+                        return r;
+                if (r == 0)
+                        return 0;
+                ok = r > 0 && block_times(b, t) == 0 && t[skip] >= last_ms;
+                for (size_t c = 0; ok && c + 1 < b->n_streams; c++) {
+                        ok = block_values(b, c, v) == 0;
+                        for (size_t i = b->n; ok && i-- > skip;)
+                                if (v[i] != HISTORY_MISSING) {
+                                        f->last_value[c] = f->samples + (i - skip) + 1;
+                                        break;
+                                }
+                }
+                if (ok) {
+                        last_ms = b->last_ms;
+                        f->samples += b->n - skip;
+                }
+                free(b);
+                if ((r = history_file_note(f, ok)) < 0)
+                        return r;
+        }
+}
+
+/* Columns of the new ring g for each file column (-1: not kept). */
+static int history_file_map(struct history *g, const struct history_file *f, uint64_t keep_from, int *map) {
+        for (size_t c = 0; c < f->n_columns; c++) {
+                bool any = f->last_value[c] > keep_from;
+                int idx = history_find_column(g, f->ids[c]);
+
                 if (idx < 0 && any)
-                        idx = history_column(h, f->ids[c], (enum history_kind) f->kinds[c]);
+                        idx = history_column(g, f->ids[c], (enum history_kind) f->kinds[c]);
                 if (idx == -ENOMEM)
                         return idx;
-                if (idx >= 0 && h->columns[idx].kind != (enum history_kind) f->kinds[c])
+                if (idx >= 0 && g->columns[idx].kind != (enum history_kind) f->kinds[c])
                         idx = -1;       /* same id, other unit: not the same series */
                 map[c] = idx < 0 ? -1 : idx;
         }
         return 0;
 }
 
-/* Replaces the ring's samples with the newest `capacity` samples of the file. */
-static void history_file_apply(struct history *h, const struct history_file *f, size_t skip, const int *map) {
-        size_t keep = f->count - skip;
-        uint32_t base = keep > 0 ? (uint32_t) get_le(f->offsets + 4 * skip, 4) : 0;
+struct stream_decoder {
+        struct bit_reader r;
+        struct codec c;
+};
 
-        h->head = 0;
-        h->count = keep;
-        h->seq = keep;
-        h->open = false;
-        h->epoch_ms = f->epoch_ms + (int64_t) base;
-        for (size_t i = 0; i < keep; i++)
-                h->offset_ms[i] = (uint32_t) get_le(f->offsets + 4 * (skip + i), 4) - base;
+/* Samples [first, n) of a checked block into g, values of every file column
+ * decoded in step so each sample is complete before the next begins. */
+static int history_fill_block(struct history *g, const struct history_block *b, size_t first,
+                              const int *map, struct stream_decoder *dec) {
+        const uint8_t *data = block_data(b);
+        size_t n_cols = b->n_streams - 1;
+        int64_t t[HISTORY_BLOCK];
+        int r;
 
-        for (size_t c = 0; c < h->n_columns; c++)
-                h->columns[c].first_seq = keep;         /* not in the file: missing */
-        for (size_t c = 0; c < f->n_columns; c++) {
-                struct history_column *col;
-                const uint8_t *v = f->values + (c * f->count + skip) * 2;
+        if (block_times(b, t) < 0)
+                return 0;
+        for (size_t c = 0; c < n_cols; c++)
+                (void) value_stream_init(&dec[c].r, &dec[c].c, data + b->end[c], data + b->end[c + 1]);
+        for (size_t i = 0; i < b->n; i++) {
+                if (i >= first && (r = history_begin(g, t[i])) < 0)
+                        return r;
+                for (size_t c = 0; c < n_cols; c++) {
+                        int16_t v = HISTORY_MISSING;
 
-                if (map[c] < 0)
-                        continue;
-                col = &h->columns[map[c]];
-                col->first_seq = 0;
-                for (size_t i = 0; i < keep; i++)
-                        col->data[i] = (int16_t) get_le(v + 2 * i, 2);
+                        (void) dec_value(&dec[c].r, &dec[c].c, &v);     /* checked by the scan */
+                        if (i >= first && map[c] >= 0)
+                                g->columns[map[c]].head[g->head_n - 1] = v;
+                }
         }
+        return 0;
+}
+
+/* Second pass: the usable records' samples from keep_from on, into g. */
+static int history_file_fill(struct history *g, struct history_file *f, uint64_t keep_from, const int *map) {
+        struct stream_decoder *dec;
+        uint64_t seen = 0;
+        int r = 0;
+
+        if (lseek(f->fd, f->records, SEEK_SET) < 0)
+                return -errno;
+        dec = calloc(f->n_columns ? f->n_columns : 1, sizeof *dec);
+        if (!dec)
+                return -ENOMEM;
+        for (size_t rec = 0; rec < f->n_records && r >= 0; rec++) {
+                struct history_block *b;
+                size_t skip, first, n;
+
+                r = history_file_record(f, &b, &skip);
+                if (r == -EIO || r == 0)
+                        r = -EBADMSG;                   /* the file changed under us */
+                if (r == -EBADMSG && !f->ok[rec])
+                        r = 0;
+                if (r <= 0 || !f->ok[rec]) {
+                        free(b);
+                        continue;
+                }
+                n = b->n - skip;
+                first = seen + n <= keep_from ? b->n : skip + (keep_from > seen ? (size_t) (keep_from - seen) : 0);
+                seen += n;
+                r = first < b->n ? history_fill_block(g, b, first, map, dec) : 0;
+                free(b);
+        }
+        free(dec);
+        return r;
 }
 
 int history_load(struct history *h, const char *path) {
-        struct history_file f = {};
-        size_t skip;
+        struct history_file f = { .fd = -1 };
+        struct history *g = NULL;
+        uint64_t keep_from;
         int *map = NULL;
         int r;
 
         if (!h || !path)
                 return -EINVAL;
-        r = history_file_read(path, &f);
+        crc32_table(f.table);
+        r = history_file_open(path, &f);
         if (r >= 0)
-                r = history_file_parse(&f);
+                r = history_file_header(&f);
+        if (r >= 0)
+                r = history_file_scan(&f);
+        if (r >= 0)
+                r = history_new(h->capacity, &g);
+        for (size_t c = 0; r >= 0 && c < h->n_columns; c++)
+                r = history_column(g, h->columns[c].id, h->columns[c].kind);
         if (r >= 0) {
+                keep_from = f.samples > h->capacity ? f.samples - h->capacity : 0;
                 map = calloc(f.n_columns ? f.n_columns : 1, sizeof *map);
-                r = map ? 0 : -ENOMEM;
-        }
-        if (r >= 0) {
-                skip = f.count > h->capacity ? f.count - h->capacity : 0;
-                r = history_file_map(h, &f, skip, map);
+                r = map ? history_file_map(g, &f, keep_from, map) : -ENOMEM;
         }
         if (r >= 0)
-                history_file_apply(h, &f, skip, map);
+                r = history_file_fill(g, &f, keep_from, map);
+        if (r >= 0) {
+                struct history tmp = *h;
+
+                *h = *g;
+                *g = tmp;
+                h->open = false;
+                r = (int) (f.rejected > INT_MAX ? INT_MAX : f.rejected);
+        }
+        history_free(g);
         free(map);
         history_file_done(&f);
         return r;

@@ -7,19 +7,21 @@
 
 /*
  * Each column is one series (a temperature, a policy's frequency, the load)
- * stored as int16 per sample, 2 bytes per sensor per sample:
+ * quantised to int16 per sample:
  *   HISTORY_TEMP  centidegrees C   (-327.67 .. 327.67 C)
  *   HISTORY_FREQ  MHz              (0 .. 32767 MHz)
  *   HISTORY_LOAD  1/10000          (0 .. 1)
  * INT16_MIN marks a missing value (sensor not ok, or column not yet present).
- * Timestamps are one uint32 per sample: ms since the ring's epoch. The epoch
- * moves forward when an offset would not fit (every ~49 days); samples more
- * than 2^32 ms older than the newest are dropped then.
  * Values are clamped to -32767..32767 on the way in (INT16_MIN stays the
  * marker) and come back in the column's unit: degrees C, Hz, fraction.
- * Memory: capacity x (4 + 2 x columns) bytes, allocated with calloc so pages
- * not yet written cost no resident memory; a column added later is not
- * filled with markers: slots older than its first sample read as missing.
+ * Times are Unix ms (int64), kept exactly.
+ * Memory: the newest samples (up to 1024) sit uncompressed in a head of
+ * 8 + 2 x columns bytes a sample; older ones in compressed blocks of 1024
+ * samples, one bit stream per column (delta-of-delta for times, delta for
+ * values, a few bits a sample for slow, quantised temperatures; see
+ * history.c). A ring smaller than a block is all head. Queries decode only
+ * the blocks in range; history_get()/history_time_ms() decode one block, so
+ * they are for tests and single lookups, not for loops over the ring.
  */
 
 #define HISTORY_MAX_CAPACITY (UINT32_C(1) << 26)   /* samples */
@@ -49,7 +51,7 @@ enum history_kind history_column_kind(const struct history *h, size_t col);
 int history_find_column(const struct history *h, const char *id);   /* index or -ENOENT */
 
 /* Start a new sample at time_ms (must not go backwards: -EINVAL, nothing
- * changed; equal times are fine); all columns read missing until
+ * changed; equal times are fine; |time_ms| above 2^61 is -EINVAL too); all columns read missing until
  * history_set() gives them a value (in the column's unit: degrees C, Hz,
  * fraction; NaN = missing). When full, the oldest sample goes. A caller that
  * sees the wall clock step back may history_reset() and begin again. */
@@ -99,15 +101,21 @@ int history_query(const struct history *h, int64_t from_ms, int64_t to_ms,
                   struct history_result *ret);
 void history_result_free(struct history_result *r);
 
-/* Binary file, replaced atomically (temp file, fsync, rename). Format: see
- * history.c; little-endian whatever the host, so it moves between armhf and
- * arm64; CRC-32 at the end. */
+/* Binary file, replaced atomically (temp file, fsync, rename), written one
+ * block at a time. Format: see history.c (version 2); little-endian
+ * whatever the host, so it moves between armhf and arm64; a CRC-32 for the
+ * header and one per block. */
 int history_save(const struct history *h, const char *path);
-/* Loads samples into h (columns matched by id, capacity kept). -ENOENT when absent.
- * Replaces h's samples (the newest `capacity` of the file are kept); columns
- * of h the file lacks read missing; file columns h lacks are added if they
- * hold a value among the kept samples; a file column whose id exists with
- * another kind is skipped. -EBADMSG for a truncated or corrupt file,
- * -EPROTONOSUPPORT for another format version, -EFBIG above 256 MiB; on any
- * error h's samples are unchanged. No sample is open afterwards. */
+/* Loads samples into h (columns matched by id, capacity kept), reading the
+ * file one block at a time (two passes, no whole-file buffer). -ENOENT when
+ * absent. Replaces h's samples (the newest `capacity` of the file are kept);
+ * columns of h the file lacks read missing; file columns h lacks are added
+ * if they hold a value among the kept samples; a file column whose id exists
+ * with another kind is skipped. A block that fails its CRC or its checks (or
+ * a torn end) is rejected and the others are kept: the return value is then
+ * the number of rejected blocks (> 0); 0 when the whole file was good.
+ * Errors, with h's samples unchanged: -EBADMSG for a bad header (or not a
+ * regular file), -EPROTONOSUPPORT for another format version (version 1
+ * files of earlier releases included), -EFBIG above 256 MiB. No sample is
+ * open afterwards. */
 int history_load(struct history *h, const char *path);

@@ -65,6 +65,8 @@ static json_object *json_temp(const struct temp_sensor *t) {
         json_object_object_add(o, "trips", json_trips(t));
         json_object_object_add(o, "max_celsius", t->has_max ? json_new_millis(t->max_mc) : NULL);
         json_object_object_add(o, "crit_celsius", t->has_crit ? json_new_millis(t->crit_mc) : NULL);
+        json_object_object_add(o, "mirror_of", json_new_string_or_null(t->mirror_of));
+        json_object_object_add(o, "read_us", json_object_new_int64(t->read_us));
         return o;
 }
 

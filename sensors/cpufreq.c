@@ -17,8 +17,7 @@ static int cpufreq_add_policy(struct sensors *s, const char *dir, int index) {
         s->policies = p;
         p = &s->policies[s->n_policies++];
         memset(p, 0, sizeof(*p));
-        p->fd_cur = p->fd_cpuinfo_cur = p->fd_governor = -1;
-        p->fd_scaling_min = p->fd_scaling_max = p->fd_time_in_state = -1;
+        p->fd_cur = p->fd_scaling_max = p->fd_time_in_state = -1;
         snprintf(p->id, sizeof(p->id), "policy%d", index);
         sysfs_strlcpy(p->dir, dir, sizeof(p->dir));
         return 0;
@@ -118,6 +117,10 @@ static void cpufreq_read_static(struct cpufreq_policy *p) {
                 (void) sysfs_parse_khz(text, &p->min_khz);
         if (cpufreq_read_attr(p, "cpuinfo_max_freq", text, sizeof(text)) >= 0)
                 (void) sysfs_parse_khz(text, &p->max_khz);
+        if (cpufreq_read_attr(p, "scaling_min_freq", text, sizeof(text)) >= 0)
+                (void) sysfs_parse_khz(text, &p->scaling_min_khz);
+        if (cpufreq_read_attr(p, "scaling_governor", text, sizeof(text)) >= 0)
+                sysfs_strlcpy(p->governor, text, sizeof(p->governor));
         if (cpufreq_read_attr(p, "scaling_driver", text, sizeof(text)) >= 0)
                 sysfs_strlcpy(p->driver, text, sizeof(p->driver));
         if (cpufreq_read_attr(p, "scaling_available_frequencies", text, sizeof(text)) >= 0)
@@ -134,26 +137,31 @@ static void cpufreq_read_static(struct cpufreq_policy *p) {
                 p->n_cpus = (size_t) r;
 }
 
-static int cpufreq_open_policy(struct cpufreq_policy *p) {
-        p->fd_cur = cpufreq_open_attr(p, "scaling_cur_freq");
+static int cpufreq_open_policy(struct sensors *s, struct cpufreq_policy *p) {
+        /* One current frequency per tick: scaling_cur_freq (the kernel's
+         * value, cheap), else cpuinfo_cur_freq (asks the driver, which can
+         * mean a firmware call; 0400, so root only). */
+        const char *cur = "scaling_cur_freq";
+        char path[600];
+
+        p->fd_cur = cpufreq_open_attr(p, cur);
+        if (p->fd_cur < 0) {
+                int fd = cpufreq_open_attr(p, "cpuinfo_cur_freq");
+
+                if (fd >= 0) {
+                        p->fd_cur = fd;
+                        p->has_cpuinfo_cur = true;
+                        cur = "cpuinfo_cur_freq";
+                }
+        }
         if (p->fd_cur < 0) {
                 p->error = -p->fd_cur;
                 p->fd_cur = -1;
-        }
-        /* cpuinfo_cur_freq is 0400: EACCES/EPERM when not root is normal. */
-        p->fd_cpuinfo_cur = cpufreq_open_attr(p, "cpuinfo_cur_freq");
-        if (p->fd_cpuinfo_cur < 0)
-                p->fd_cpuinfo_cur = -1;
-        p->has_cpuinfo_cur = p->fd_cpuinfo_cur >= 0;
-        /* The rest is optional (no stats/ without CONFIG_CPU_FREQ_STAT). */
-        p->fd_governor = cpufreq_open_attr(p, "scaling_governor");
-        p->fd_scaling_min = cpufreq_open_attr(p, "scaling_min_freq");
+        } else if (sysfs_path(path, sizeof(path), "%s/%s", p->dir, cur) >= 0)
+                sensors_watch(s, path);
+        /* Optional (no stats/ without CONFIG_CPU_FREQ_STAT). */
         p->fd_scaling_max = cpufreq_open_attr(p, "scaling_max_freq");
         p->fd_time_in_state = cpufreq_open_attr(p, "stats/time_in_state");
-        if (p->fd_governor < 0)
-                p->fd_governor = -1;
-        if (p->fd_scaling_min < 0)
-                p->fd_scaling_min = -1;
         if (p->fd_scaling_max < 0)
                 p->fd_scaling_max = -1;
         if (p->fd_time_in_state < 0)
@@ -176,7 +184,7 @@ int cpufreq_probe(struct sensors *s) {
         if (r < 0)
                 return r;
         for (size_t i = 0; i < s->n_policies; i++)
-                cpufreq_open_policy(&s->policies[i]);
+                cpufreq_open_policy(s, &s->policies[i]);
         return 0;
 }
 
@@ -192,17 +200,6 @@ static int cpufreq_read_khz(struct sensors *s, int fd, uint32_t *ret) {
         return sysfs_parse_khz(buf, ret) < 0 ? -EBADMSG : 0;
 }
 
-static int cpufreq_read_governor(struct cpufreq_policy *p) {
-        char buf[sizeof(p->governor)];
-        ssize_t n;
-
-        n = sysfs_pread(p->fd_governor, buf, sizeof(buf));
-        if (n < 0)
-                return (int) n;
-        sysfs_strlcpy(p->governor, buf, sizeof(p->governor));
-        return 0;
-}
-
 /* stats/time_in_state: "<kHz> <10 ms units>" per line. At most 64 rows of
  * at most 32 bytes each, so the buffer never cuts a row we keep. */
 static int cpufreq_read_tis(struct cpufreq_policy *p) {
@@ -214,22 +211,25 @@ static int cpufreq_read_tis(struct cpufreq_policy *p) {
         n = sysfs_pread(p->fd_time_in_state, buf, sizeof(buf));
         if (n < 0)
                 return (int) n;
-        while (*q && k < SENSORS_FREQS_MAX) {
-                char *end;
-                unsigned long long khz, t;
+        /* Digits by hand, as sysfs_parse_u64 does: this runs every tick. */
+        while (k < SENSORS_FREQS_MAX) {
+                uint64_t v[2] = { 0, 0 };
 
-                khz = strtoull(q, &end, 10);
-                if (end == q)
+                for (int f = 0; f < 2; f++) {
+                        while (*q == ' ' || *q == '\t' || *q == '\n')
+                                q++;
+                        if (*q < '0' || *q > '9')
+                                goto done;
+                        for (; *q >= '0' && *q <= '9'; q++)
+                                v[f] = v[f] * 10 + (uint64_t) (*q - '0');   /* wraps only on garbage */
+                }
+                if (v[0] > UINT32_MAX)
                         break;
-                q = end;
-                t = strtoull(q, &end, 10);
-                if (end == q || khz > UINT32_MAX)
-                        break;
-                q = end;
-                p->tis_khz[k] = (uint32_t) khz;         /* kHz */
-                p->tis_10ms[k] = (uint64_t) t;          /* 10 ms units (USER_HZ ticks on old kernels) */
+                p->tis_khz[k] = (uint32_t) v[0];        /* kHz */
+                p->tis_10ms[k] = v[1];                  /* 10 ms units (USER_HZ ticks on old kernels) */
                 k++;
         }
+done:
         p->n_tis = k;
         return 0;
 }
@@ -242,13 +242,8 @@ int cpufreq_read(struct sensors *s, struct cpufreq_policy *p) {
         r = cpufreq_read_khz(s, p->fd_cur, &p->cur_khz);
         if (r < 0)
                 first = r;
-        /* "<unknown>" when the driver cannot tell: then it is simply absent. */
-        if (p->fd_cpuinfo_cur >= 0)
-                p->has_cpuinfo_cur = cpufreq_read_khz(NULL, p->fd_cpuinfo_cur, &p->cpuinfo_cur_khz) >= 0;
-        if (p->fd_governor >= 0 && (r = cpufreq_read_governor(p)) < 0 && first == 0)
-                first = r;
-        if (p->fd_scaling_min >= 0 && (r = cpufreq_read_khz(NULL, p->fd_scaling_min, &p->scaling_min_khz)) < 0 && first == 0)
-                first = r;
+        else if (p->has_cpuinfo_cur)
+                p->cpuinfo_cur_khz = p->cur_khz;
         if (p->fd_scaling_max >= 0 && (r = cpufreq_read_khz(NULL, p->fd_scaling_max, &p->scaling_max_khz)) < 0 && first == 0)
                 first = r;
         if (p->fd_time_in_state >= 0 && (r = cpufreq_read_tis(p)) < 0 && first == 0)
@@ -263,8 +258,7 @@ int cpufreq_read(struct sensors *s, struct cpufreq_policy *p) {
 void cpufreq_free(struct sensors *s) {
         for (size_t i = 0; i < s->n_policies; i++) {
                 struct cpufreq_policy *p = &s->policies[i];
-                int fds[] = { p->fd_cur, p->fd_cpuinfo_cur, p->fd_governor,
-                              p->fd_scaling_min, p->fd_scaling_max, p->fd_time_in_state };
+                int fds[] = { p->fd_cur, p->fd_scaling_max, p->fd_time_in_state };
 
                 for (size_t k = 0; k < sizeof(fds) / sizeof(fds[0]); k++)
                         if (fds[k] >= 0)

@@ -30,6 +30,7 @@ struct hwmon_chip {
         int *temps;                             /* sorted N of tempN_input */
         int n_temps;
         bool collides;                          /* chip_id shared with another chip */
+        bool under_zone;                        /* registered by the thermal core under a thermal_zoneN */
 };
 
 static void hwmon_sanitize(char *s) {
@@ -71,6 +72,20 @@ static int hwmon_chip_load(const struct sensors *s, const char *base, int index,
             sysfs_resolve(s->sysfs_root, path, real, sizeof(real)) >= 0)
                 sysfs_basename(real, c->devname, sizeof(c->devname));
         hwmon_read_name(c);
+        {
+                /* The thermal core's own hwmon: .../thermal_zoneN/hwmonX. */
+                char parent[512], last[SENSORS_NAME_MAX];
+                char *slash;
+                int zone;
+
+                sysfs_strlcpy(parent, c->dir, sizeof(parent));
+                slash = strrchr(parent, '/');
+                if (slash) {
+                        *slash = '\0';
+                        sysfs_basename(parent, last, sizeof(last));
+                        c->under_zone = sysfs_match_index(last, "thermal_zone", "", &zone);
+                }
+        }
 
         snprintf(c->attr_dir, sizeof(c->attr_dir), "%s", c->dir);
         r = sysfs_list_indices(c->attr_dir, "temp", "_input", &c->temps);
@@ -147,6 +162,31 @@ static void hwmon_read_limits(struct temp_sensor *t, const char *attr_dir, int n
                 t->has_crit = sensors_parse_limit(text, &t->crit_mc, &quirk);
 }
 
+/* The thermal core names its hwmon after the zone type with '-' made '_'. */
+static bool hwmon_same_type(const char *zone_type, const char *chip) {
+        for (; *zone_type && *chip; zone_type++, chip++)
+                if (*zone_type != *chip && !(*zone_type == '-' && *chip == '_'))
+                        return false;
+        return *zone_type == *chip;
+}
+
+/* The thermal core's hwmon has one tempN_input per zone of its type, in
+ * zone order: tempN mirrors the N-th zone whose type is the chip's name. */
+static void hwmon_find_mirror(const struct sensors *s, const struct hwmon_chip *c, int n, struct temp_sensor *t) {
+        int k = 0;
+
+        if (!c->under_zone)
+                return;
+        for (size_t i = 0; i < s->n_temps; i++) {
+                const struct temp_sensor *z = &s->temps[i];
+
+                if (z->source == TEMP_SOURCE_THERMAL && hwmon_same_type(z->type, c->name) && ++k == n) {
+                        sysfs_strlcpy(t->mirror_of, z->id, sizeof(t->mirror_of));
+                        return;
+                }
+        }
+}
+
 static int hwmon_add_chip(struct sensors *s, const struct hwmon_chip *c) {
         for (int i = 0; i < c->n_temps; i++) {
                 char path[700];
@@ -168,6 +208,7 @@ static int hwmon_add_chip(struct sensors *s, const struct hwmon_chip *c) {
                 sysfs_strlcpy(t->chip, c->name, sizeof(t->chip));
                 snprintf(t->sensor, sizeof(t->sensor), "temp%d", c->temps[i]);
                 hwmon_read_limits(t, c->attr_dir, c->temps[i]);
+                hwmon_find_mirror(s, c, c->temps[i], t);
         }
         return 0;
 }

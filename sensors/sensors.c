@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <time.h>
@@ -93,6 +94,8 @@ int sensors_add_temp(struct sensors *s, const char *path, int fd, struct temp_se
         n = &s->temps[s->n_temps++];
         memset(n, 0, sizeof(*n));
         sysfs_strlcpy(n->path, path, sizeof(n->path));
+        if (fd >= 0)
+                sensors_watch(s, path);
         /* Not read yet: ok stays false with no error until the first tick.
          * An open failure (EACCES, EIO) keeps the sensor, failed. */
         n->fd = fd < 0 ? -1 : fd;
@@ -101,11 +104,29 @@ int sensors_add_temp(struct sensors *s, const char *path, int fd, struct temp_se
         return 0;
 }
 
+void sensors_watch(struct sensors *s, const char *path) {
+        /* IN_ATTRIB covers a link-count change (unlink, rename over it);
+         * writes in place (IN_MODIFY) are not events. */
+        if (s->watch_fd >= 0)
+                (void) inotify_add_watch(s->watch_fd, path, IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF);
+}
+
+/* Drains the watch; any event makes this tick fstat() the kept fds. */
+static void sensors_poll_watch(struct sensors *s) {
+        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+        s->recheck = false;
+        if (s->watch_fd < 0)
+                return;
+        while (read(s->watch_fd, buf, sizeof(buf)) > 0)
+                s->recheck = true;
+}
+
 ssize_t sensors_pread(const struct sensors *s, int fd, char *buf, size_t size) {
         ssize_t n;
 
         n = sysfs_pread(fd, buf, size);
-        if (n >= 0 && s->check_unlinked && sysfs_check_linked(fd) < 0)
+        if (n >= 0 && s->recheck && sysfs_check_linked(fd) < 0)
                 return -ENOENT;
         return n;
 }
@@ -115,7 +136,23 @@ void sensors_note_error(struct sensors *s, int r) {
                 s->need_reprobe = true;
 }
 
+static uint64_t sensors_now_ns(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+static void temp_note_time(struct temp_sensor *t, uint64_t start_ns) {
+        uint64_t us = (sensors_now_ns() - start_ns) / 1000;
+
+        t->read_us = us > UINT32_MAX ? UINT32_MAX : (uint32_t) us;     /* microseconds */
+        if (t->read_us > t->read_us_max)
+                t->read_us_max = t->read_us;
+}
+
 static int temp_read(struct sensors *s, struct temp_sensor *t, int64_t now_ms) {
+        uint64_t start = sensors_now_ns();
         char buf[32];
         int32_t mc;
         ssize_t n;
@@ -124,6 +161,7 @@ static int temp_read(struct sensors *s, struct temp_sensor *t, int64_t now_ms) {
         if (t->fd < 0)
                 return -t->error;
         n = sensors_pread(s, t->fd, buf, sizeof(buf));
+        temp_note_time(t, start);
         r = n < 0 ? (int) n : sensors_parse_temp_sticky(buf, &mc, &t->unit_quirk, &t->unit_fixed);
         if (r < 0) {
                 t->ok = false;
@@ -158,13 +196,27 @@ int sensors_read(struct sensors *s, int64_t now_ms) {
         int failed = 0;
 
         s->time_ms = now_ms;
-        for (size_t i = 0; i < s->n_temps; i++)
-                failed += count_failure(temp_read(s, &s->temps[i], now_ms), &s->temps[i].read_errors);
+        sensors_poll_watch(s);
+        for (size_t i = 0; i < s->n_temps; i++) {
+                struct temp_sensor *t = &s->temps[i];
+
+                if (t->slow)
+                        continue;
+                failed += count_failure(temp_read(s, t, now_ms), &t->read_errors);
+                /* Too slow for the tick: the reader thread takes it (when it
+                 * cannot start, the sensor stays here). */
+                t->slow_reads = s->slow_us > 0 && t->read_us > s->slow_us ? t->slow_reads + 1 : 0;
+                if (t->slow_reads >= SENSORS_SLOW_READS && t->fd >= 0)
+                        (void) reader_add(s, t);
+        }
+        failed += reader_tick(s, now_ms);
         for (size_t i = 0; i < s->n_cooling; i++)
                 failed += count_failure(cooling_read(s, &s->cooling[i]), &s->cooling[i].read_errors);
         for (size_t i = 0; i < s->n_policies; i++)
                 failed += count_failure(cpufreq_read(s, &s->policies[i]), &s->policies[i].read_errors);
         failed += count_failure(load_read(s), &s->load.read_errors);
+        if (vcio_read(s) < 0)
+                failed++;
         s->read_ns = monotonic_ns() - start;
         return failed;
 }
@@ -194,7 +246,32 @@ static int sensors_set_roots(struct sensors *s, const char *sysfs_root, const ch
         /* Real sysfs answers ENODEV for a removed device; a fixture tree on
          * tmpfs/ext4 keeps serving a deleted file, so there we fstat(). */
         s->check_unlinked = !(statfs(path, &sfs) == 0 && sfs.f_type == SYSFS_MAGIC_NUMBER);
+        if (s->check_unlinked) {
+                s->watch_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+                if (s->watch_fd < 0)
+                        return -errno;
+        }
         return 0;
+}
+
+/* Two timed reads of each temperature: slow both times, it goes to the
+ * reader thread before the first tick. */
+static void sensors_probe_slow(struct sensors *s) {
+        for (size_t i = 0; i < s->n_temps; i++) {
+                struct temp_sensor *t = &s->temps[i];
+                bool slow = t->fd >= 0;
+                char buf[32];
+
+                for (int k = 0; k < 2 && slow; k++) {
+                        uint64_t start = sensors_now_ns();
+
+                        (void) sysfs_pread(t->fd, buf, sizeof(buf));
+                        temp_note_time(t, start);
+                        slow = t->read_us > s->slow_us;
+                }
+                if (slow)
+                        (void) reader_add(s, t);
+        }
 }
 
 int sensors_probe(const char *sysfs_root, const char *procfs_root, struct sensors **ret) {
@@ -205,6 +282,9 @@ int sensors_probe(const char *sysfs_root, const char *procfs_root, struct sensor
         if (!s)
                 return -ENOMEM;
         s->load.fd = -1;
+        s->watch_fd = -1;
+        s->slow_us = SENSORS_SLOW_US;
+        s->firmware.fd = -1;
 
         r = sensors_set_roots(s, sysfs_root ? sysfs_root : "/", procfs_root ? procfs_root : "/");
         if (r >= 0)
@@ -217,6 +297,10 @@ int sensors_probe(const char *sysfs_root, const char *procfs_root, struct sensor
                 r = cpufreq_probe(s);
         if (r >= 0)
                 r = load_probe(s);
+        if (r >= 0)
+                r = vcio_probe(s);
+        if (r >= 0)
+                sensors_probe_slow(s);
         if (r < 0) {
                 sensors_free(s);
                 return r;
@@ -228,6 +312,7 @@ int sensors_probe(const char *sysfs_root, const char *procfs_root, struct sensor
 void sensors_free(struct sensors *s) {
         if (!s)
                 return;
+        reader_stop(s);                 /* before the fds it reads are closed */
         for (size_t i = 0; i < s->n_temps; i++)
                 if (s->temps[i].fd >= 0)
                         close(s->temps[i].fd);
@@ -235,6 +320,9 @@ void sensors_free(struct sensors *s) {
         thermal_free(s);
         cpufreq_free(s);
         load_free(&s->load);
+        vcio_free(s);
+        if (s->watch_fd >= 0)
+                close(s->watch_fd);
         free(s);
 }
 
@@ -257,6 +345,8 @@ static void carry_temps(struct sensors *to, const struct sensors *from) {
                 t->unit_quirk = o->unit_quirk;
                 t->unit_fixed = o->unit_fixed;
                 t->read_errors = o->read_errors;
+                t->read_us = o->read_us;
+                t->read_us_max = o->read_us_max;
                 if (t->fd >= 0) {
                         /* Reopened fine: show the old state until the next read. */
                         t->ok = o->ok;
@@ -293,11 +383,10 @@ static void carry_policies(struct sensors *to, const struct sensors *from) {
                         p->read_errors = o->read_errors;
                         if (p->fd_cur < 0)
                                 continue;
+                        /* governor and limits were just read again by the probe */
                         p->cur_khz = o->cur_khz;
                         p->cpuinfo_cur_khz = o->cpuinfo_cur_khz;
-                        p->scaling_min_khz = o->scaling_min_khz;
                         p->scaling_max_khz = o->scaling_max_khz;
-                        memcpy(p->governor, o->governor, sizeof(p->governor));
                         p->n_tis = o->n_tis;
                         memcpy(p->tis_khz, o->tis_khz, sizeof(p->tis_khz));
                         memcpy(p->tis_10ms, o->tis_10ms, sizeof(p->tis_10ms));
@@ -314,6 +403,13 @@ int sensors_reprobe(struct sensors **sp) {
         if (r < 0)
                 return r;       /* the old set stays in use */
         carry_temps(s, old);
+        s->slow_us = old->slow_us;
+        for (size_t i = 0; i < s->n_temps; i++) {
+                const struct temp_sensor *o = find_temp(old, s->temps[i].id);
+
+                if (o && o->slow && s->temps[i].fd >= 0)
+                        (void) reader_add(s, &s->temps[i]);
+        }
         carry_cooling(s, old);
         carry_policies(s, old);
         load_carry_over(&s->load, &old->load);
@@ -371,7 +467,7 @@ const struct temp_sensor *sensors_hottest(const struct sensors *s) {
         for (size_t i = 0; i < s->n_temps; i++) {
                 const struct temp_sensor *t = &s->temps[i];
 
-                if (t->ok && (!best || t->temp_mc > best->temp_mc))
+                if (t->ok && !t->mirror_of[0] && (!best || t->temp_mc > best->temp_mc))
                         best = t;
         }
         return best;

@@ -20,6 +20,14 @@
 #define SENSORS_FREQS_MAX 64
 #define SENSORS_CPUS_MAX 256
 
+/* A temperature whose reads take longer than this many microseconds is
+ * read from then on by a reader thread of the library, so one slow chip
+ * (I2C hwmon, a firmware-backed sensor) cannot delay the tick: decided at
+ * probe (two timed reads, both slow) or after SENSORS_SLOW_READS slow tick
+ * reads in a row (one read delayed by the scheduler is not a slow chip). */
+#define SENSORS_SLOW_US 2000
+#define SENSORS_SLOW_READS 3
+
 /* The SBC community's rule: a positive raw value below this is whole degrees. */
 #define SENSORS_DEGREE_QUIRK_BELOW 1000
 
@@ -60,6 +68,13 @@ struct temp_sensor {
         bool unit_quirk;                /* the chip reports whole degrees; scaled by 1000 */
         bool unit_fixed;                /* unit decided by an unambiguous value; unit_quirk then sticks */
         uint64_t read_errors;           /* failed reads; kept by re-probes that find the same id */
+        char mirror_of[SENSORS_ID_MAX]; /* hwmon input that repeats a thermal zone (the hwmon the
+                                         * thermal core registers under thermal_zoneN): that zone's
+                                         * id; "" otherwise */
+        bool slow;                      /* read by the library's reader thread (see slow_us) */
+        uint8_t slow_reads;             /* consecutive tick reads slower than slow_us */
+        uint32_t read_us;               /* microseconds the last read took (the pread) */
+        uint32_t read_us_max;           /* microseconds, the slowest read since probe */
 };
 
 struct cooling_device {
@@ -78,10 +93,14 @@ struct cpufreq_policy {
         int cpus[SENSORS_CPUS_MAX];     /* related CPUs */
         size_t n_cpus;
         char driver[32];
-        char governor[32];              /* re-read on every tick */
-        int fd_cur, fd_cpuinfo_cur, fd_governor, fd_scaling_min, fd_scaling_max, fd_time_in_state;
-        bool has_cpuinfo_cur;           /* cpuinfo_cur_freq readable (root only: EACCES is normal) */
-        uint32_t cur_khz, cpuinfo_cur_khz;  /* kHz */
+        char governor[32];              /* read at probe and re-probe, not per tick */
+        /* Kept open and read every tick: one current frequency, the cap
+         * (thermal capping moves scaling_max_freq on legacy kernels) and
+         * time_in_state. Limits, governor and names are read at probe. */
+        int fd_cur, fd_scaling_max, fd_time_in_state;
+        bool has_cpuinfo_cur;           /* fd_cur is cpuinfo_cur_freq: the fallback when
+                                         * scaling_cur_freq is missing (root only: EACCES is normal) */
+        uint32_t cur_khz, cpuinfo_cur_khz;  /* kHz; cpuinfo_cur_khz valid when has_cpuinfo_cur */
         uint32_t min_khz, max_khz;      /* kHz, cpuinfo (hardware) limits */
         uint32_t scaling_min_khz, scaling_max_khz;  /* kHz, current policy limits */
         uint32_t available_khz[SENSORS_FREQS_MAX];  /* kHz, scaling_available_frequencies */
@@ -113,6 +132,18 @@ struct cpu_load {
         size_t stat_buf_size;           /* bytes */
 };
 
+/* The Raspberry Pi firmware's own view (sensors/vcio.h), where /dev/vcio exists. */
+struct firmware_info {
+        bool present;                   /* /dev/vcio opened */
+        int fd;                         /* kept open, -1 when absent */
+        bool ok;                        /* last read succeeded */
+        int error;                      /* positive errno of the last failure (ENOENT: no device) */
+        uint32_t arm_hz;                /* Hz, the ARM clock as the firmware measures it */
+        uint32_t throttled;             /* get_throttled bits: 0 under-voltage, 1 frequency capped,
+                                         * 2 throttled, 3 soft temperature limit; bits 16-19 the
+                                         * same since boot */
+};
+
 struct board_info {
         char model[128];                /* device-tree model, else DMI product name, else "" */
         char kernel[64];                /* uname release (from procfs sys/kernel/osrelease) */
@@ -131,17 +162,30 @@ struct sensors {
         struct cpufreq_policy *policies;
         size_t n_policies;
         struct cpu_load load;
+        struct firmware_info firmware;  /* Raspberry Pi only: present false elsewhere */
         int64_t time_ms;                /* Unix ms of the last sensors_read() */
         uint64_t read_ns;               /* ns (CLOCK_MONOTONIC) the last sensors_read() took */
         bool need_reprobe;              /* a sensor vanished (ENOENT/ENODEV): caller should re-probe */
-        bool check_unlinked;            /* roots are not sysfs (fixture tree): also fstat() each kept
-                                         * fd so a deleted file reads as ENOENT, as sysfs would say */
+        bool check_unlinked;            /* roots are not sysfs (fixture tree): a deleted file must
+                                         * read as ENOENT, as sysfs would say */
+        int watch_fd;                   /* inotify on the per-tick files of a fixture tree (-1 on
+                                         * sysfs): a link-count change makes that one tick fstat() */
+        bool recheck;                   /* fstat() the kept fds during this read */
+        uint32_t slow_us;               /* microseconds; reads slower than this go to the reader
+                                         * thread (SENSORS_SLOW_US; 0: never). May be changed
+                                         * between reads; kept across re-probes. */
+        struct sensors_reader *reader;  /* the reader thread, NULL until a sensor is slow */
 };
 
 /* Discover everything under the two roots (NULL means "/"). */
 int sensors_probe(const char *sysfs_root, const char *procfs_root, struct sensors **ret);
 
 /* Read every sensor; a failing sensor is marked ok=false and the rest go on.
+ * Slow temperatures (slow: true) are not read here: the values their
+ * reader thread got since the previous call are taken, and a new round is
+ * asked for, so they lag by up to one interval (last_good_ms is the time of
+ * the call that asked). The reader thread starts with every signal blocked;
+ * the caller should still block its signals before the first call.
  * Returns the number of sensors that failed (>= 0). */
 int sensors_read(struct sensors *s, int64_t now_ms);
 
@@ -159,7 +203,7 @@ void sensors_free(struct sensors *s);
  * not mapped. */
 bool sensors_policy_throttled(const struct sensors *s, const struct cpufreq_policy *p);
 
-/* Hottest sensor that is ok, NULL when none. */
+/* Hottest sensor that is ok, NULL when none; mirrors (mirror_of) are skipped. */
 const struct temp_sensor *sensors_hottest(const struct sensors *s);
 
 /* Lowest hot/critical trip (or hwmon crit) over all sensors in mC; false when none.

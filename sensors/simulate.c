@@ -71,9 +71,9 @@ static int read_text_fd(int fd, char *buf, size_t size) {
 static int read_text(const char *path, char *buf, size_t size) {
         int fd, r;
 
-        fd = open(path, O_RDONLY | O_CLOEXEC);
+        fd = sysfs_open(path);
         if (fd < 0)
-                return -errno;
+                return fd;
         r = read_text_fd(fd, buf, size);
         close(fd);
         return r;
@@ -761,9 +761,9 @@ static int simulator_setup(struct simulator *s, const char *boards_dir, const ch
         bool zone_ref;
         int r;
 
-        s->stat_fd = open(host_stat, O_RDONLY | O_CLOEXEC);
+        s->stat_fd = sysfs_open(host_stat);
         if (s->stat_fd < 0)
-                return -errno;
+                return s->stat_fd;
         r = read_host_times(s, &s->prev_busy, &s->prev_total);
         if (r < 0)
                 return r;

@@ -35,9 +35,23 @@ int sysfs_path(char *buf, size_t size, const char *fmt, ...) {
 }
 
 int sysfs_open(const char *path) {
-        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        struct stat st;
+        int fd, r;
 
-        return fd < 0 ? -errno : fd;
+        /* O_NONBLOCK: a FIFO planted at a sensor path would otherwise block
+         * open() until a writer shows up. Sysfs and procfs attributes are
+         * regular files; anything else is refused. */
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                r = -errno;
+        else if (S_ISREG(st.st_mode))
+                return fd;
+        else
+                r = S_ISDIR(st.st_mode) ? -EISDIR : -EBADFD;
+        close(fd);
+        return r;
 }
 
 static size_t strip_trailing(char *buf, size_t n) {
@@ -120,41 +134,74 @@ void sysfs_basename(const char *path, char *buf, size_t size) {
         buf[len] = '\0';
 }
 
-int sysfs_parse_ll(const char *text, long long *ret) {
-        char *end;
-        long long v;
+/* Hand-written rather than strtoll(): these run for every value of every
+ * tick, and the locale-aware libc parsers cost several times more. Same
+ * rules: blanks around, an optional sign (sysfs_parse_ll only), decimal
+ * digits, -ERANGE on overflow. */
+static bool is_blank(char c) {
+        return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
 
-        errno = 0;
-        v = strtoll(text, &end, 10);
-        if (end == text)
+/* Digits at *pp into *ret; -EBADMSG without a digit, -ERANGE above max. */
+static int parse_digits(const char **pp, uint64_t max, uint64_t *ret) {
+        const uint64_t lim = max / 10, last = max % 10;        /* one division, not one a digit */
+        const char *p = *pp;
+        uint64_t v = 0;
+        bool range = false;
+
+        if (*p < '0' || *p > '9')
                 return -EBADMSG;
-        while (isspace((unsigned char) *end))
-                end++;
-        if (*end != '\0')
-                return -EBADMSG;
-        if (errno == ERANGE)
-                return -ERANGE;
+        for (; *p >= '0' && *p <= '9'; p++) {
+                unsigned d = (unsigned) (*p - '0');
+
+                if (v > lim || (v == lim && d > last))
+                        range = true;
+                else
+                        v = v * 10 + d;
+        }
+        *pp = p;
         *ret = v;
+        return range ? -ERANGE : 0;
+}
+
+static bool only_blanks(const char *p) {
+        while (is_blank(*p))
+                p++;
+        return *p == '\0';
+}
+
+int sysfs_parse_ll(const char *text, long long *ret) {
+        const char *p = text;
+        bool neg = false;
+        uint64_t v;
+        int r;
+
+        while (is_blank(*p))
+                p++;
+        if (*p == '-' || *p == '+')
+                neg = *p++ == '-';
+        r = parse_digits(&p, neg ? (uint64_t) LLONG_MAX + 1 : (uint64_t) LLONG_MAX, &v);
+        if (r == -EBADMSG || !only_blanks(p))
+                return -EBADMSG;
+        if (r < 0)
+                return r;
+        *ret = neg ? (long long) (0 - v) : (long long) v;
         return 0;
 }
 
 int sysfs_parse_u64(const char *text, uint64_t *ret) {
-        unsigned long long v;
-        char *end;
+        const char *p = text;
+        uint64_t v;
+        int r;
 
-        while (isspace((unsigned char) *text))
-                text++;
-        if (!isdigit((unsigned char) *text))
+        while (is_blank(*p))
+                p++;
+        r = parse_digits(&p, UINT64_MAX, &v);
+        if (r == -EBADMSG || !only_blanks(p))
                 return -EBADMSG;
-        errno = 0;
-        v = strtoull(text, &end, 10);
-        while (isspace((unsigned char) *end))
-                end++;
-        if (*end != '\0')
-                return -EBADMSG;
-        if (errno == ERANGE)
-                return -ERANGE;
-        *ret = (uint64_t) v;
+        if (r < 0)
+                return r;
+        *ret = v;
         return 0;
 }
 

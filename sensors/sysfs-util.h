@@ -12,7 +12,9 @@ const char *sysfs_prefix(const char *root);
 /* snprintf into buf; -ENAMETOOLONG when it does not fit. */
 int sysfs_path(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* open(path, O_RDONLY|O_CLOEXEC); returns the fd or -errno. */
+/* open(path, O_RDONLY|O_CLOEXEC|O_NONBLOCK) of a regular file (what sysfs
+ * and procfs attributes are); returns the fd or -errno: -EISDIR for a
+ * directory, -EBADFD for a FIFO, socket or device, which are never read. */
 int sysfs_open(const char *path);
 
 /* Read a whole small file once (probe time), trailing whitespace and NULs

@@ -106,6 +106,8 @@ static int thermal_probe_cooling(struct sensors *s, const char *base, int index)
         snprintf(c->id, sizeof(c->id), "cooling_device%d", index);
         thermal_read_string(cdir, "type", c->type, sizeof(c->type));
         c->fd_cur = fd < 0 ? -1 : fd;
+        if (fd >= 0)
+                sensors_watch(s, path);
         c->error = fd < 0 ? -fd : 0;
         c->max_state = -1;
         if (sysfs_path(path, sizeof(path), "%s/max_state", cdir) >= 0 &&

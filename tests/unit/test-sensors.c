@@ -7,9 +7,11 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <grp.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -405,6 +407,183 @@ static void test_removed_then_reprobe(void **state) {
         tree_free(&t);
 }
 
+/* A FIFO planted at a sensor path (by accident or on purpose) must not
+ * block the probe in open() or a read: it is refused as not a regular file.
+ * alarm() turns a hang into a failure instead of a test timeout. */
+static void test_fifo_refused(void **state) {
+        const struct temp_sensor *z;
+        struct sensors *s;
+        struct tree t;
+        char path[PATH_MAX];
+
+        tree_new(&t);
+        add_zone(&t, 0, "cpu-thermal\n", "45000\n");
+        add_zone(&t, 1, "gpu-thermal\n", "40000\n");
+        pathf(path, sizeof(path), "%s/sys/devices/virtual/thermal/thermal_zone1/temp", t.root);
+        assert_int_equal(unlink(path), 0);
+        assert_int_equal(mkfifo(path, 0644), 0);
+        pathf(path, sizeof(path), "%s/sys/devices/virtual/thermal/thermal_zone0/trip_point_0_temp", t.root);
+        assert_int_equal(mkfifo(path, 0644), 0);
+        pathf(path, sizeof(path), "%s/proc", t.root);
+        mkdir_p(path);
+        pathf(path, sizeof(path), "%s/proc/stat", t.root);
+        assert_int_equal(mkfifo(path, 0644), 0);
+
+        alarm(10);
+        s = probe(&t);
+        assert_int_equal(sensors_read(s, 1000), 2);     /* the FIFO zone and the FIFO /proc/stat */
+        alarm(0);
+        z = find(s, "thermal_zone0");
+        assert_true(z->ok);
+        assert_int_equal(z->temp_mc, 45000);
+        assert_int_equal(z->n_trips, 1);
+        assert_false(z->trips[0].has_temp);
+        z = find(s, "thermal_zone1");
+        assert_non_null(z);
+        assert_false(z->ok);
+        assert_int_equal(z->error, EBADFD);
+        assert_false(s->load.ok);
+        sensors_free(s);
+        tree_free(&t);
+}
+
+/* The thermal core's hwmon under thermal_zoneN repeats the zone: marked, and
+ * never picked as the hottest. A chip elsewhere with a similar name is not. */
+static void test_hwmon_mirror(void **state) {
+        const struct temp_sensor *m, *o;
+        struct sensors *s;
+        struct tree t;
+
+        tree_new(&t);
+        add_zone(&t, 0, "cpu-thermal\n", "45000\n");
+        add_zone(&t, 1, "gpu-thermal\n", "40000\n");
+        put(&t, "sys/devices/virtual/thermal/thermal_zone0/hwmon0/name", "cpu_thermal\n");
+        put(&t, "sys/devices/virtual/thermal/thermal_zone0/hwmon0/temp1_input", "46000\n");
+        link_to(&t, "sys/class/hwmon/hwmon0", "../../devices/virtual/thermal/thermal_zone0/hwmon0");
+        put(&t, "sys/devices/platform/other/hwmon/hwmon1/name", "gpu_thermal\n");
+        put(&t, "sys/devices/platform/other/hwmon/hwmon1/temp1_input", "41000\n");
+        link_to(&t, "sys/class/hwmon/hwmon1", "../../devices/platform/other/hwmon/hwmon1");
+        s = probe(&t);
+        assert_int_equal(sensors_read(s, 1000), 0);
+        m = find(s, "hwmon:cpu_thermal/temp1");
+        o = find(s, "hwmon:gpu_thermal/temp1");
+        assert_non_null(m);
+        assert_non_null(o);
+        assert_string_equal(m->mirror_of, "thermal_zone0");
+        assert_string_equal(o->mirror_of, "");
+        assert_string_equal(find(s, "thermal_zone0")->mirror_of, "");
+        /* the mirror reads 46 C (read a moment later), the zone 45 C */
+        assert_string_equal(sensors_hottest(s)->id, "thermal_zone0");
+        assert_true(m->read_us_max >= m->read_us);
+        sensors_free(s);
+        tree_free(&t);
+}
+
+/*
+ * A chip that answers after 50 ms (a FUSE directory served by slowfs, a
+ * helper process): the probe times it slow and hands it to the reader
+ * thread. From its third read on slowfs holds every read until the gate
+ * file exists, so sensors_read() returning while the gate is shut shows the
+ * tick never waits for the chip (alarm() turns a wait into a failure);
+ * once the gate opens the value arrives through the thread.
+ */
+static struct {
+        char mnt[PATH_MAX], gate[PATH_MAX];
+        pid_t pid;
+} slowfs_run;
+
+/* Also after a failed assertion: open the gate (a held read finishes),
+ * unmount, reap slowfs, so nothing is left mounted or running. */
+static int slowfs_teardown(void **state) {
+        char cmd[PATH_MAX + 64];
+        FILE *f;
+
+        if (slowfs_run.pid <= 0)
+                return 0;
+        f = fopen(slowfs_run.gate, "w");
+        if (f)
+                fclose(f);
+        snprintf(cmd, sizeof(cmd), "fusermount3 -u '%s' 2>/dev/null", slowfs_run.mnt);
+        if (system(cmd) != 0)
+                kill(slowfs_run.pid, SIGTERM);
+        waitpid(slowfs_run.pid, NULL, 0);
+        slowfs_run.pid = 0;
+        return 0;
+}
+
+static void test_slow_sensor_thread(void **state) {
+        const char *slowfs = getenv("SLOWFS");
+        char *mnt = slowfs_run.mnt, *gate = slowfs_run.gate, probe_path[PATH_MAX];
+        const struct temp_sensor *slow, *zone;
+        struct sensors *s;
+        struct tree t;
+        int status, ok = 0;
+        pid_t pid;
+
+        if (!slowfs || !slowfs[0] || access("/dev/fuse", R_OK | W_OK) != 0)
+                skip();
+        tree_new(&t);
+        add_zone(&t, 0, "cpu-thermal\n", "45000\n");
+        pathf(mnt, sizeof(slowfs_run.mnt), "%s/sys/devices/platform/slow/hwmon/hwmon0", t.root);
+        mkdir_p(mnt);
+        link_to(&t, "sys/class/hwmon/hwmon0", "../../devices/platform/slow/hwmon/hwmon0");
+        pathf(gate, sizeof(slowfs_run.gate), "%s/gate", t.root);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                /* not the test's stdout: a runner waits for that pipe to close */
+                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+                dup2(null, 1);
+                dup2(null, 2);
+                execl(slowfs, "slowfs", mnt, gate, (char *) NULL);
+                _exit(127);
+        }
+        slowfs_run.pid = pid;
+        pathf(probe_path, sizeof(probe_path), "%s/name", mnt);
+        for (int i = 0; i < 500 && access(probe_path, F_OK) != 0; i++) {
+                if (waitpid(pid, &status, WNOHANG) == pid) {
+                        slowfs_run.pid = 0;
+                        tree_free(&t);
+                        skip();                 /* FUSE cannot mount here */
+                }
+                usleep(10000);
+        }
+        assert_int_equal(access(probe_path, F_OK), 0);
+
+        alarm(20);
+        s = probe(&t);
+        slow = find(s, "hwmon:slowchip/temp1");
+        zone = find(s, "thermal_zone0");
+        assert_non_null(slow);
+        assert_true(slow->slow);
+        assert_true(slow->read_us_max >= 50000);        /* slowfs sleeps 50 ms a read */
+        assert_false(zone->slow);
+
+        /* The gate is shut: the thread's read is held, the tick is not. */
+        for (int k = 0; k < 3; k++) {
+                assert_int_equal(sensors_read(s, 1000 + k), 1);
+                assert_true(zone->ok);
+                assert_false(slow->ok);
+        }
+        /* Open the gate: the value comes through the thread. */
+        put(&t, "gate", "");
+        for (int k = 0; k < 500 && !ok; k++) {
+                sensors_read(s, 2000 + k);
+                ok = slow->ok;
+                if (!ok)
+                        usleep(10000);
+        }
+        assert_true(ok);
+        assert_int_equal(slow->temp_mc, 45000);
+        /* the tick that asked for the read that was held */
+        assert_true(slow->last_good_ms >= 1000);
+        sensors_free(s);
+        alarm(0);
+        slowfs_teardown(NULL);
+        tree_free(&t);
+}
+
 static void test_bad_root(void **state) {
         struct sensors *s = NULL;
 
@@ -683,17 +862,26 @@ static void test_cpufreq_legacy(void **state) {
         assert_true(p->tis_10ms[5] == 123456789012ULL);  /* beyond 32 bits on armhf too */
         assert_int_equal(s->board.cpus, 4);
 
-        /* Re-read on every tick. */
+        /* Re-read on every tick: the current frequency, the cap (thermal
+         * capping moves scaling_max_freq on 3.14) and time_in_state. */
         put(&t, "sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq", "500000\n");
         put(&t, "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "performance\n");
+        put(&t, "sys/devices/system/cpu/cpu0/cpufreq/scaling_min_freq", "250000\n");
         put(&t, "sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", "1296000\n");
         put(&t, "sys/devices/system/cpu/cpu0/cpufreq/stats/time_in_state", "100000 6000\n250000 10\n");
         assert_int_equal(sensors_read(s, 2000), 0);
         assert_int_equal(p->cur_khz, 500000);
-        assert_string_equal(p->governor, "performance");
         assert_int_equal(p->scaling_max_khz, 1296000);
         assert_int_equal(p->n_tis, 2);
         assert_int_equal(p->tis_10ms[0], 6000);
+        /* Governor and minimum: at probe and re-probe only. */
+        assert_string_equal(p->governor, "interactive");
+        assert_int_equal(p->scaling_min_khz, 100000);
+        assert_int_equal(sensors_reprobe(&s), 0);
+        p = &s->policies[0];
+        assert_string_equal(p->governor, "performance");
+        assert_int_equal(p->scaling_min_khz, 250000);
+        assert_int_equal(p->cur_khz, 500000);           /* carried over until the next read */
         sensors_free(s);
         tree_free(&t);
 }
@@ -702,7 +890,7 @@ static void test_cpufreq_legacy(void **state) {
 static void test_cpufreq_modern(void **state) {
         struct sensors *s;
         struct tree t;
-        char rel[256], target[64];
+        char rel[256], target[64], full[PATH_MAX];
 
         tree_new(&t);
         put_policy_files(&t, "sys/devices/system/cpu/cpufreq/policy0", "408000\n", "1416000\n");
@@ -710,7 +898,10 @@ static void test_cpufreq_modern(void **state) {
         put(&t, "sys/devices/system/cpu/cpufreq/policy0/related_cpus", "0 1 2 3\n");
         /* policy4 without related_cpus: affected_cpus is the next best. */
         put(&t, "sys/devices/system/cpu/cpufreq/policy4/affected_cpus", "4 5\n");
+        /* policy4 has no scaling_cur_freq: cpuinfo_cur_freq is the fallback. */
         put(&t, "sys/devices/system/cpu/cpufreq/policy4/cpuinfo_cur_freq", "1800000\n");
+        pathf(full, sizeof(full), "%s/sys/devices/system/cpu/cpufreq/policy4/scaling_cur_freq", t.root);
+        assert_int_equal(unlink(full), 0);
         for (int i = 0; i < 6; i++) {
                 pathf(rel, sizeof(rel), "sys/devices/system/cpu/cpu%d/cpufreq", i);
                 pathf(target, sizeof(target), "../cpufreq/policy%d", i < 4 ? 0 : 4);
@@ -1019,6 +1210,9 @@ int main(void) {
                 cmocka_unit_test(test_read_eio),
                 cmocka_unit_test(test_removed_then_reprobe),
                 cmocka_unit_test(test_bad_root),
+                cmocka_unit_test_teardown(test_slow_sensor_thread, slowfs_teardown),
+                cmocka_unit_test(test_hwmon_mirror),
+                cmocka_unit_test(test_fifo_refused),
                 cmocka_unit_test(test_hwmon_basic_and_limits),
                 cmocka_unit_test(test_hwmon_no_name),
                 cmocka_unit_test(test_hwmon_device_attrs),
