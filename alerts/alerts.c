@@ -477,7 +477,8 @@ static void rule_transition(struct alerts *a, struct alert_rule *r, enum alert_s
         };
 
         snprintf(tr.rule, sizeof tr.rule, "%s", r->cfg.name);
-        snprintf(tr.sensor, sizeof tr.sensor, "%s", t ? t->id : "");
+        snprintf(tr.sensor, sizeof tr.sensor, "%s", t ? t->id : alert_config_is_source(r->cfg.sensor) &&
+                 to != ALERT_LOST ? r->cfg.sensor : "");
         r->state = to;
         r->since_ms = now;
         r->value_c = tr.value_c;
@@ -501,10 +502,30 @@ struct rule_reading {
         const struct temp_sensor *decider;
 };
 
+/* undervoltage and throttled are sources of their own: warn while the board
+ * says so; no temperature, so no threshold and no hysteresis. */
+static bool rule_read_source(const struct alert_rule *r, const struct sensors *s, struct rule_reading *ret) {
+        int now;
+
+        if (strcmp(r->cfg.sensor, ALERT_SOURCE_UNDERVOLTAGE) == 0)
+                now = sensors_undervoltage(s);
+        else if (strcmp(r->cfg.sensor, ALERT_SOURCE_THROTTLED) == 0)
+                now = sensors_firmware_throttled(s);
+        else
+                return false;
+        if (now >= 0) {
+                ret->answering = 1;
+                ret->enter = ret->hold = now ? ALERT_WARN : ALERT_OK;
+        }
+        return true;
+}
+
 static void rule_read(const struct alert_rule *r, const struct sensors *s, struct rule_reading *ret) {
         const struct temp_sensor *hottest = sensors_hottest(s);
 
         *ret = (struct rule_reading) { 0, ALERT_OK, ALERT_OK, NULL };
+        if (rule_read_source(r, s, ret))
+                return;
         for (size_t i = 0; i < s->n_temps; i++) {
                 const struct temp_sensor *t = &s->temps[i];
                 if (!rule_matches(r, t, hottest) || !t->ok)
@@ -588,18 +609,42 @@ unsigned alerts_fans_on(const struct alerts *a) {
         return n;
 }
 
+static struct alert_rule *rule_default_undervoltage(int64_t now);
+static void rule_free(struct alert_rule *r);
+
+/* Without rules of the user's, a board that reports its supply gets the
+ * undervoltage rule beside the temperature one. */
+static void alerts_default_sources(struct alerts *a, const struct sensors *s) {
+        struct alert_rule **p, *r;
+
+        if (!a->is_default || a->n_rules != 1 || !(s->power.present || s->firmware.present))
+                return;
+        r = rule_default_undervoltage(util_now_ms());
+        p = r ? realloc(a->rules, 2 * sizeof *p) : NULL;
+        if (!p) {
+                rule_free(r);
+                return;
+        }
+        a->rules = p;
+        a->rules[a->n_rules++] = r;
+}
+
 void alerts_on_sensors(void *userdata, const struct sensors *s) {
         struct alerts *a = userdata;
         const struct temp_sensor *hottest = sensors_hottest(s);
 
         a->sensors = s;
+        alerts_default_sources(a, s);
         for (size_t i = 0; i < a->n_rules; i++) {
                 struct alert_rule *r = a->rules[i];
                 size_t matched = 0;
+                matched += alert_config_is_source(r->cfg.sensor) &&
+                           (strcmp(r->cfg.sensor, ALERT_SOURCE_THROTTLED) ? sensors_undervoltage(s) >= 0 || s->power.present
+                                                                           : s->firmware.present);
                 for (size_t k = 0; k < s->n_temps; k++)
                         matched += strcmp(r->cfg.sensor, "hottest") == 0 || rule_matches(r, &s->temps[k], hottest);
                 if (!matched && !r->matched_none_logged)
-                        log_warning("Alert %s: sensor \"%s\" matches no temperature sensor", r->cfg.name, r->cfg.sensor);
+                        log_warning("Alert %s: sensor \"%s\" matches nothing on this board", r->cfg.name, r->cfg.sensor);
                 r->matched_none_logged = !matched;
         }
 }
@@ -683,6 +728,15 @@ static void alerts_configure_fans(struct alerts *a, const struct alert_config *c
         memcpy(a->fan_out, outs, sizeof outs);
         memcpy(a->fan_error, errors, sizeof errors);
         a->n_fans = cfg->n_fans;
+}
+
+/* The Pi's supply: warn while it is too low (the other reason it slows down). */
+static struct alert_rule *rule_default_undervoltage(int64_t now) {
+        struct alert_rule_config cfg = {
+                .name = "undervoltage", .sensor = ALERT_SOURCE_UNDERVOLTAGE, .exec_timeout_ms = 30000,
+        };
+
+        return rule_new(&cfg, now);
 }
 
 int alerts_configure(struct alerts *a, const struct alert_config *cfg, char *err, size_t errlen) {

@@ -34,6 +34,10 @@ static bool split_section(const char *section, const char **kind, const char **n
         return true;
 }
 
+bool alert_config_is_source(const char *sensor) {
+        return strcmp(sensor, ALERT_SOURCE_UNDERVOLTAGE) == 0 || strcmp(sensor, ALERT_SOURCE_THROTTLED) == 0;
+}
+
 bool alert_config_section(const char *section) {
         const char *kind, *name;
 
@@ -281,6 +285,12 @@ int alert_config_set(struct alert_config *ac, const char *section, const char *k
 static int validate_rule(const struct alert_rule_config *r, char *err, size_t errlen) {
         if (!r->sensor[0])
                 return util_errorf(err, errlen, -EINVAL, "[alert %s] sensor: missing (an id, a glob or hottest)", r->name);
+        if (alert_config_is_source(r->sensor)) {
+                if (r->warn.kind != ALERT_THRESHOLD_NONE || r->crit.kind != ALERT_THRESHOLD_NONE)
+                        return util_errorf(err, errlen, -EINVAL, "[alert %s]: %s is a state, not a temperature: "
+                                           "it warns by itself, without warn or crit", r->name, r->sensor);
+                return 0;
+        }
         if (r->warn.kind == ALERT_THRESHOLD_NONE && r->crit.kind == ALERT_THRESHOLD_NONE && !r->lost)
                 return util_errorf(err, errlen, -EINVAL, "[alert %s]: needs warn, crit or lost = yes", r->name);
         if (r->warn.kind == ALERT_THRESHOLD_CELSIUS && r->crit.kind == ALERT_THRESHOLD_CELSIUS &&

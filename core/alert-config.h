@@ -12,6 +12,8 @@
 #define ALERT_EXEC_MAX 256
 #define ALERT_GPIO_MAX 64               /* "gpiochip0:17", "/dev/gpiochip0:17" */
 #define ALERT_HYSTERESIS_DEFAULT_C 2.0
+#define ALERT_SOURCE_UNDERVOLTAGE "undervoltage"        /* the supply is too low (Raspberry Pi) */
+#define ALERT_SOURCE_THROTTLED "throttled"              /* the Pi firmware throttles or caps the clock */
 
 /* A level: absolute degrees, or relative to the sensor's own lowest trip of a type. */
 enum alert_threshold_kind {
@@ -70,6 +72,8 @@ int alert_config_set(struct alert_config *ac, const char *section, const char *k
  * gets its header's line (0 when not from a file). */
 int alert_config_validate(const struct alert_config *ac, unsigned *ret_line, char *err, size_t errlen);
 
+/* A sensor name that is not a temperature but a state of the board. */
+bool alert_config_is_source(const char *sensor);
 /* "70", "-5.5", "trip:passive", "trip:critical-10", "trip:hot+2". -EINVAL. */
 int alert_threshold_parse(const char *text, struct alert_threshold *ret);
 /* Back to text, as parse takes it; buf of at least 32 bytes. */

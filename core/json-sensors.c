@@ -137,6 +137,25 @@ static json_object *json_load(const struct cpu_load *l) {
         return o;
 }
 
+/* The supply and the Pi firmware's view: null where the board reports neither. */
+static json_object *json_power(const struct sensors *s) {
+        int low = sensors_undervoltage(s), throttled = sensors_firmware_throttled(s);
+        json_object *o;
+
+        if (!s->power.present && !s->firmware.present)
+                return NULL;
+        o = json_object_new_object();
+        json_object_object_add(o, "undervoltage", low < 0 ? NULL : json_object_new_boolean(low));
+        json_object_object_add(o, "source", json_new_string_or_null(s->power.present ? s->power.source : "firmware"));
+        json_object_object_add(o, "error", json_error_or_null(!s->power.present || s->power.ok, s->power.error));
+        if (s->firmware.present) {
+                json_object_object_add(o, "firmware_arm_hz", s->firmware.ok ? json_object_new_int64(s->firmware.arm_hz) : NULL);
+                json_object_object_add(o, "firmware_throttled", throttled < 0 ? NULL : json_object_new_boolean(throttled));
+                json_object_object_add(o, "firmware_bits", s->firmware.ok ? json_object_new_int64(s->firmware.throttled) : NULL);
+        }
+        return o;
+}
+
 json_object *json_sensors_document(const struct sensors *s) {
         json_object *root = json_object_new_object();
         json_object *temps = json_object_new_array(), *cool = json_object_new_array();
@@ -155,5 +174,6 @@ json_object *json_sensors_document(const struct sensors *s) {
         json_object_object_add(root, "cooling_devices", cool);
         json_object_object_add(root, "cpufreq", freq);
         json_object_object_add(root, "load", json_load(&s->load));
+        json_object_object_add(root, "power", json_power(s));
         return root;
 }

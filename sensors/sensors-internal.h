@@ -53,6 +53,11 @@ void load_carry_over(struct cpu_load *to, const struct cpu_load *from);
 
 int board_probe(struct sensors *s);
 
+/* The supply (power.c): absent boards are fine (present false). */
+int power_probe(struct sensors *s);
+int power_read(struct sensors *s);
+void power_free(struct sensors *s);
+
 /* /dev/vcio (vcio.c): probe fails soft (present false), read is one ioctl. */
 int vcio_probe(struct sensors *s);
 int vcio_read(struct sensors *s);

@@ -217,6 +217,8 @@ int sensors_read(struct sensors *s, int64_t now_ms) {
         failed += count_failure(load_read(s), &s->load.read_errors);
         if (vcio_read(s) < 0)
                 failed++;
+        if (power_read(s) < 0)
+                failed++;
         s->read_ns = monotonic_ns() - start;
         return failed;
 }
@@ -285,6 +287,7 @@ int sensors_probe(const char *sysfs_root, const char *procfs_root, struct sensor
         s->watch_fd = -1;
         s->slow_us = SENSORS_SLOW_US;
         s->firmware.fd = -1;
+        s->power.fd = -1;
 
         r = sensors_set_roots(s, sysfs_root ? sysfs_root : "/", procfs_root ? procfs_root : "/");
         if (r >= 0)
@@ -299,6 +302,8 @@ int sensors_probe(const char *sysfs_root, const char *procfs_root, struct sensor
                 r = load_probe(s);
         if (r >= 0)
                 r = vcio_probe(s);
+        if (r >= 0)
+                r = power_probe(s);
         if (r >= 0)
                 sensors_probe_slow(s);
         if (r < 0) {
@@ -321,6 +326,7 @@ void sensors_free(struct sensors *s) {
         cpufreq_free(s);
         load_free(&s->load);
         vcio_free(s);
+        power_free(s);
         if (s->watch_fd >= 0)
                 close(s->watch_fd);
         free(s);
@@ -459,6 +465,26 @@ bool sensors_policy_throttled(const struct sensors *s, const struct cpufreq_poli
                         return true;
         }
         return false;
+}
+
+int sensors_undervoltage(const struct sensors *s) {
+        bool known = false, low = false;
+
+        if (s->power.present && s->power.ok) {
+                known = true;
+                low |= s->power.undervoltage;
+        }
+        if (s->firmware.present && s->firmware.ok) {
+                known = true;
+                low |= (s->firmware.throttled & 1u) != 0;
+        }
+        return known ? low : -1;
+}
+
+int sensors_firmware_throttled(const struct sensors *s) {
+        if (!s->firmware.present || !s->firmware.ok)
+                return -1;
+        return (s->firmware.throttled & 6u) != 0;
 }
 
 const struct temp_sensor *sensors_hottest(const struct sensors *s) {

@@ -144,6 +144,17 @@ struct firmware_info {
                                          * same since boot */
 };
 
+/* The board's supply, where the kernel reports it (Raspberry Pi: the
+ * rpi_volt hwmon chip's in0_lcrit_alarm). */
+struct power_info {
+        bool present;                   /* a source was found at probe */
+        int fd;                         /* kept open, -1 when absent */
+        bool ok;                        /* last read succeeded */
+        int error;                      /* positive errno of the last failure */
+        bool undervoltage;              /* the supply is below its limit now */
+        char source[32];                /* "rpi_volt" */
+};
+
 struct board_info {
         char model[128];                /* device-tree model, else DMI product name, else "" */
         char kernel[64];                /* uname release (from procfs sys/kernel/osrelease) */
@@ -163,6 +174,7 @@ struct sensors {
         size_t n_policies;
         struct cpu_load load;
         struct firmware_info firmware;  /* Raspberry Pi only: present false elsewhere */
+        struct power_info power;        /* present false where the kernel says nothing */
         int64_t time_ms;                /* Unix ms of the last sensors_read() */
         uint64_t read_ns;               /* ns (CLOCK_MONOTONIC) the last sensors_read() took */
         bool need_reprobe;              /* a sensor vanished (ENOENT/ENODEV): caller should re-probe */
@@ -202,6 +214,13 @@ void sensors_free(struct sensors *s);
  * devices are not throttling; x86 "Processor" devices name no CPU and are
  * not mapped. */
 bool sensors_policy_throttled(const struct sensors *s, const struct cpufreq_policy *p);
+
+/* The supply is too low now: the power source or the firmware says so.
+ * -1 when no source answers on this board. */
+int sensors_undervoltage(const struct sensors *s);
+/* The firmware throttles or caps the ARM clock now (get_throttled bits 1
+ * and 2), -1 when it cannot be asked. */
+int sensors_firmware_throttled(const struct sensors *s);
 
 /* Hottest sensor that is ok, NULL when none; mirrors (mirror_of) are skipped. */
 const struct temp_sensor *sensors_hottest(const struct sensors *s);

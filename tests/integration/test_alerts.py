@@ -305,3 +305,26 @@ def test_a_line_that_cannot_be_had_is_named_and_the_rule_works_on(start_daemon, 
     d.signal(signal.SIGHUP)
     d.wait_for(lambda: d.logs().count("cannot drive gpio gpiochip7:17") == 2, what="the line tried again at reload")
     assert rule(d, "led")["state"] == "warn"            # unchanged rule: state kept
+
+
+def test_undervoltage_is_an_alert_source_on_a_pi(start_daemon, fixture_copy):
+    """The Raspberry Pi reports a low supply through the rpi_volt hwmon chip: with no rules of
+    the user's, it gets its own rule beside the temperature one."""
+    root = fixture_copy("rpi4")
+    alarm = os.path.join(root, "sys/class/hwmon/hwmon1/in0_lcrit_alarm")
+    write_in_place(alarm, "0\n")
+    d = start_tree(start_daemon, root)
+    assert [r["name"] for r in alerts(d)["rules"]] == ["default", "undervoltage"]
+    assert d.get("/api/v1/sensors")[1]["power"] == {"undervoltage": False, "source": "rpi_volt", "error": None}
+    write_in_place(alarm, "1\n")
+    r = wait_rule_state(d, "undervoltage", "warn")
+    assert r["value_sensor"] == "undervoltage" and r["value_c"] is None
+    assert d.get("/api/v1/sensors")[1]["power"]["undervoltage"] is True
+    assert "Alert undervoltage: warn, was ok [ALERT=undervoltage SENSOR=undervoltage STATE=warn PREVIOUS=ok]" in d.logs()
+    write_in_place(alarm, "0\n")
+    wait_rule_state(d, "undervoltage", "ok")
+    # a board without a supply source: no such rule, no noise in the log
+    d2 = start_tree(start_daemon, fixture_path("rk3399-rockpro64"))
+    assert [r["name"] for r in alerts(d2)["rules"]] == ["default"]
+    assert d2.get("/api/v1/sensors")[1]["power"] is None
+    assert "matches nothing" not in d2.logs()

@@ -114,6 +114,8 @@ static const struct bad_case bad_cases[] = {
         { "[alert a]\nsensor = x\nwarn = 80\ncrit = 80\n", "1: [alert a] warn: 80 is not below crit (80)" },
         { "[fan f]\nsensor = x\non = 60\noff = 50\n", "1: [fan f]: needs sensor, gpio, on and off" },
         { "[fan f]\nsensor = x\non = 60\noff = 60\ngpio = gpiochip0:1\n", "1: [fan f] off: 60 is not below on (60)" },
+        { "[alert psu]\nsensor = undervoltage\nwarn = 1\n",
+          "1: [alert psu]: undervoltage is a state, not a temperature: it warns by itself, without warn or crit" },
         { "[fan f]\nspeed = 3\n", "2: unknown key \"speed\" in [fan f] (known: sensor, on, off, min_on, gpio, gpio_active_low)" },
 };
 

@@ -350,6 +350,46 @@ static void test_fan_hysteresis_and_min_on(void **state) {
         assert_true(isnan(f.value_c));
 }
 
+/* The Pi's supply is an alert source of its own: the default rules gain
+ * one where the board reports it, and a rule may watch it by name. */
+static void test_undervoltage_source(void **state) {
+        static const char *const none[] = { NULL };
+        static const char *const cfg[] = { "alert psu", "sensor", "undervoltage", "alert psu", "for", "2s", NULL };
+        struct alerts *a;
+        struct alert_status st;
+
+        board_reset();
+        board.power = (struct power_info) { .present = true, .fd = -1, .ok = true, .source = "rpi_volt" };
+        a = alerts_from(none);
+        assert_int_equal(alerts_count(a), 2);
+        alerts_status(a, 1, &st);
+        assert_string_equal(st.name, "undervoltage");
+        board.power.undervoltage = true;
+        sample(a, 0);
+        alerts_status(a, 1, &st);
+        assert_int_equal(st.state, ALERT_WARN);
+        assert_string_equal(alerts_log_at(a, 0)->sensor, "undervoltage");
+        assert_true(isnan(alerts_log_at(a, 0)->value_c));
+        board.power.undervoltage = false;
+        sample(a, 1);
+        alerts_status(a, 1, &st);
+        assert_int_equal(st.state, ALERT_OK);
+        alerts_free(a);
+
+        /* a rule of one's own, with "for"; the firmware's bit 0 counts too */
+        a = alerts_from(cfg);
+        assert_int_equal(alerts_count(a), 1);
+        board.firmware = (struct firmware_info) { .present = true, .fd = -1, .ok = true, .throttled = 1 };
+        sample(a, 10);
+        sample(a, 11);
+        assert_int_equal(state_of(a, 0), ALERT_OK);
+        sample(a, 12);
+        assert_int_equal(state_of(a, 0), ALERT_WARN);
+        alerts_free(a);
+        board.power = (struct power_info) { .fd = -1 };
+        board.firmware = (struct firmware_info) { .fd = -1 };
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_hysteresis_and_for_with_noise),
@@ -362,6 +402,7 @@ int main(void) {
                 cmocka_unit_test(test_for_ignores_wall_clock_steps),
                 cmocka_unit_test(test_log_bounded),
                 cmocka_unit_test(test_fan_hysteresis_and_min_on),
+                cmocka_unit_test(test_undervoltage_source),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
