@@ -20,7 +20,7 @@ typedef int (*cli_option_fn)(int option, const char *arg, void *userdata);
 
 /* Parses argv (argv[0] is the command, or the program for the global pass):
  * the command's own options (own may be NULL) and the global ones (--url,
- * --token, --token-file, --json, --help, --version) anywhere. Returns the
+ * --token, --token-file, --json, --timeout, --help, --version) anywhere. Returns the
  * index of the first operand, or -1 with *ret_status set (done or failed).
  * in_order stops at the first operand (the global pass, before the command). */
 int cli_parse(struct client *c, int argc, char **argv, const struct option *own,

@@ -1,6 +1,7 @@
 /* heatcurvectl.c — command-line client of heatcurved: options, dispatch, status, sensors, run, export, stop, delete. */
 #include <curl/curl.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 
 #include "build-config.h"
 #include "cli.h"
+#include "duration.h"
 #include "runspec.h"
 #include "table.h"
 
@@ -37,8 +39,13 @@ static void help(void) {
                "  --url URL                   the daemon; default $HEATCURVE_URL, else\n"
                "                              http://127.0.0.1:8080\n"
                "  --token TOKEN               sent as \"Authorization: Bearer TOKEN\"\n"
-               "  --token-file FILE           the token is the first line of FILE\n"
+               "  --token-file FILE           the token is the content of FILE\n"
+               "                              (sent to --url only; other servers get the\n"
+               "                              token their URL has in ~/.config/heatcurve/tokens,\n"
+               "                              lines \"URL TOKEN\", or none)\n"
                "  --json                      print the server's JSON documents\n"
+               "  --timeout DURATION          longest time for one request (default 30s;\n"
+               "                              10m for export), e.g. 90s, 5m\n"
                "  --help, --version\n\n"
                "SPEC is comma-separated key=value; for --stress the first word may be the load\n"
                "type (cpu, memory, io, command). Keys: duration=10m or until=stable|plateau|\n"
@@ -112,7 +119,7 @@ void cli_catch_sigint(void) {
 }
 
 enum {
-        OPT_URL = 0x200, OPT_TOKEN, OPT_TOKEN_FILE, OPT_JSON, OPT_VERSION,
+        OPT_URL = 0x200, OPT_TOKEN, OPT_TOKEN_FILE, OPT_JSON, OPT_VERSION, OPT_TIMEOUT,
 };
 
 static const struct option global_options[] = {
@@ -120,6 +127,7 @@ static const struct option global_options[] = {
         { "token", required_argument, NULL, OPT_TOKEN },
         { "token-file", required_argument, NULL, OPT_TOKEN_FILE },
         { "json", no_argument, NULL, OPT_JSON },
+        { "timeout", required_argument, NULL, OPT_TIMEOUT },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, OPT_VERSION },
 };
@@ -161,6 +169,12 @@ static int option_global(struct client *c, int o, const char *arg, int *ret_stat
         case OPT_TOKEN: r = client_set_token(c, arg); break;
         case OPT_TOKEN_FILE: r = client_read_token_file(c, arg); break;
         case OPT_JSON: c->json = true; break;
+        case OPT_TIMEOUT:
+                if (duration_parse(arg, &c->timeout_ms) < 0 || c->timeout_ms == 0 || c->timeout_ms > LONG_MAX) {
+                        *ret_status = usage("--timeout needs a duration like 30s or 5m, not \"%s\"", arg);
+                        return -1;
+                }
+                break;
         case 'h':
                 help();
                 return *ret_status = 0, -1;
@@ -477,8 +491,12 @@ static int cmd_stop_delete(struct client *c, int argc, char **argv) {
         r = 0;
         if (client_call(c->url, c, stop ? "POST" : "DELETE", path, NULL, &reply, NULL) < 0)
                 return 1;
-        if (reply.len > 0 && !(doc = client_parse_json(reply.body, reply.len)))
+        if (stop && reply.len == 0)
+                r = fail("POST %s%s: the answer is empty, so the run's state is unknown", c->url, path);
+        else if (reply.len > 0 && !(doc = client_parse_json(reply.body, reply.len)))
                 r = fail("%s %s%s: the answer is not JSON", stop ? "POST" : "DELETE", c->url, path);
+        else if (stop && !json_object_is_type(json_get(doc, "state"), json_type_string))
+                r = fail("POST %s%s: the answer has no run state", c->url, path);
         else if (c->json && doc)
                 print_json(doc);
         else if (!c->json && stop)
