@@ -7,10 +7,14 @@ DEPS_BUILD := meson ninja-build pkgconf gcc libc6-dev make libsystemd-dev \
               libcurl4-openssl-dev
 DEPS_TEST  := libcmocka-dev python3-pytest valgrind curl stress stress-ng iproute2 systemd
 DEPS_BENCH := wrk prometheus-node-exporter valgrind
+DEPS_FUZZ  := clang libclang-rt-dev
 
 BUILD       ?= build
 BUILD_SAN   ?= build-san
 BUILD_CROSS ?= build-cross
+BUILD_FUZZ  ?= build-fuzz
+FUZZ_SECONDS ?= 45
+FUZZ_TARGETS ?= duration token config sysfs http
 CROSS_ARCHS ?= arm64 armhf
 MESON_OPTS  ?=
 TESTARGS    ?=
@@ -25,8 +29,8 @@ ENSURE  := tests/scripts/ensure-debs.sh
 
 # Steps run in the order written; ninja and meson test parallelise inside.
 .NOTPARALLEL:
-.PHONY: all deps deps-build deps-test deps-bench build build-san demo check \
-        check-san check-cross clean help
+.PHONY: all deps deps-build deps-test deps-bench deps-fuzz build build-san demo check \
+        check-san check-cross fuzz clean help
 
 all: build
 
@@ -36,6 +40,8 @@ help:
 	@echo "make check        install build+test packages, build, run every test, then again"
 	@echo "                  with AddressSanitizer+UBSan ($(BUILD_SAN)/)"
 	@echo "make check-cross  build for $(CROSS_ARCHS) and run the unit tests under qemu-user"
+	@echo "make fuzz         build the libFuzzer targets with clang ($(BUILD_FUZZ)/) and run each"
+	@echo "                  for FUZZ_SECONDS=$(FUZZ_SECONDS) s; FUZZ_TARGETS=\"$(FUZZ_TARGETS)\""
 	@echo "make deps | deps-build | deps-bench | build | clean"
 
 deps-build:
@@ -48,6 +54,9 @@ deps-test: deps
 
 deps-bench:
 	@$(ENSURE) $(DEPS_BENCH)
+
+deps-fuzz:
+	@$(ENSURE) $(DEPS_BUILD) $(DEPS_FUZZ)
 
 # meson setup only when the build dir is not configured; ninja re-runs meson
 # by itself when a meson.build changes.
@@ -100,5 +109,15 @@ check-san: deps build-san
 check-cross: deps-build
 	tests/cross/check-cross.sh $(BUILD_CROSS) $(CROSS_ARCHS)
 
+# libFuzzer needs clang: its own build dir, every library instrumented.
+fuzz: deps-fuzz
+	@if [ ! -f $(BUILD_FUZZ)/build.ninja ]; then \
+	    echo "CC=clang meson setup $(BUILD_FUZZ) -Dfuzz=true ..."; \
+	    CC=clang meson setup $(BUILD_FUZZ) -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
+	        -Dtests=disabled -Dcli=disabled $(MESON_OPTS); \
+	fi
+	ninja -C $(BUILD_FUZZ)
+	tests/fuzz/run.sh $(BUILD_FUZZ) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 clean:
-	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_CROSS)
+	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_CROSS) $(BUILD_FUZZ)
