@@ -30,8 +30,7 @@ struct http_conn {
         struct http_conn *prev, *next;
         int fd;
         uint64_t deadline_us;           /* CLOCK_MONOTONIC; 0 while the request is being answered */
-        bool loopback;
-        struct http_addr addr;
+        struct http_addr addr;          /* zeroes for loopback, which is not counted per address */
 };
 
 struct http_server {
@@ -151,7 +150,8 @@ static void http_on_connection(void *cls, struct MHD_Connection *conn, void **so
                 if (!c)
                         return;         /* then only MHD's idle timeout applies to it */
                 c->fd = fd ? fd->connect_fd : -1;
-                c->loopback = http_addr_from(ci ? ci->client_addr : NULL, &c->addr);
+                if (http_addr_from(ci ? ci->client_addr : NULL, &c->addr))
+                        c->addr = (struct http_addr) {};
                 c->deadline_us = util_monotonic_us() + HTTP_REQUEST_DEADLINE_S * UINT64_C(1000000);
                 c->next = s->conns;
                 if (s->conns)
