@@ -246,6 +246,7 @@ struct http_framing {
         const char *values[4];          /* the first Content-Length values */
         size_t n;
         bool te;
+        bool expect;                    /* an Expect header came */
 };
 
 static enum MHD_Result http_collect_framing(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
@@ -253,6 +254,8 @@ static enum MHD_Result http_collect_framing(void *cls, enum MHD_ValueKind kind, 
 
         if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0)
                 f->te = true;
+        else if (strcasecmp(key, MHD_HTTP_HEADER_EXPECT) == 0)
+                f->expect = true;
         else if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0 && f->n < ELEMENTSOF(f->values))
                 f->values[f->n++] = value;
         return MHD_YES;
@@ -282,14 +285,23 @@ const char *http_check_framing(const char *const *values, size_t n, bool te, uns
 
 /* Refuses, before any body byte is read and before "100 Continue", a body
  * that is too large or whose length is ambiguous. An answer queued now
- * makes MHD close the connection after it, without reading the body. */
-static bool http_refuse_early(struct http_request *r) {
+ * makes MHD close the connection after it, without reading the body.
+ * Returns true when the request is answered. */
+static bool http_answer_early(struct http_server *s, struct http_request *r) {
         struct http_framing f = {};
         const char *msg;
         unsigned status;
 
         MHD_get_connection_values(r->conn, MHD_HEADER_KIND, http_collect_framing, &f);
         msg = http_check_framing(f.values, f.n, f.te, &status);
+        if (status == 0 && f.expect && f.n == 0 && !f.te) {
+                /* "Expect: 100-continue" without a body: MHD 0.9.75 sends
+                 * 100 Continue and, when more bytes follow, never the
+                 * answer (the slot is held until the idle timeout). There
+                 * is no body to wait for: answer now. */
+                s->dispatch(s->userdata, r);
+                return true;
+        }
         if (status == 0)
                 return false;
         r->close = true;
@@ -342,7 +354,7 @@ static enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn, c
                 r->url = url;
                 r->from_loopback = http_is_loopback(conn);
                 *req_cls = r;
-                http_refuse_early(r);
+                http_answer_early(s, r);
                 return MHD_YES;
         }
         if (*upload_data_size > 0) {

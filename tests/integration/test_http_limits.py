@@ -180,3 +180,14 @@ def test_invalid_utf8_in_url_is_not_echoed_raw(start_daemon):
         body = body_of(resp)
         text = body.decode("utf-8")     # strict: raises on invalid UTF-8
         assert json.loads(text)["error"]["message"]
+
+
+def test_expect_without_a_body_is_answered_at_once(start_daemon):
+    # libmicrohttpd sent "100 Continue" to a bodiless request with Expect and,
+    # when more bytes followed, never the answer: the slot was held for 30 s.
+    d = start_on(start_daemon)
+    with socket.create_connection(("127.0.0.1", d.port), timeout=5) as s:
+        s.sendall(b"POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n\r\n\r\n")
+        resp = read_response(s, timeout=5)
+    assert status_of(resp) == 400, resp[:300]
+    assert json.loads(body_of(resp))["error"]["message"]
