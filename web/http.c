@@ -374,14 +374,27 @@ static enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn, c
         return MHD_YES;
 }
 
+/* A client that closed its side while its request was answered (shutdown
+ * after sending, as HTTP/1.0 tools do): libmicrohttpd 0.9.75 in epoll mode
+ * does not always notice that end of file and kept the slot until a
+ * timeout. A peek that reads 0 bytes means nothing more will come. */
+static void http_close_if_client_done(struct http_conn *c) {
+        char b;
+
+        if (c->fd >= 0 && recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
+                shutdown(c->fd, SHUT_RDWR);
+}
+
 static void http_on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                               enum MHD_RequestTerminationCode toe) {
         struct http_request *r = *req_cls;
         struct http_conn *c = http_conn_of(conn);
 
         /* The next request on a kept-alive connection gets its own deadline. */
-        if (c && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+        if (c && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK) {
                 c->deadline_us = util_monotonic_us() + HTTP_REQUEST_DEADLINE_S * UINT64_C(1000000);
+                http_close_if_client_done(c);
+        }
         if (r) {
                 free(r->body);
                 free(r);

@@ -191,3 +191,19 @@ def test_expect_without_a_body_is_answered_at_once(start_daemon):
         resp = read_response(s, timeout=5)
     assert status_of(resp) == 400, resp[:300]
     assert json.loads(body_of(resp))["error"]["message"]
+
+
+def test_client_that_closed_its_side_is_let_go(start_daemon):
+    # A client that shuts down its side after sending (HTTP/1.0 tools do) was
+    # often not seen to be gone: its connection stayed open until a timeout.
+    d = start_on(start_daemon)
+    lingering = 0
+    for _ in range(100):
+        with socket.create_connection(("127.0.0.1", d.port), timeout=5) as s:
+            s.sendall(b"GET /api/v1/status HTTP/1.1\r\nHost: x\r\n\r\n")
+            s.shutdown(socket.SHUT_WR)
+            t0 = time.monotonic()
+            resp = read_response(s, timeout=3)
+            assert status_of(resp) == 200
+            lingering += time.monotonic() - t0 > 2.5
+    assert lingering == 0, f"{lingering} of 100 connections stayed open after the answer"
