@@ -14,6 +14,7 @@ BUILD_SAN   ?= build-san
 BUILD_CROSS ?= build-cross
 BUILD_FUZZ  ?= build-fuzz
 FUZZ_SECONDS ?= 45
+FUZZ_RUNS    ?= -1
 FUZZ_TARGETS ?= duration token config sysfs http
 CROSS_ARCHS ?= arm64 armhf
 MESON_OPTS  ?=
@@ -41,7 +42,8 @@ help:
 	@echo "                  with AddressSanitizer+UBSan ($(BUILD_SAN)/)"
 	@echo "make check-cross  build for $(CROSS_ARCHS) and run the unit tests under qemu-user"
 	@echo "make fuzz         build the libFuzzer targets with clang ($(BUILD_FUZZ)/) and run each"
-	@echo "                  for FUZZ_SECONDS=$(FUZZ_SECONDS) s; FUZZ_TARGETS=\"$(FUZZ_TARGETS)\""
+	@echo "                  for FUZZ_SECONDS=$(FUZZ_SECONDS) s (or FUZZ_RUNS executions);"
+	@echo "                  FUZZ_TARGETS=\"$(FUZZ_TARGETS)\""
 	@echo "make deps | deps-build | deps-bench | build | clean"
 
 deps-build:
@@ -117,7 +119,7 @@ fuzz: deps-fuzz
 	        -Dtests=disabled -Dcli=disabled $(MESON_OPTS); \
 	fi
 	ninja -C $(BUILD_FUZZ)
-	tests/fuzz/run.sh $(BUILD_FUZZ) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+	FUZZ_RUNS=$(FUZZ_RUNS) tests/fuzz/run.sh $(BUILD_FUZZ) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 clean:
 	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_CROSS) $(BUILD_FUZZ)

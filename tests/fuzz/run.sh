@@ -1,6 +1,6 @@
 #!/bin/bash
 # run.sh BUILD_DIR SECONDS TARGET... — runs each libFuzzer target for SECONDS
-# from its seeds (tests/fuzz/corpus/TARGET, never written to) plus a working
+# (or until FUZZ_RUNS executions when that is set and comes first) from its seeds (tests/fuzz/corpus/TARGET, never written to) plus a working
 # corpus in BUILD_DIR/fuzz-corpus/TARGET kept between runs. Crashes, leaks
 # and timeouts land in BUILD_DIR/fuzz-artifacts/ and fail the run.
 # Prints one line per target: executions, rate, coverage.
@@ -20,7 +20,7 @@ for t in "$@"; do
     rc=0
     # -timeout: one input may take 10 s at most; -rss_limit_mb: ASan's quarantine included
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-        "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        "$bin" -max_total_time="$seconds" -runs="${FUZZ_RUNS:--1}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix="$build/fuzz-artifacts/$t-" "$work" "$src/corpus/$t" >"$log" 2>&1 || rc=$?
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
     rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
