@@ -82,12 +82,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         static char answer[FUZZ_ANSWER_MAX];
         size_t sent = 0, got = 0;
         bool eof = false;
-        int fd;
+        int fd, idle = 0;
 
         if (!server)
                 fuzz_setup();
         fd = fuzz_connect();
-        for (int i = 0; i < FUZZ_ROUNDS && !eof; i++) {
+        /* Until the server closes, or after the input is sent, until five
+         * turns pass with nothing to do: it waits for more (the request
+         * deadline would close it, 10 s later). */
+        for (int i = 0; i < FUZZ_ROUNDS && !eof && idle < 5; i++) {
+                size_t before = got;
+
                 if (sent < size) {
                         ssize_t n = send(fd, data + sent, size - sent, MSG_NOSIGNAL);
                         if (n > 0)
@@ -97,7 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         if (sent == size)
                                 shutdown(fd, SHUT_WR);
                 }
-                sd_event_run(event, 1000);      /* µs: MHD has work as soon as bytes arrive */
+                int ran = sd_event_run(event, 1000);    /* µs: MHD has work as soon as bytes arrive */
                 for (;;) {
                         ssize_t n = recv(fd, answer + got, sizeof answer - got, 0);
                         if (n > 0 && (got += (size_t) n) < sizeof answer)
@@ -105,6 +110,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         eof = n == 0 || (n < 0 && errno != EAGAIN) || got == sizeof answer;
                         break;
                 }
+                idle = sent == size && ran == 0 && got == before ? idle + 1 : 0;
         }
         close(fd);
         /* let the server see the close, so connections do not pile up */
