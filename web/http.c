@@ -294,12 +294,14 @@ static bool http_answer_early(struct http_server *s, struct http_request *r) {
 
         MHD_get_connection_values(r->conn, MHD_HEADER_KIND, http_collect_framing, &f);
         msg = http_check_framing(f.values, f.n, f.te, &status);
-        if (status == 0 && f.expect && f.n == 0 && !f.te) {
-                /* "Expect: 100-continue" without a body: MHD 0.9.75 sends
-                 * 100 Continue and, when more bytes follow, never the
-                 * answer (the slot is held until the idle timeout). There
-                 * is no body to wait for: answer now. */
+        if (status == 0 && f.expect && !f.te && (f.n == 0 || f.values[0][strspn(f.values[0], "0")] == '\0')) {
+                /* "Expect: 100-continue" without a body (or with an empty
+                 * one): MHD 0.9.75 sends 100 Continue and, when more bytes
+                 * follow, never the answer (the slot is held until the idle
+                 * timeout). There is no body to wait for: answer now. */
                 s->dispatch(s->userdata, r);
+                if (!r->replied)
+                        http_reply_error(r, 500, "internal", "no response");
                 return true;
         }
         if (status == 0)
