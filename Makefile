@@ -11,6 +11,7 @@ DEPS_BENCH := wrk prometheus-node-exporter valgrind
 DEPS_DEB   := debhelper dpkg-dev fakeroot lintian git
 # The booted-systemd test: debootstrap a Debian 12 tree, boot it with nspawn.
 DEPS_NSPAWN := debootstrap systemd-container iproute2 util-linux
+DEPS_FUZZ  := clang libclang-rt-dev
 
 BUILD       ?= build
 BUILD_SAN   ?= build-san
@@ -19,6 +20,10 @@ BUILD_GPIOD2 ?= build-gpiod2
 BUILD_DEB   ?= $(BUILD)/deb
 # 1: check-systemd fails instead of skipping where nspawn cannot run (CI).
 HEATCURVE_NSPAWN_REQUIRED ?= 0
+BUILD_FUZZ  ?= build-fuzz
+FUZZ_SECONDS ?= 45
+FUZZ_RUNS    ?= -1
+FUZZ_TARGETS ?= duration token config sysfs http
 CROSS_ARCHS ?= arm64 armhf
 MESON_OPTS  ?=
 TESTARGS    ?=
@@ -33,8 +38,8 @@ ENSURE  := tests/scripts/ensure-debs.sh
 
 # Steps run in the order written; ninja and meson test parallelise inside.
 .NOTPARALLEL:
-.PHONY: all deps deps-build deps-test deps-bench build build-san demo check \
-        check-san check-cross check-gpiod2 check-qemu deb deb-cross check-systemd clean help
+.PHONY: all deps deps-build deps-test deps-bench deps-fuzz build build-san demo check \
+        check-san check-cross check-gpiod2 check-qemu fuzz deb deb-cross check-systemd clean help
 
 all: build
 
@@ -51,6 +56,9 @@ help:
 	@echo "                  /var/cache/heatcurve-ci/libgpiod2, apt untouched), run the unit tests"
 	@echo "make check-qemu   arm64 build of tests/qemu/gpio-check, run on the GPIO chip of a"
 	@echo "                  qemu-system-aarch64 virt machine (Debian's arm64 kernel)"
+	@echo "make fuzz         build the libFuzzer targets with clang ($(BUILD_FUZZ)/) and run each"
+	@echo "                  for FUZZ_SECONDS=$(FUZZ_SECONDS) s (or FUZZ_RUNS executions);"
+	@echo "                  FUZZ_TARGETS=\"$(FUZZ_TARGETS)\""
 	@echo "make deps | deps-build | deps-bench | build | clean"
 
 deps-build:
@@ -63,6 +71,9 @@ deps-test: deps
 
 deps-bench:
 	@$(ENSURE) $(DEPS_BENCH)
+
+deps-fuzz:
+	@$(ENSURE) $(DEPS_BUILD) $(DEPS_FUZZ)
 
 # meson setup only when the build dir is not configured; ninja re-runs meson
 # by itself when a meson.build changes.
@@ -143,5 +154,15 @@ check-systemd: deb
 	@$(ENSURE) $(DEPS_NSPAWN)
 	HEATCURVE_NSPAWN_REQUIRED=$(HEATCURVE_NSPAWN_REQUIRED) tests/nspawn/check-systemd.sh $(BUILD_DEB)
 
+# libFuzzer needs clang: its own build dir, every library instrumented.
+fuzz: deps-fuzz
+	@if [ ! -f $(BUILD_FUZZ)/build.ninja ]; then \
+	    echo "CC=clang meson setup $(BUILD_FUZZ) -Dfuzz=true ..."; \
+	    CC=clang meson setup $(BUILD_FUZZ) -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
+	        -Dtests=disabled -Dcli=disabled $(MESON_OPTS); \
+	fi
+	ninja -C $(BUILD_FUZZ)
+	FUZZ_RUNS=$(FUZZ_RUNS) tests/fuzz/run.sh $(BUILD_FUZZ) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 clean:
-	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_CROSS) $(BUILD_GPIOD2)
+	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_CROSS) $(BUILD_GPIOD2) $(BUILD_FUZZ)

@@ -121,9 +121,9 @@ static long column_find(const struct recording *rec, const char *given, const ch
         if (k >= 0)
                 return k;
         if (given)
-                fail("%s:1: no column \"%s\" in the header (%s)", rec->path, given, option);
+                cli_fail("%s:1: no column \"%s\" in the header (%s)", rec->path, given, option);
         else
-                fail("%s:1: no %s column in the header (tried %s, ...); name it with %s", rec->path, what,
+                cli_fail("%s:1: no %s column in the header (tried %s, ...); name it with %s", rec->path, what,
                      defaults[0], option);
         return -1;
 }
@@ -141,7 +141,7 @@ static int cell_time(const struct recording *rec, size_t row, long col, double *
         }
         if (recording_parse_iso8601(cell, ret))
                 return 0;
-        return fail("%s:%zu: time \"%s\" in column \"%s\" is neither a number of seconds nor an ISO 8601 time",
+        return cli_fail("%s:%zu: time \"%s\" in column \"%s\" is neither a number of seconds nor an ISO 8601 time",
                     rec->path, rec->line[row], cell, name);
 }
 
@@ -170,7 +170,7 @@ static int cell_phase(const struct recording *rec, size_t row, long col, enum an
         else if (strcasecmp(cell, "cooldown") == 0)
                 *ret = ANALYSIS_PHASE_COOLDOWN;
         else
-                return fail("%s:%zu: phase \"%s\" in column \"%s\" is not idle, stress or cooldown", rec->path,
+                return cli_fail("%s:%zu: phase \"%s\" in column \"%s\" is not idle, stress or cooldown", rec->path,
                             rec->line[row], cell, rec->names[col]);
         return 0;
 }
@@ -198,10 +198,10 @@ static int samples_row(struct samples *s, const struct recording *rec, size_t ro
         if (cell_time(rec, row, tc, &s->t[i]) < 0)
                 return -1;
         if (i > 0 && !(s->t[i] > s->t[i - 1]))
-                return fail("%s:%zu: time %s is not after the previous row's %s", rec->path, rec->line[row],
+                return cli_fail("%s:%zu: time %s is not after the previous row's %s", rec->path, rec->line[row],
                             recording_cell(rec, row, tc), recording_cell(rec, row - 1, tc));
         if (!cell_number(recording_cell(rec, row, yc), &y) || isinf(y))
-                return fail("%s:%zu: temperature \"%s\" in column \"%s\" is not a number", rec->path,
+                return cli_fail("%s:%zu: temperature \"%s\" in column \"%s\" is not a number", rec->path,
                             rec->line[row], recording_cell(rec, row, yc), rec->names[yc]);
         s->temp[i] = s->millidegrees ? y / 1000.0 : y;          /* millidegrees -> C */
         if (pc >= 0 && cell_phase(rec, row, pc, &s->phase[i]) < 0)
@@ -245,7 +245,7 @@ static int samples_read(struct samples *s, const struct recording *rec, const st
                         return -1;
         }
         if (samples_alloc(s, rec->rows) < 0)
-                return fail("%s: out of memory", rec->path);
+                return cli_fail("%s: out of memory", rec->path);
         s->millidegrees = column_in_millidegrees(rec, yc);
         for (size_t row = 0; row < rec->rows; row++) {
                 if (samples_row(s, rec, row, tc, yc, pc) < 0)
@@ -255,7 +255,7 @@ static int samples_read(struct samples *s, const struct recording *rec, const st
                         s->work_unit = recording_cell(rec, row, uc);
         }
         if (valid < 4)
-                return fail("%s: %zu sample%s with a temperature; the analysis needs at least 4", rec->path, valid,
+                return cli_fail("%s: %zu sample%s with a temperature; the analysis needs at least 4", rec->path, valid,
                             valid == 1 ? "" : "s");
         samples_phases(s, a, pc >= 0);
         return 0;

@@ -8,8 +8,8 @@
 #include <stddef.h>
 
 #include "client.h"
+#include "util.h"
 
-#define ELEMENTS(a) (sizeof(a) / sizeof((a)[0]))
 
 #define EXIT_USAGE 2                    /* bad command line */
 #define EXIT_RUN_NOT_FINISHED 3         /* a waited-for run ended aborted or interrupted */
@@ -20,7 +20,7 @@ typedef int (*cli_option_fn)(int option, const char *arg, void *userdata);
 
 /* Parses argv (argv[0] is the command, or the program for the global pass):
  * the command's own options (own may be NULL) and the global ones (--url,
- * --token, --token-file, --json, --help, --version) anywhere. Returns the
+ * --token, --token-file, --json, --timeout, --help, --version) anywhere. Returns the
  * index of the first operand, or -1 with *ret_status set (done or failed).
  * in_order stops at the first operand (the global pass, before the command). */
 int cli_parse(struct client *c, int argc, char **argv, const struct option *own,
@@ -59,4 +59,5 @@ int cmd_analyse(struct client *c, int argc, char **argv);
  * (each with a "metrics" object) in the array runs. */
 void metrics_print(json_object *runs);
 int cmd_show(struct client *c, int argc, char **argv);
+int cmd_alerts(struct client *c, int argc, char **argv);
 int cmd_compare(struct client *c, int argc, char **argv);

@@ -1,23 +1,37 @@
 /* client.c — heatcurvectl's HTTP side: one libcurl handle, JSON in and out, one-line errors. */
 #include "client.h"
 
+#include <ctype.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "text.h"
+#include "token.h"
 
 #define REPLY_MAX (256u * 1024u * 1024u)       /* bytes kept in memory; exports stream instead */
+#define TOKENS_FILE_LINE_MAX 4096              /* bytes of one line of the tokens file */
 
-int fail(const char *format, ...) {
+int cli_fail(const char *format, ...) {
+        char message[8192], shown[6 * CLIENT_MESSAGE_MAX + 4];
         va_list ap;
+        int n;
 
-        fputs("heatcurvectl: ", stderr);
         va_start(ap, format);
-        vfprintf(stderr, format, ap);
+        n = vsnprintf(message, sizeof message, format, ap);
         va_end(ap);
-        fputc('\n', stderr);
+        if (n < 0)
+                n = 0;
+        if ((size_t) n >= sizeof message)
+                n = sizeof message - 1;
+        /* one line, whatever a server put in its message */
+        fprintf(stderr, "heatcurvectl: %s\n",
+                text_escape_terminal(message, (size_t) n, CLIENT_MESSAGE_MAX, shown, sizeof shown));
         return -1;
 }
 
@@ -27,9 +41,9 @@ int client_set_url(struct client *c, const char *url) {
         while (len > 0 && url[len - 1] == '/')
                 len--;
         if (len == 0)
-                return fail("the URL is empty");
+                return cli_fail("the URL is empty");
         if (len >= sizeof c->url)
-                return fail("the URL is longer than %zu bytes", sizeof c->url - 1);
+                return cli_fail("the URL is longer than %zu bytes", sizeof c->url - 1);
         memcpy(c->url, url, len);
         c->url[len] = '\0';
         return 0;
@@ -54,32 +68,146 @@ int client_set_token(struct client *c, const char *token) {
         const char *problem = token_problem(token, sizeof c->token);
 
         if (problem)
-                return fail("--token: the token %s", problem);
+                return cli_fail("--token: the token %s", problem);
         snprintf(c->token, sizeof c->token, "%s", token);
         return 0;
 }
 
 int client_read_token_file(struct client *c, const char *path) {
-        char buf[sizeof c->token + 2];
-        const char *problem;
-        FILE *f = fopen(path, "re");
-        size_t n;
-        int r;
+        char buf[TOKEN_BUF_SIZE];
+        int r = token_read_file(path, buf, sizeof buf);
 
-        if (!f)
-                return fail("--token-file %s: %s", path, strerror(errno));
-        n = fread(buf, 1, sizeof buf - 1, f);
-        r = ferror(f) ? errno : 0;
-        fclose(f);
-        if (r)
-                return fail("--token-file %s: %s", path, strerror(r));
-        buf[n] = '\0';
-        buf[strcspn(buf, "\r\n")] = '\0';       /* the first line */
-        problem = token_problem(buf, sizeof c->token);
-        if (problem)
-                return fail("--token-file %s: the token on its first line %s", path, problem);
+        if (r < 0)
+                return cli_fail("--token-file %s: %s", path, token_strerror(r));
         snprintf(c->token, sizeof c->token, "%s", buf);
         return 0;
+}
+
+/* "scheme://host:port/path" of url: lower-case scheme and host, the
+ * default port filled in, no trailing slash. -1 for anything else. */
+static int url_normalize(const char *url, char *buf, size_t size) {
+        const char *p = strstr(url, "://"), *auth, *host_end, *port = NULL, *path;
+        char scheme[8], host[256];
+        unsigned long port_n;
+        size_t len;
+
+        if (!p || (size_t) (p - url) >= sizeof scheme)
+                return -1;
+        for (size_t i = 0; url + i < p; i++)
+                scheme[i] = (char) tolower((unsigned char) url[i]);
+        scheme[p - url] = '\0';
+        if (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0)
+                return -1;
+        auth = p + 3;
+        path = auth + strcspn(auth, "/?#");
+        if (memchr(auth, '@', (size_t) (path - auth)))
+                return -1;              /* user info: never guess whose token it is */
+        if (*auth == '[') {
+                host_end = memchr(auth, ']', (size_t) (path - auth));
+                if (!host_end)
+                        return -1;
+                host_end++;
+        } else
+                host_end = auth + strcspn(auth, ":/?#");
+        if (host_end < path) {
+                if (*host_end != ':')
+                        return -1;
+                port = host_end + 1;
+        }
+        len = (size_t) (host_end - auth);
+        if (len == 0 || len >= sizeof host)
+                return -1;
+        for (size_t i = 0; i < len; i++)
+                host[i] = (char) tolower((unsigned char) auth[i]);
+        host[len] = '\0';
+        port_n = strcmp(scheme, "https") == 0 ? 443 : 80;
+        if (port && port < path) {
+                char *end;
+                port_n = strtoul(port, &end, 10);
+                if (end != path || port_n == 0 || port_n > 65535)
+                        return -1;
+        }
+        len = strlen(path);
+        while (len > 0 && path[len - 1] == '/')
+                len--;
+        if ((size_t) snprintf(buf, size, "%s://%s:%lu%.*s", scheme, host, port_n, (int) len, path) >= size)
+                return -1;
+        return 0;
+}
+
+bool client_same_base(const char *a, const char *b) {
+        char na[2048], nb[2048];
+
+        return url_normalize(a, na, sizeof na) == 0 && url_normalize(b, nb, sizeof nb) == 0 && strcmp(na, nb) == 0;
+}
+
+static int tokens_file_path(char *buf, size_t size) {
+        const char *env = getenv("HEATCURVE_TOKENS_FILE"), *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+        int n;
+
+        if (env && *env)
+                n = snprintf(buf, size, "%s", env);
+        else if (xdg && *xdg)
+                n = snprintf(buf, size, "%s/heatcurve/tokens", xdg);
+        else if (home && *home)
+                n = snprintf(buf, size, "%s/.config/heatcurve/tokens", home);
+        else
+                return -1;
+        return n > 0 && (size_t) n < size ? 0 : -1;
+}
+
+/* The token of base in the tokens file at path ("" when no line names it). */
+static int tokens_file_lookup(const char *path, const char *base, char *buf, size_t size) {
+        char line[TOKENS_FILE_LINE_MAX];
+        struct stat st;
+        unsigned n = 0;
+        FILE *f = fopen(path, "re");
+        int r = 0;
+
+        buf[0] = '\0';
+        if (!f)
+                return errno == ENOENT ? 0 : cli_fail("%s: %s", path, strerror(errno));
+        if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode) || (st.st_mode & 077)) {
+                fclose(f);
+                return cli_fail("%s: holds tokens, so it must be a file only its owner can read (chmod 600 %s)",
+                            path, path);
+        }
+        while (r == 0 && fgets(line, sizeof line, f) && n++ < 10000) {
+                char *url = line + strspn(line, " \t"), *tok, *end;
+                if (*url == '#' || *url == '\n' || *url == '\0')
+                        continue;
+                tok = url + strcspn(url, " \t\n");
+                if (*tok == '\n' || *tok == '\0') {
+                        r = cli_fail("%s:%u: expected \"URL TOKEN\"", path, n);
+                        break;
+                }
+                *tok++ = '\0';
+                tok += strspn(tok, " \t");
+                end = tok + strcspn(tok, "\n");
+                if (!client_same_base(url, base))
+                        continue;
+                if (token_parse(tok, (size_t) (end - tok), buf, size) < 0)
+                        r = cli_fail("%s:%u: the token for %s is not one word of at most %d printable bytes",
+                                 path, n, url, TOKEN_MAX);
+                break;
+        }
+        fclose(f);
+        if (r < 0)
+                buf[0] = '\0';
+        return r;
+}
+
+int client_token_for(const struct client *c, const char *base, char *buf, size_t size) {
+        char path[4096];
+
+        buf[0] = '\0';
+        if (c->token[0] && (strcmp(base, c->url) == 0 || client_same_base(base, c->url))) {
+                snprintf(buf, size, "%s", c->token);
+                return 0;
+        }
+        if (tokens_file_path(path, sizeof path) < 0)
+                return 0;
+        return tokens_file_lookup(path, base, buf, size);
 }
 
 void reply_free(struct reply *r) {
@@ -128,28 +256,28 @@ static int fail_reply(const char *method, const char *url, const struct reply *r
 
         if (doc && json_object_object_get_ex(doc, "error", &err) &&
             json_object_object_get_ex(err, "message", &msg))
-                ret = fail("%s (HTTP %ld from %s %s)", json_object_get_string(msg), r->status, method, url);
+                ret = cli_fail("%s (HTTP %ld from %s %s)", json_object_get_string(msg), r->status, method, url);
         else
-                ret = fail("HTTP %ld from %s %s", r->status, method, url);
+                ret = cli_fail("HTTP %ld from %s %s", r->status, method, url);
         json_object_put(doc);
         return ret;
 }
 
-static struct curl_slist *request_headers(const struct client *c, bool has_body) {
+static struct curl_slist *request_headers(const char *token, bool has_body) {
         struct curl_slist *h = NULL;
-        char auth[sizeof c->token + 32];
+        char auth[sizeof ((struct client *) 0)->token + 32];
 
         if (has_body)
                 h = curl_slist_append(h, "Content-Type: application/json");
-        if (c->token[0]) {
-                snprintf(auth, sizeof auth, "Authorization: Bearer %s", c->token);
+        if (token[0]) {
+                snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
                 h = curl_slist_append(h, auth);
         }
         return curl_slist_append(h, "Expect:");
 }
 
 static void client_setup(CURL *curl, const char *url, const char *method, struct curl_slist *headers,
-                         struct sink *sink, char *errbuf) {
+                         struct sink *sink, char *errbuf, uint64_t timeout_ms) {
         curl_easy_setopt(curl, CURLOPT_URL, url);
         curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
         curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
@@ -164,18 +292,23 @@ static void client_setup(CURL *curl, const char *url, const char *method, struct
         curl_easy_setopt(curl, CURLOPT_PROTOCOLS, (long) (CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
         curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 5L);
-        /* no total timeout: an export of a long run may take minutes; a
-         * stalled server is one that sends nothing for 30 s */
+        /* A whole request, however slowly the server trickles its answer
+         * (the low-speed limit alone let 2 bytes/s run for ever). */
+        curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long) timeout_ms);
         curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
         curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, 30L);
         curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
 }
 
 /* What went wrong with a transfer that did not complete. */
-static int fail_transfer(const char *method, const char *url, CURLcode code, const char *errbuf, FILE *out) {
+static int fail_transfer(const char *method, const char *url, CURLcode code, const char *errbuf, FILE *out,
+                         uint64_t timeout_ms) {
+        if (code == CURLE_OPERATION_TIMEDOUT)
+                return cli_fail("%s %s: %s (a request may take %.3g s, see --timeout)", method, url,
+                            errbuf[0] ? errbuf : curl_easy_strerror(code), (double) timeout_ms / 1000.0);
         if (code == CURLE_WRITE_ERROR && out && ferror(out))
-                return fail("%s %s: writing the answer: %s", method, url, strerror(errno));
-        return fail("%s %s: %s", method, url, errbuf[0] ? errbuf : curl_easy_strerror(code));
+                return cli_fail("%s %s: writing the answer: %s", method, url, strerror(errno));
+        return cli_fail("%s %s: %s", method, url, errbuf[0] ? errbuf : curl_easy_strerror(code));
 }
 
 int client_call(const char *base, const struct client *c, const char *method, const char *path,
@@ -184,6 +317,8 @@ int client_call(const char *base, const struct client *c, const char *method, co
         struct reply local = {}, *r = ret ? ret : &local;
         struct sink sink = { .reply = r, .out = out };
         const char *text = body ? json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN) : NULL;
+        uint64_t timeout_ms = c->timeout_ms ? c->timeout_ms : out ? CLIENT_EXPORT_TIMEOUT_MS : CLIENT_TIMEOUT_MS;
+        char token[sizeof c->token];
         struct curl_slist *headers;
         CURL *curl;
         CURLcode code;
@@ -191,11 +326,13 @@ int client_call(const char *base, const struct client *c, const char *method, co
 
         *r = (struct reply) {};
         if ((size_t) snprintf(url, sizeof url, "%s%s", base, path) >= sizeof url)
-                return fail("the URL %s%s is too long", base, path);
+                return cli_fail("the URL %s%s is too long", base, path);
+        if (client_token_for(c, base, token, sizeof token) < 0)
+                return -1;
         if (!(curl = curl_easy_init()))
-                return fail("cannot initialise libcurl");
-        headers = request_headers(c, text != NULL);
-        client_setup(curl, url, method, headers, &sink, errbuf);
+                return cli_fail("cannot initialise libcurl");
+        headers = request_headers(token, text != NULL);
+        client_setup(curl, url, method, headers, &sink, errbuf, timeout_ms);
         if (text)
                 curl_easy_setopt(curl, CURLOPT_POSTFIELDS, text);
         code = curl_easy_perform(curl);
@@ -203,7 +340,7 @@ int client_call(const char *base, const struct client *c, const char *method, co
         curl_easy_cleanup(curl);
         curl_slist_free_all(headers);
         if (code != CURLE_OK)
-                e = fail_transfer(method, url, code, errbuf, out);
+                e = fail_transfer(method, url, code, errbuf, out, timeout_ms);
         else if (r->status < 200 || r->status >= 300)
                 e = fail_reply(method, url, r);
         if (e < 0 || !ret)
@@ -239,6 +376,6 @@ int client_get_json(const char *base, const struct client *c, const char *path, 
         *ret = client_parse_json(r.body, r.len);
         reply_free(&r);
         if (!*ret)
-                return fail("GET %s%s: the answer is not JSON", base, path);
+                return cli_fail("GET %s%s: the answer is not JSON", base, path);
         return 0;
 }

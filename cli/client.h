@@ -6,19 +6,38 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include <stdint.h>
+
+#define CLIENT_TIMEOUT_MS (30 * 1000)             /* a whole request, by default */
+#define CLIENT_EXPORT_TIMEOUT_MS (10 * 60 * 1000) /* a whole export (samples streamed to stdout) */
+
 struct client {
         char url[1024];                 /* base, e.g. http://127.0.0.1:8080 (no trailing slash) */
-        char token[1024];               /* "" for none */
+        char token[1024];               /* "" for none; sent to url only */
         bool json;                      /* --json: print the server's documents */
+        uint64_t timeout_ms;            /* --timeout for every request; 0 for the defaults above */
 };
 
 /* Sets the base URL, dropping trailing slashes. Returns 0, or -1 after
  * printing the reason (empty, too long). */
 int client_set_url(struct client *c, const char *url);
-/* The bearer token, from the argument or the first line of a file. Returns 0
- * or -1 after printing the reason (unreadable, too long, not one line). */
+/* The bearer token, from the argument or a file (whole, trailing newlines
+ * dropped, as the daemon reads its own). Returns 0 or -1 after printing
+ * the reason (unreadable, too long, not one line). */
 int client_set_token(struct client *c, const char *token);
 int client_read_token_file(struct client *c, const char *path);
+
+/* Whether two base URLs name the same server and path: scheme and host
+ * compared without case, default ports filled in, trailing slashes
+ * ignored. URLs with user info or that are not http(s) match nothing. */
+bool client_same_base(const char *a, const char *b);
+
+/* The token to send to base, "" for none: --token/--token-file only when
+ * base is the --url; otherwise the line for base in the tokens file
+ * ($HEATCURVE_TOKENS_FILE, else $XDG_CONFIG_HOME/heatcurve/tokens, else
+ * ~/.config/heatcurve/tokens; lines "URL TOKEN", # comments). Returns 0,
+ * or -1 after printing why (the file is readable by others, a bad line). */
+int client_token_for(const struct client *c, const char *base, char *buf, size_t size);
 
 /* The body of an answer. */
 struct reply {
@@ -42,5 +61,7 @@ int client_get_json(const char *base, const struct client *c, const char *path, 
 
 void reply_free(struct reply *r);
 
-/* "heatcurvectl: <message>" on stderr. Returns -1. */
-int fail(const char *format, ...) __attribute__((format(printf, 1, 2)));
+/* "heatcurvectl: <message>" on stderr, control characters escaped and cut
+ * after CLIENT_MESSAGE_MAX characters (messages quote servers). Returns -1. */
+#define CLIENT_MESSAGE_MAX 400
+int cli_fail(const char *format, ...) __attribute__((format(printf, 1, 2)));

@@ -1,6 +1,7 @@
 /* heatcurvectl.c — command-line client of heatcurved: options, dispatch, status, sensors, run, export, stop, delete. */
 #include <curl/curl.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 
 #include "build-config.h"
 #include "cli.h"
+#include "duration.h"
 #include "runspec.h"
 #include "table.h"
 
@@ -36,14 +38,20 @@ static void help(void) {
                "                              the metrics of a recording, offline: samples.csv,\n"
                "                              an export, or any CSV with a header (times in s\n"
                "                              or ISO 8601; S in s from the first sample)\n"
+               "  alerts                      the alert rules, the fans and the last transitions\n"
                "  stop ID                     stop a running run\n"
                "  delete ID                   delete a run that is not running\n\n"
                "Options (before or after the command):\n"
                "  --url URL                   the daemon; default $HEATCURVE_URL, else\n"
                "                              http://127.0.0.1:8080\n"
                "  --token TOKEN               sent as \"Authorization: Bearer TOKEN\"\n"
-               "  --token-file FILE           the token is the first line of FILE\n"
+               "  --token-file FILE           the token is the content of FILE\n"
+               "                              (sent to --url only; other servers get the\n"
+               "                              token their URL has in ~/.config/heatcurve/tokens,\n"
+               "                              lines \"URL TOKEN\", or none)\n"
                "  --json                      print the server's JSON documents\n"
+               "  --timeout DURATION          longest time for one request (default 30s;\n"
+               "                              10m for export), e.g. 90s, 5m\n"
                "  --help, --version\n\n"
                "SPEC is comma-separated key=value; for --stress the first word may be the load\n"
                "type (cpu, memory, io, command). Keys: duration=10m or until=stable|plateau|\n"
@@ -117,7 +125,7 @@ void cli_catch_sigint(void) {
 }
 
 enum {
-        OPT_URL = 0x200, OPT_TOKEN, OPT_TOKEN_FILE, OPT_JSON, OPT_VERSION,
+        OPT_URL = 0x200, OPT_TOKEN, OPT_TOKEN_FILE, OPT_JSON, OPT_VERSION, OPT_TIMEOUT,
 };
 
 static const struct option global_options[] = {
@@ -125,6 +133,7 @@ static const struct option global_options[] = {
         { "token", required_argument, NULL, OPT_TOKEN },
         { "token-file", required_argument, NULL, OPT_TOKEN_FILE },
         { "json", no_argument, NULL, OPT_JSON },
+        { "timeout", required_argument, NULL, OPT_TIMEOUT },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, OPT_VERSION },
 };
@@ -136,7 +145,7 @@ static struct option *options_merge(const struct option *own) {
 
         while (own && own[n].name)
                 n++;
-        all = calloc(n + ELEMENTS(global_options) + 1, sizeof *all);
+        all = calloc(n + ELEMENTSOF(global_options) + 1, sizeof *all);
         if (!all)
                 abort();        /* a command-line client: out of memory is not recoverable */
         if (n)
@@ -166,6 +175,12 @@ static int option_global(struct client *c, int o, const char *arg, int *ret_stat
         case OPT_TOKEN: r = client_set_token(c, arg); break;
         case OPT_TOKEN_FILE: r = client_read_token_file(c, arg); break;
         case OPT_JSON: c->json = true; break;
+        case OPT_TIMEOUT:
+                if (duration_parse(arg, &c->timeout_ms) < 0 || c->timeout_ms == 0 || c->timeout_ms > LONG_MAX) {
+                        *ret_status = usage("--timeout needs a duration like 30s or 5m, not \"%s\"", arg);
+                        return -1;
+                }
+                break;
         case 'h':
                 help();
                 return *ret_status = 0, -1;
@@ -252,7 +267,7 @@ static int cmd_status(struct client *c, int argc, char **argv) {
 static const char *sensor_name(json_object *s) {
         static const char *const keys[] = { "label", "type", "chip" };
 
-        for (size_t i = 0; i < ELEMENTS(keys); i++)
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++)
                 if (strcmp(fmt_string(s, keys[i]), "-") != 0)
                         return fmt_string(s, keys[i]);
         return "-";
@@ -396,9 +411,9 @@ static long long run_start(const struct client *c, json_object *body, bool wait)
         reply_free(&reply);
         id = json_get(run, "id");
         if (!run)
-                fail("POST %s/api/v1/runs: the answer is not JSON", c->url);
+                cli_fail("POST %s/api/v1/runs: the answer is not JSON", c->url);
         else if (!id || json_object_get_int64(id) <= 0)
-                fail("POST %s/api/v1/runs: the answer has no run id", c->url);
+                cli_fail("POST %s/api/v1/runs: the answer has no run id", c->url);
         else {
                 ret = (long long) json_object_get_int64(id);
                 if (c->json && !wait)
@@ -462,7 +477,7 @@ static int cmd_export(struct client *c, int argc, char **argv) {
         if (client_call(c->url, c, "GET", path, NULL, NULL, stdout) < 0)
                 return 1;
         if (fflush(stdout) != 0)
-                return fail("writing the samples: %s", strerror(errno)), 1;
+                return cli_fail("writing the samples: %s", strerror(errno)), 1;
         return 0;
 }
 
@@ -482,8 +497,12 @@ static int cmd_stop_delete(struct client *c, int argc, char **argv) {
         r = 0;
         if (client_call(c->url, c, stop ? "POST" : "DELETE", path, NULL, &reply, NULL) < 0)
                 return 1;
-        if (reply.len > 0 && !(doc = client_parse_json(reply.body, reply.len)))
-                r = fail("%s %s%s: the answer is not JSON", stop ? "POST" : "DELETE", c->url, path);
+        if (stop && reply.len == 0)
+                r = cli_fail("POST %s%s: the answer is empty, so the run's state is unknown", c->url, path);
+        else if (reply.len > 0 && !(doc = client_parse_json(reply.body, reply.len)))
+                r = cli_fail("%s %s%s: the answer is not JSON", stop ? "POST" : "DELETE", c->url, path);
+        else if (stop && !json_object_is_type(json_get(doc, "state"), json_type_string))
+                r = cli_fail("POST %s%s: the answer has no run state", c->url, path);
         else if (c->json && doc)
                 print_json(doc);
         else if (!c->json && stop)
@@ -503,6 +522,7 @@ int main(int argc, char **argv) {
                 { "status", cmd_status }, { "sensors", cmd_sensors }, { "run", cmd_run }, { "watch", cmd_watch },
                 { "runs", cmd_runs }, { "show", cmd_show }, { "compare", cmd_compare }, { "export", cmd_export },
                 { "stop", cmd_stop_delete }, { "delete", cmd_stop_delete }, { "analyse", cmd_analyse },
+                { "alerts", cmd_alerts },
         };
         const char *env = getenv("HEATCURVE_URL");
         struct client c = {};
@@ -515,11 +535,11 @@ int main(int argc, char **argv) {
                 return r;
         if (first >= argc)
                 return usage("no command given");
-        for (size_t i = 0; i < ELEMENTS(commands); i++) {
+        for (size_t i = 0; i < ELEMENTSOF(commands); i++) {
                 if (strcmp(argv[first], commands[i].name) != 0)
                         continue;
                 if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-                        return fail("cannot initialise libcurl"), 1;
+                        return cli_fail("cannot initialise libcurl"), 1;
                 r = commands[i].fn(&c, argc - first, argv + first);
                 curl_global_cleanup();
                 return r;

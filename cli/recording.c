@@ -132,24 +132,24 @@ static int parse_csv(struct recording *r, size_t len) {
                         sep = strchr(line, ',') ? ',' : strchr(line, ';') ? ';' : '\t';
                         r->names = calloc(strlen(line) + 2, sizeof(char *));    /* more than the cells */
                         if (!r->names)
-                                return fail("%s: out of memory", r->path);
+                                return cli_fail("%s: out of memory", r->path);
                         r->cols = split_cells(line, sep, r->names, strlen(line) + 2);
                         cells = calloc(r->cols, sizeof(char *));
                         if (!cells)
-                                return fail("%s: out of memory", r->path);
+                                return cli_fail("%s: out of memory", r->path);
                         continue;
                 }
                 size_t n = split_cells(line, sep, cells, r->cols);
                 if (n > r->cols)
-                        ret = fail("%s:%zu: %zu cells, the header has %zu", r->path, lineno, n, r->cols);
+                        ret = cli_fail("%s:%zu: %zu cells, the header has %zu", r->path, lineno, n, r->cols);
                 else if (cut && n < r->cols)
                         break;          /* cut short, as the daemon's own reader treats it */
                 else if (add_row(r, &cap, cells, n, lineno) < 0)
-                        ret = fail("%s: out of memory", r->path);
+                        ret = cli_fail("%s: out of memory", r->path);
         }
         free(cells);
         if (ret == 0 && !r->names)
-                ret = fail("%s: empty file, no header line", r->path);
+                ret = cli_fail("%s: empty file, no header line", r->path);
         return ret;
 }
 
@@ -168,7 +168,7 @@ static int parse_json(struct recording *r) {
         if (!doc || !json_object_object_get_ex(doc, "columns", &cols) || !json_object_object_get_ex(doc, "rows", &rows) ||
             !json_object_is_type(cols, json_type_array) || !json_object_is_type(rows, json_type_array)) {
                 json_object_put(doc);
-                return fail("%s: not a run export: JSON without \"columns\" and \"rows\" arrays", r->path);
+                return cli_fail("%s: not a run export: JSON without \"columns\" and \"rows\" arrays", r->path);
         }
         r->cols = json_object_array_length(cols);
         for (size_t i = 0; i < r->cols; i++)
@@ -182,7 +182,7 @@ static int parse_json(struct recording *r) {
                 free(buf);
                 free(tmp);
                 json_object_put(doc);
-                return fail("%s: out of memory", r->path);
+                return cli_fail("%s: out of memory", r->path);
         }
         for (size_t i = 0; i < r->cols; i++) {
                 r->names[i] = strcpy(w, json_cell(json_object_array_get_idx(cols, i)));
@@ -192,7 +192,7 @@ static int parse_json(struct recording *r) {
                 json_object *row = json_object_array_get_idx(rows, i);
                 size_t n = json_object_array_length(row);
                 if (n > r->cols) {
-                        ret = fail("%s: row %zu has %zu cells, there are %zu columns", r->path, i + 1, n, r->cols);
+                        ret = cli_fail("%s: row %zu has %zu cells, there are %zu columns", r->path, i + 1, n, r->cols);
                         break;
                 }
                 for (size_t k = 0; k < n; k++) {
@@ -200,7 +200,7 @@ static int parse_json(struct recording *r) {
                         w += strlen(w) + 1;
                 }
                 if (add_row(r, &cap, tmp, n, i + 2) < 0)
-                        ret = fail("%s: out of memory", r->path);
+                        ret = cli_fail("%s: out of memory", r->path);
         }
         free(tmp);
         free(r->text);
@@ -216,9 +216,9 @@ int recording_read(const char *path, struct recording *ret) {
         *ret = (struct recording) { .path = path };
         ret->text = read_all(path, &len);
         if (!ret->text)
-                return fail("%s: %s", path, strerror(errno));
+                return cli_fail("%s: %s", path, strerror(errno));
         if (memchr(ret->text, '\0', len))
-                return fail("%s: binary data, not a CSV or JSON recording", path);
+                return cli_fail("%s: binary data, not a CSV or JSON recording", path);
         for (p = ret->text; isspace((unsigned char) *p); p++)
                 ;
         return *p == '{' ? parse_json(ret) : parse_csv(ret, len);

@@ -32,7 +32,7 @@ static int spec_fail(const struct spec_where *w, const char *format, ...) {
         va_start(ap, format);
         vsnprintf(what, sizeof what, format, ap);
         va_end(ap);
-        return fail("--%s (phases[%zu]): %s", w->kind, w->index, what);
+        return cli_fail("--%s (phases[%zu]): %s", w->kind, w->index, what);
 }
 
 /* cmd='stress-ng --cpu 4': split on spaces; quotes only around the whole value. */

@@ -44,7 +44,7 @@ static const struct metric metrics[] = {
 };
 
 static const struct metric *metric_find(const char *key) {
-        for (size_t i = 0; i < ELEMENTS(metrics); i++)
+        for (size_t i = 0; i < ELEMENTSOF(metrics); i++)
                 if (strcmp(metrics[i].key, key) == 0)
                         return &metrics[i];
         return NULL;
@@ -99,7 +99,7 @@ void metrics_print(json_object *runs) {
                 for (size_t i = 0; i < n; i++)
                         table_cell(&t, fmt_string(json_object_array_get_idx(runs, i), "state"));
         }
-        for (size_t k = 0; k < ELEMENTS(metrics); k++) {
+        for (size_t k = 0; k < ELEMENTSOF(metrics); k++) {
                 if (!metrics[k].label)
                         continue;
                 table_cell(&t, metrics[k].label);
@@ -162,7 +162,7 @@ int cmd_runs(struct client *c, int argc, char **argv) {
         if (c->json)
                 print_json(doc);
         else if (!runs || !json_object_is_type(runs, json_type_array))
-                r = fail("GET %s/api/v1/runs: the answer has no \"runs\" list", c->url);
+                r = cli_fail("GET %s/api/v1/runs: the answer has no \"runs\" list", c->url);
         else {
                 table_init(&t, 10);
                 table_header(&t, "ID\0LABEL\0STATE\0STARTED\0DURATION\0BASELINE °C\0PLATEAU °C\0RISE °C\0"

@@ -9,17 +9,25 @@
 #include <string.h>
 #include <time.h>
 
+#include "text.h"
+
+#define FMT_TEXT_MAX 200                /* characters of one string from a server shown */
+#define FMT_RING 16                     /* fmt_string() results usable at once (one printf) */
+
 void table_init(struct table *t, size_t cols) {
         *t = (struct table) { .cols = cols };
 }
 
 void table_cell(struct table *t, const char *text) {
         char **p = realloc(t->cells, (t->n + 1) * sizeof *p);
+        char shown[6 * FMT_TEXT_MAX + 4];
 
         if (!p)
                 abort();        /* a command-line client: out of memory is not recoverable */
         t->cells = p;
-        t->cells[t->n] = strdup(text ? text : "-");
+        text = text ? text : "-";
+        /* cells quote servers: no terminal escapes, no line breaks, no endless labels */
+        t->cells[t->n] = strdup(text_escape_terminal(text, strlen(text), FMT_TEXT_MAX, shown, sizeof shown));
         if (!t->cells[t->n])
                 abort();
         t->n++;
@@ -104,11 +112,19 @@ const char *fmt_rate(char *buf, size_t size, json_object *o) {
 }
 
 const char *fmt_string(json_object *o, const char *key) {
+        static char ring[FMT_RING][6 * FMT_TEXT_MAX + 4];
+        static unsigned next;
         json_object *v;
+        char *buf;
 
         if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
                 return "-";
-        return json_object_get_string(v);
+        buf = ring[next++ % FMT_RING];
+        if (json_object_is_type(v, json_type_string))
+                return text_escape_terminal(json_object_get_string(v), (size_t) json_object_get_string_len(v),
+                                            FMT_TEXT_MAX, buf, sizeof ring[0]);
+        const char *text = json_object_get_string(v);
+        return text_escape_terminal(text, strlen(text), FMT_TEXT_MAX, buf, sizeof ring[0]);
 }
 
 static const char *fmt_local(char *buf, size_t size, json_object *ms, bool date) {

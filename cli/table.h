@@ -11,7 +11,8 @@ struct table {
 };
 
 void table_init(struct table *t, size_t cols);
-/* Appends one cell; rows fill left to right. NULL prints as "-". */
+/* Appends one cell; rows fill left to right. NULL prints as "-". Control
+ * characters are escaped and the text cut after 200 characters. */
 void table_cell(struct table *t, const char *text);
 /* One cell per NUL-terminated name in names, which ends with an empty name. */
 void table_header(struct table *t, const char *names);
@@ -23,7 +24,8 @@ void table_free(struct table *t);
 
 /* A JSON number scaled by `scale` with `decimals`, or "-" for null/absent. */
 const char *fmt_number(char *buf, size_t size, json_object *o, double scale, int decimals);
-/* Member `key` of o as text, "-" when null or absent. */
+/* Member `key` of o as text, "-" when null or absent; control characters
+ * escaped and cut after 200 characters. Valid until 16 more calls. */
 const char *fmt_string(json_object *o, const char *key);
 /* Unix ms as local "YYYY-MM-DD HH:MM", "-" for null. */
 const char *fmt_time(char *buf, size_t size, json_object *ms);

@@ -181,7 +181,7 @@ int watch_run(const struct client *c, unsigned id, long count, unsigned flags) {
         }
         watch_out_end(&o, NULL);
         if (cli_interrupted && (flags & WATCH_WAIT))
-                return fail("interrupted; run %u goes on (\"heatcurvectl stop %u\" ends it)", id, id), EXIT_INTERRUPTED;
+                return cli_fail("interrupted; run %u goes on (\"heatcurvectl stop %u\" ends it)", id, id), EXIT_INTERRUPTED;
         return 0;
 }
 

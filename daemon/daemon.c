@@ -19,6 +19,7 @@
 #include "log.h"
 #include "runs.h"
 #include "service-checks.h"
+#include "token.h"
 #include "util.h"
 
 int daemon_config_build(const struct options *o, struct config *ret, char *err, size_t errlen) {
@@ -177,23 +178,6 @@ static int daemon_setup_alerts(struct daemon *d) {
         return r;
 }
 
-/* The token protecting mutating requests: read at start and on reload. */
-static int daemon_read_token(const struct config *c, char *buf, size_t size) {
-        FILE *f;
-        size_t n;
-
-        buf[0] = '\0';
-        if (!c->token_file[0])
-                return 0;
-        f = fopen(c->token_file, "re");
-        if (!f)
-                return -errno;
-        n = fread(buf, 1, size - 1, f);
-        fclose(f);
-        buf[n] = '\0';
-        buf[strcspn(buf, "\r\n")] = '\0';
-        return buf[0] ? 0 : -ENODATA;
-}
 
 static int daemon_setup_history(struct daemon *d) {
         size_t cap = config_history_samples(&d->cfg);
@@ -301,11 +285,11 @@ static void daemon_reload(struct daemon *d) {
                 sd_notify(0, "READY=1");
                 return;
         }
-        char token[sizeof d->token];
-        r = daemon_read_token(&c, token, sizeof token);
+        char token[sizeof d->token] = "";
+        r = c.token_file[0] ? token_read_file(c.token_file, token, sizeof token) : 0;
         if (r < 0) {
                 log_error("Reload failed, keeping the running configuration: cannot read the token from %s: %s",
-                          c.token_file, r == -ENODATA ? "the file is empty" : strerror(-r));
+                          c.token_file, token_strerror(r));
                 sd_notify(0, "READY=1");
                 return;
         }
@@ -447,10 +431,9 @@ int daemon_new(const struct options *o, const struct config *cfg, bool serve, st
         d->cfg = *cfg;
         d->started_ms = util_now_ms();
         d->tick_ns = -1;
-        r = daemon_read_token(&d->cfg, d->token, sizeof d->token);
+        r = d->cfg.token_file[0] ? token_read_file(d->cfg.token_file, d->token, sizeof d->token) : 0;
         if (r < 0)
-                log_error("Cannot read the token from %s: %s", d->cfg.token_file,
-                          r == -ENODATA ? "the file is empty" : strerror(-r));
+                log_error("Cannot read the token from %s: %s", d->cfg.token_file, token_strerror(r));
         if (r >= 0)
                 r = daemon_setup_sensors(d);
         if (r >= 0 && serve) {

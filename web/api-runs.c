@@ -10,26 +10,18 @@
 #include "api-internal.h"
 #include "runs.h"
 #include "samples-csv.h"
+#include "token.h"
 
 #define COMPARE_RUNS_MAX 16
 #define COMPARE_POINTS_DEFAULT 600
 
-/* Constant time, so the token cannot be guessed a byte at a time. */
-static bool token_equal(const char *a, const char *b) {
-        size_t la = strlen(a), lb = strlen(b);
-        unsigned char diff = la != lb;
-
-        for (size_t i = 0; i < la; i++)
-                diff |= (unsigned char) a[i] ^ (unsigned char) b[i % (lb ? lb : 1)];
-        return diff == 0;
-}
 
 bool api_trusted(const struct api *a, struct http_request *r) {
         const char *auth = http_header(r, "Authorization"), *token = a->ctx.token;
 
         if (!token[0])
                 return r->from_loopback;
-        return auth && strncmp(auth, "Bearer ", 7) == 0 && token_equal(auth + 7, token);
+        return token_check_authorization(auth, token);
 }
 
 /* Requests that change state: the bearer token when one is configured, else loopback only. */

@@ -9,18 +9,38 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "json-util.h"
+#include "text.h"
 #include "util.h"
+
+/* A client address, IPv4-mapped IPv6 folded into IPv4, for per-address counts. */
+struct http_addr {
+        sa_family_t family;
+        uint8_t bytes[16];
+};
+
+/* One open connection: MHD's timeout restarts on every byte, so a client
+ * sending one byte every few seconds would keep its slot for ever; this
+ * deadline does not move until the whole request is in. */
+struct http_conn {
+        struct http_conn *prev, *next;
+        int fd;
+        uint64_t deadline_us;           /* CLOCK_MONOTONIC; 0 while the request is being answered */
+        struct http_addr addr;          /* zeroes for loopback, which is not counted per address */
+};
 
 struct http_server {
         struct MHD_Daemon *mhd;
         sd_event_source *io_source;     /* MHD's epoll fd */
-        sd_event_source *timer_source;  /* MHD's connection timeouts */
+        sd_event_source *timer_source;  /* MHD's connection timeouts and our request deadlines */
         http_dispatch_t dispatch;
         void *userdata;
+        struct http_conn *conns;        /* every open connection */
+        unsigned n_conns;
 };
 
 /* Binds even to an address that is not configured yet (IP_FREEBIND): a board
@@ -94,33 +114,129 @@ int http_local_address(int fd, char *buf, size_t size) {
         return n < 0 || (size_t) n >= size ? -ENOBUFS : 0;
 }
 
-static bool http_is_loopback(struct MHD_Connection *conn) {
-        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-        const struct sockaddr *sa = ci ? ci->client_addr : NULL;
-
+/* The address of sa, and whether it is loopback (127/8, ::1, ::ffff:127/104). */
+static bool http_addr_from(const struct sockaddr *sa, struct http_addr *a) {
+        *a = (struct http_addr) {};
         if (!sa)
                 return false;
         if (sa->sa_family == AF_INET) {
                 const struct sockaddr_in *in = (const struct sockaddr_in *) sa;
-                return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+                a->family = AF_INET;
+                memcpy(a->bytes, &in->sin_addr, 4);
+                return a->bytes[0] == 127;
         }
         if (sa->sa_family == AF_INET6) {
-                const struct in6_addr *a = &((const struct sockaddr_in6 *) sa)->sin6_addr;
-                if (IN6_IS_ADDR_LOOPBACK(a))
-                        return true;
-                return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
+                const struct in6_addr *in6 = &((const struct sockaddr_in6 *) sa)->sin6_addr;
+                if (IN6_IS_ADDR_V4MAPPED(in6)) {
+                        a->family = AF_INET;
+                        memcpy(a->bytes, &in6->s6_addr[12], 4);
+                        return a->bytes[0] == 127;
+                }
+                a->family = AF_INET6;
+                memcpy(a->bytes, in6->s6_addr, 16);
+                return IN6_IS_ADDR_LOOPBACK(in6);
         }
         return false;
 }
 
+static bool http_is_loopback(struct MHD_Connection *conn) {
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        struct http_addr a;
+
+        return http_addr_from(ci ? ci->client_addr : NULL, &a);
+}
+
+static struct http_conn *http_conn_of(struct MHD_Connection *conn) {
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+        return ci ? ci->socket_context : NULL;
+}
+
+bool http_admit(unsigned total, unsigned same_address, bool loopback) {
+        if (total >= HTTP_CONNECTIONS_MAX)
+                return false;
+        if (loopback)
+                return true;
+        return total < HTTP_CONNECTIONS_MAX - HTTP_LOOPBACK_RESERVED && same_address < HTTP_CONNECTIONS_PER_ADDRESS;
+}
+
+static enum MHD_Result http_on_accept(void *cls, const struct sockaddr *sa, socklen_t len) {
+        struct http_server *s = cls;
+        struct http_addr a;
+        bool loopback = http_addr_from(sa, &a);
+        unsigned same = 0;
+
+        if (!loopback)
+                for (struct http_conn *c = s->conns; c; c = c->next)
+                        same += memcmp(&c->addr, &a, sizeof a) == 0;
+        return http_admit(s->n_conns, same, loopback) ? MHD_YES : MHD_NO;
+}
+
+static void http_on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                               enum MHD_ConnectionNotificationCode code) {
+        struct http_server *s = cls;
+        struct http_conn *c = *socket_context;
+
+        if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+                const union MHD_ConnectionInfo *fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+                const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+                c = calloc(1, sizeof *c);
+                if (!c)
+                        return;         /* then only MHD's idle timeout applies to it */
+                c->fd = fd ? fd->connect_fd : -1;
+                if (http_addr_from(ci ? ci->client_addr : NULL, &c->addr))
+                        c->addr = (struct http_addr) {};
+                c->deadline_us = util_monotonic_us() + HTTP_REQUEST_DEADLINE_S * UINT64_C(1000000);
+                c->next = s->conns;
+                if (s->conns)
+                        s->conns->prev = c;
+                s->conns = c;
+                s->n_conns++;
+                *socket_context = c;
+                return;
+        }
+        if (!c)
+                return;
+        if (c->prev)
+                c->prev->next = c->next;
+        else
+                s->conns = c->next;
+        if (c->next)
+                c->next->prev = c->prev;
+        s->n_conns--;
+        free(c);
+        *socket_context = NULL;
+}
+
+/* Cuts connections whose request is not in by its deadline; MHD sees the
+ * shut-down socket at its next run and closes it. Returns how many. */
+static unsigned http_enforce_deadlines(struct http_server *s) {
+        uint64_t now = util_monotonic_us();
+        unsigned cut = 0;
+
+        for (struct http_conn *c = s->conns; c; c = c->next)
+                if (c->deadline_us && c->deadline_us <= now && c->fd >= 0) {
+                        shutdown(c->fd, SHUT_RDWR);
+                        c->deadline_us = 0;
+                        cut++;
+                }
+        return cut;
+}
+
 static void http_schedule(struct http_server *s) {
         MHD_UNSIGNED_LONG_LONG timeout_ms;
+        uint64_t next = UINT64_MAX;
 
-        if (MHD_get_timeout(s->mhd, &timeout_ms) != MHD_YES) {
+        if (MHD_get_timeout(s->mhd, &timeout_ms) == MHD_YES)
+                next = util_monotonic_us() + (uint64_t) timeout_ms * 1000u;
+        for (struct http_conn *c = s->conns; c; c = c->next)
+                if (c->deadline_us && c->deadline_us < next)
+                        next = c->deadline_us;
+        if (next == UINT64_MAX) {
                 sd_event_source_set_enabled(s->timer_source, SD_EVENT_OFF);
                 return;
         }
-        sd_event_source_set_time(s->timer_source, util_monotonic_us() + (uint64_t) timeout_ms * 1000u);
+        sd_event_source_set_time(s->timer_source, next);
         sd_event_source_set_enabled(s->timer_source, SD_EVENT_ONESHOT);
 }
 
@@ -130,8 +246,7 @@ static unsigned http_connections(struct http_server *s) {
         return info ? info->num_connections : 0;
 }
 
-static int http_on_io(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
-        struct http_server *s = userdata;
+static void http_run(struct http_server *s) {
         unsigned before;
 
         /* At the connection limit MHD takes the listening socket out of its
@@ -146,15 +261,116 @@ static int http_on_io(sd_event_source *es, int fd, uint32_t revents, void *userd
                         break;
         }
         http_schedule(s);
+}
+
+static int http_on_io(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
+        http_run(userdata);
         return 0;
 }
 
 static int http_on_timer(sd_event_source *es, uint64_t usec, void *userdata) {
         struct http_server *s = userdata;
 
-        MHD_run(s->mhd);
-        http_schedule(s);
+        http_enforce_deadlines(s);
+        http_run(s);
         return 0;
+}
+
+struct http_framing {
+        const char *values[4];          /* the first Content-Length values */
+        size_t n;
+        bool te;
+        bool expect;                    /* an Expect header came */
+};
+
+static enum MHD_Result http_collect_framing(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+        struct http_framing *f = cls;
+
+        if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0)
+                f->te = true;
+        else if (strcasecmp(key, MHD_HTTP_HEADER_EXPECT) == 0)
+                f->expect = true;
+        else if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0 && f->n < ELEMENTSOF(f->values))
+                f->values[f->n++] = value;
+        return MHD_YES;
+}
+
+const char *http_check_framing(const char *const *values, size_t n, bool te, unsigned *status) {
+        *status = 400;
+        if (n > 0 && te)
+                return "both Content-Length and Transfer-Encoding: the body length is ambiguous";
+        for (size_t i = 1; i < n; i++)
+                if (strcmp(values[i], values[0]) != 0)
+                        return "two different Content-Length headers: the body length is ambiguous";
+        if (n > 0) {
+                const char *v = values[0] + strspn(values[0], "0");
+                size_t digits = strspn(v, "0123456789");
+                /* MHD refuses what is not a number itself; a length is too
+                 * large as soon as it has more digits than HTTP_BODY_MAX. */
+                if (v[digits] == '\0' &&
+                    (digits > 7 || strtoul(v, NULL, 10) > HTTP_BODY_MAX)) {
+                        *status = 413;
+                        return NULL;
+                }
+        }
+        *status = 0;
+        return NULL;
+}
+
+/* Refuses, before any body byte is read and before "100 Continue", a body
+ * that is too large or whose length is ambiguous. An answer queued now
+ * makes MHD close the connection after it, without reading the body.
+ * Returns true when the request is answered. */
+static bool http_answer_early(struct http_server *s, struct http_request *r) {
+        struct http_framing f = {};
+        const char *msg;
+        unsigned status;
+
+        MHD_get_connection_values(r->conn, MHD_HEADER_KIND, http_collect_framing, &f);
+        msg = http_check_framing(f.values, f.n, f.te, &status);
+        if (status == 0 && f.expect && !f.te && (f.n == 0 || f.values[0][strspn(f.values[0], "0")] == '\0')) {
+                /* "Expect: 100-continue" without a body (or with an empty
+                 * one): MHD 0.9.75 sends 100 Continue and, when more bytes
+                 * follow, never the answer (the slot is held until the idle
+                 * timeout). There is no body to wait for: answer now. */
+                s->dispatch(s->userdata, r);
+                if (!r->replied)
+                        http_reply_error(r, 500, "internal", "no response");
+                return true;
+        }
+        if (status == 0)
+                return false;
+        r->close = true;
+        if (status == 413)
+                http_reply_error(r, 413, "body_too_large", "request body is larger than %d bytes", HTTP_BODY_MAX);
+        else
+                http_reply_error(r, 400, "bad_request", "%s", msg);
+        return true;
+}
+
+/* A body beyond the cap is read and dropped up to HTTP_BODY_DISCARD_MAX
+ * (a chunked one, whose size is not known in advance), then the 413 goes
+ * out with Connection: close; beyond that the connection is closed. */
+static enum MHD_Result http_take_body(struct http_request *r, const char *data, size_t n) {
+        if (!r->body_too_large && r->body_len + n > HTTP_BODY_MAX) {
+                r->body_too_large = true;
+                free(r->body);
+                r->body = NULL;
+                r->body_discarded = r->body_len;
+                r->body_len = 0;
+        }
+        if (r->body_too_large) {
+                r->body_discarded += n;
+                return r->body_discarded > HTTP_BODY_DISCARD_MAX ? MHD_NO : MHD_YES;
+        }
+        char *b = realloc(r->body, r->body_len + n + 1);
+        if (!b)
+                return MHD_NO;
+        memcpy(b + r->body_len, data, n);
+        r->body_len += n;
+        b[r->body_len] = '\0';
+        r->body = b;
+        return MHD_YES;
 }
 
 /* Gather the body (capped), then hand the whole request to the dispatcher once. */
@@ -174,39 +390,47 @@ static enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn, c
                 r->url = url;
                 r->from_loopback = http_is_loopback(conn);
                 *req_cls = r;
+                http_answer_early(s, r);
                 return MHD_YES;
         }
         if (*upload_data_size > 0) {
                 size_t n = *upload_data_size;
-                if (r->body_len + n > HTTP_BODY_MAX)
-                        r->body_too_large = true;
-                else {
-                        char *b = realloc(r->body, r->body_len + n + 1);
-                        if (!b)
-                                return MHD_NO;
-                        memcpy(b + r->body_len, upload_data, n);
-                        r->body_len += n;
-                        b[r->body_len] = '\0';
-                        r->body = b;
-                }
                 *upload_data_size = 0;
-                return MHD_YES;
+                return http_take_body(r, upload_data, n);
         }
         if (r->replied)
                 return MHD_YES;
-        if (r->body_too_large)
+        if (r->body_too_large) {
+                r->close = true;
                 http_reply_error(r, 413, "body_too_large", "request body is larger than %d bytes", HTTP_BODY_MAX);
-        else
+        } else
                 s->dispatch(s->userdata, r);
         if (!r->replied)
                 http_reply_error(r, 500, "internal", "no response");
         return MHD_YES;
 }
 
+/* A client that closed its side while its request was answered (shutdown
+ * after sending, as HTTP/1.0 tools do): libmicrohttpd 0.9.75 in epoll mode
+ * does not always notice that end of file and kept the slot until a
+ * timeout. A peek that reads 0 bytes means nothing more will come. */
+static void http_close_if_client_done(struct http_conn *c) {
+        char b;
+
+        if (c->fd >= 0 && recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
+                shutdown(c->fd, SHUT_RDWR);
+}
+
 static void http_on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                               enum MHD_RequestTerminationCode toe) {
         struct http_request *r = *req_cls;
+        struct http_conn *c = http_conn_of(conn);
 
+        /* The next request on a kept-alive connection gets its own deadline. */
+        if (c && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK) {
+                c->deadline_us = util_monotonic_us() + HTTP_REQUEST_DEADLINE_S * UINT64_C(1000000);
+                http_close_if_client_done(c);
+        }
         if (r) {
                 free(r->body);
                 free(r);
@@ -227,13 +451,14 @@ int http_new(sd_event *event, int listen_fd, http_dispatch_t dispatch, void *use
         s->dispatch = dispatch;
         s->userdata = userdata;
         /* External epoll mode: no thread of MHD's own, the sd-event loop drives it. */
-        s->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_TURBO, 0, NULL, NULL,
+        s->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_TURBO, 0, http_on_accept, s,
                                   http_on_request, s,
                                   MHD_OPTION_LISTEN_SOCKET, (MHD_socket) listen_fd,
                                   MHD_OPTION_CONNECTION_LIMIT, (unsigned) HTTP_CONNECTIONS_MAX,
-                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) 30,
+                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) HTTP_IDLE_TIMEOUT_S,
                                   MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) HTTP_HEADERS_MAX,
                                   MHD_OPTION_NOTIFY_COMPLETED, http_on_completed, s,
+                                  MHD_OPTION_NOTIFY_CONNECTION, http_on_connection, s,
                                   MHD_OPTION_END);
         if (!s->mhd) {
                 close(listen_fd);
@@ -267,10 +492,15 @@ void http_free(struct http_server *s) {
 /* Headers every answer carries, then queue it; the response is ours to drop. */
 static int http_queue(struct http_request *r, unsigned status, const char *content_type,
                       struct MHD_Response *resp) {
+        struct http_conn *c = http_conn_of(r->conn);
         enum MHD_Result ok;
 
+        if (c)
+                c->deadline_us = 0;     /* answered: sending it has MHD's idle timeout only */
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+        if (r->close)
+                MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
         ok = MHD_queue_response(r->conn, status, resp);
         MHD_destroy_response(resp);
         r->replied = true;
@@ -294,7 +524,7 @@ int http_reply_json(struct http_request *r, unsigned status, json_object *o) {
 }
 
 int http_reply_error(struct http_request *r, unsigned status, const char *code, const char *format, ...) {
-        char message[512];
+        char message[512], clean[3 * sizeof message];
         va_list ap;
         int ret;
 
@@ -302,7 +532,9 @@ int http_reply_error(struct http_request *r, unsigned status, const char *code, 
         vsnprintf(message, sizeof message, format, ap);
         va_end(ap);
 
-        _cleanup_free_ char *body = json_error_body(code, message);
+        /* Messages quote the URL and arguments as the client sent them:
+         * JSON must stay valid UTF-8 whatever the bytes. */
+        _cleanup_free_ char *body = json_error_body(code, text_utf8_sanitize(message, clean, sizeof clean));
         if (!body)
                 return -ENOMEM;
         ret = http_reply(r, status, "application/json", body, strlen(body));

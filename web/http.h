@@ -8,8 +8,13 @@
 #include <systemd/sd-event.h>
 
 #define HTTP_BODY_MAX (64 * 1024)       /* bytes; larger bodies get 413 */
+#define HTTP_BODY_DISCARD_MAX (256 * 1024) /* bytes of a too large chunked body read before closing */
 #define HTTP_CONNECTIONS_MAX 128
+#define HTTP_CONNECTIONS_PER_ADDRESS 16 /* per remote address; loopback clients are not counted */
+#define HTTP_LOOPBACK_RESERVED 8        /* slots that only loopback clients may take */
 #define HTTP_HEADERS_MAX (16 * 1024)    /* bytes of memory per connection for the request line and headers */
+#define HTTP_REQUEST_DEADLINE_S 10      /* seconds: from connect (or the previous answer) to a whole request */
+#define HTTP_IDLE_TIMEOUT_S 30          /* seconds without a byte either way, while answering too */
 
 struct MHD_Connection;
 
@@ -20,8 +25,10 @@ struct http_request {
         char *body;                     /* NUL-terminated, NULL when none */
         size_t body_len;                /* bytes */
         bool body_too_large;
+        size_t body_discarded;          /* bytes of a too large body read and dropped */
         bool from_loopback;
         bool replied;
+        bool close;                     /* close the connection after the answer */
 };
 
 /* Called once per complete request; must answer with one http_reply*(). */
@@ -55,3 +62,15 @@ const char *http_arg(struct http_request *r, const char *name);
 const char *http_header(struct http_request *r, const char *name);
 /* The first query parameter not in the NULL-terminated list, or NULL. */
 const char *http_unknown_arg(struct http_request *r, const char *const *known);
+
+/* Whether a new connection is let in: total connections open, those from
+ * the same address, and whether it comes from loopback. Loopback clients
+ * may take every slot; others leave HTTP_LOOPBACK_RESERVED free and hold
+ * at most HTTP_CONNECTIONS_PER_ADDRESS each. */
+bool http_admit(unsigned total, unsigned same_address, bool loopback);
+
+/* Checks the request's framing headers before its body is read: NULL when
+ * fine, else the status to answer (400 or 413) and a message. values are
+ * the Content-Length values as sent (n of them), te whether a
+ * Transfer-Encoding header came too. */
+const char *http_check_framing(const char *const *values, size_t n, bool te, unsigned *status);

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import fixture_path
+from conftest import fixture_path, start_tree, write_in_place
 
 HEATCURVECTL = os.environ.get("HEATCURVECTL", "")
 
@@ -366,3 +366,28 @@ def test_token_is_sent(start_daemon, ctl, tmp_path):
     assert r.returncode == 0, r.stderr
     r = ctl(d, "stop", "1", "--token", "abc123")
     assert r.returncode == 0, r.stderr
+
+
+def test_alerts_lists_rules_fans_and_transitions(start_daemon, fixture_copy, ctl, tmp_path):
+    root = fixture_copy("rpi4")
+    zone = os.path.join(root, "sys/class/thermal/thermal_zone0/temp")
+    write_in_place(zone, "45000\n")
+    conf = tmp_path / "a.conf"
+    conf.write_text("[alert soc]\nsensor = thermal_zone0\nwarn = 60\ncrit = trip:critical-10\n\n"
+                    "[fan case]\nsensor = thermal_zone0\non = 62\noff = 50\ngpio = gpiochip9:1\n")
+    d = start_tree(start_daemon, root, "--config", str(conf))
+    write_in_place(zone, "63000\n")
+    d.wait_for(lambda: d.get("/api/v1/alerts")[1]["rules"][0]["state"] == "warn", what="warn")
+    r = ctl(d, "alerts")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["RULE", "STATE", "SINCE", "SENSOR", "°C", "WARN", "°C", "CRIT", "°C"]
+    soc = lines[1].split()
+    assert soc[0] == "soc" and soc[1] == "warn" and soc[4] == "thermal_zone0" and soc[5:8] == ["63.0", "60.0", "80.0"]
+    assert any(line.startswith("FAN") for line in lines)
+    assert any(line.split()[:2] == ["case", "on"] for line in lines)
+    assert any("ok -> warn" in line and "thermal_zone0" in line for line in lines)
+    r = ctl(d, "alerts", "--json")
+    assert json.loads(r.stdout)["rules"][0]["name"] == "soc"
+    r = ctl(d, "alerts", "extra")
+    assert r.returncode == 2 and "unexpected argument" in r.stderr

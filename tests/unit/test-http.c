@@ -1,0 +1,64 @@
+/* test-http.c — unit tests for the transport's pure decisions: who is let in, which bodies are refused early. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "http.h"
+
+static void test_admit_loopback_reserve(void **state) {
+        /* remote clients leave the last HTTP_LOOPBACK_RESERVED slots free */
+        assert_true(http_admit(HTTP_CONNECTIONS_MAX - HTTP_LOOPBACK_RESERVED - 1, 0, false));
+        assert_false(http_admit(HTTP_CONNECTIONS_MAX - HTTP_LOOPBACK_RESERVED, 0, false));
+        assert_true(http_admit(HTTP_CONNECTIONS_MAX - 1, 0, true));
+        assert_false(http_admit(HTTP_CONNECTIONS_MAX, 0, true));
+}
+
+static void test_admit_per_address(void **state) {
+        assert_true(http_admit(20, HTTP_CONNECTIONS_PER_ADDRESS - 1, false));
+        assert_false(http_admit(20, HTTP_CONNECTIONS_PER_ADDRESS, false));
+        /* loopback is not counted per address (it has the request deadline) */
+        assert_true(http_admit(100, 100, true));
+}
+
+static void test_framing(void **state) {
+        const char *one[] = { "12" }, *same[] = { "12", "12" }, *diff[] = { "12", "40" };
+        const char *big[] = { "2000000" }, *huge[] = { "99999999999999999999999" };
+        const char *edge[] = { "65536" }, *over[] = { "65537" }, *zeros[] = { "000000000012" };
+        unsigned status;
+
+        assert_null(http_check_framing(NULL, 0, false, &status));
+        assert_int_equal(status, 0);
+        assert_null(http_check_framing(NULL, 0, true, &status));
+        assert_int_equal(status, 0);
+        assert_null(http_check_framing(one, 1, false, &status));
+        assert_int_equal(status, 0);
+        assert_null(http_check_framing(same, 2, false, &status));
+        assert_int_equal(status, 0);
+        assert_non_null(http_check_framing(diff, 2, false, &status));
+        assert_int_equal(status, 400);
+        assert_non_null(http_check_framing(one, 1, true, &status));
+        assert_int_equal(status, 400);
+        http_check_framing(big, 1, false, &status);
+        assert_int_equal(status, 413);
+        http_check_framing(huge, 1, false, &status);
+        assert_int_equal(status, 413);
+        http_check_framing(edge, 1, false, &status);
+        assert_int_equal(status, 0);
+        http_check_framing(over, 1, false, &status);
+        assert_int_equal(status, 413);
+        http_check_framing(zeros, 1, false, &status);
+        assert_int_equal(status, 0);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_admit_loopback_reserve),
+                cmocka_unit_test(test_admit_per_address),
+                cmocka_unit_test(test_framing),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
