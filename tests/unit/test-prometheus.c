@@ -300,6 +300,7 @@ static void fake_init(struct fake *f) {
 }
 
 static void assert_has(const char *text, const char *line) {
+        assert_non_null(text);
         if (!strstr(text, line))
                 fail_msg("missing: %s\nin:\n%s", line, text);
 }
