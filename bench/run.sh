@@ -44,7 +44,7 @@ else
         MEM_SECS=60 CPU_SECS=30 WRK_SECS=10 CG_SECS=5 QUERY_REPS=51 HTTP_REPS=20 LAT_SECS=5
 fi
 RING_SAMPLES=86400            # 24 h at 1 Hz
-RING_COLUMNS=16               # DESIGN.md: 16 sensors
+RING_COLUMNS=16               # the budgets' 16 sensors (bench/README.md)
 
 FIXTURE=$SRC/tests/fixtures/$FIXTURE_NAME
 [ -d "$FIXTURE/sys" ] && [ -d "$FIXTURE/proc" ] || { echo "run.sh: no fixture tree $FIXTURE (sys/ and proc/)" >&2; exit 2; }
@@ -432,7 +432,7 @@ echo "- Machine: $MACHINE; load average at start $LOAD_START, at end $(cut -d' '
 echo "- Fixture: tests/fixtures/$FIXTURE_NAME ($HC1_NTEMPS temperatures; $HC1_COLS history columns)"
 echo "- node_exporter: $(prometheus-node-exporter --version 2>&1 | head -1 | sed 's/^node_exporter, //'); collectors thermal_zone, hwmon, cpufreq, cpu, stat (\"defaults\": its default set, for reference)"
 echo
-echo "| metric | heatcurved | node_exporter | budget (DESIGN.md) | verdict |"
+echo "| metric | heatcurved | node_exporter | budget (bench/README.md) | verdict |"
 echo "|---|---|---|---|---|"
 echo "| VmRSS after ${MEM_SECS} s at 1 Hz, polled 1/s | $(mib "$HC1_RSS") MiB (HWM $(mib "$HC1_HWM")) | $(mib "$NE1_RSS") MiB (HWM $(mib "$NE1_HWM")); defaults $(mib "$NED_RSS") MiB | — | — |"
 echo "| VmRSS with 24 h of 1 Hz history, **estimate**: RSS above + a full ${RING_SAMPLES} x ${RING_COLUMNS}-column ring (history-fill: $(mib "$RING16_RES") MiB) | $(mib "$EST_KIB") MiB | n/a (keeps no history) | < 4 MiB | $(verdict_le "$EST_KIB" 4096) |"
