@@ -5,7 +5,8 @@
 DEPS_BUILD := meson ninja-build pkgconf gcc libc6-dev make libsystemd-dev \
               libmicrohttpd-dev libjson-c-dev libgpiod-dev libinih-dev \
               libcurl4-openssl-dev
-DEPS_TEST  := libcmocka-dev python3-pytest valgrind curl stress stress-ng iproute2 systemd
+DEPS_TEST  := libcmocka-dev python3-pytest valgrind curl stress stress-ng iproute2 systemd \
+              chromium libxml2-utils
 DEPS_BENCH := wrk prometheus-node-exporter valgrind
 
 BUILD       ?= build

@@ -354,6 +354,7 @@ static void draw_run_lower(struct svg *s, const struct plot_run *r, const struct
         struct range fr = RANGE_EMPTY, wr = RANGE_EMPTY;
         bool work = r->work_rate && r->work_unit && r->work_unit[0];
         char title[64];
+        double div;
 
         range_add_array(&fr, r->freq_hz, r->n, 0, 1e-6);
         panel_y_range(&p, fr, 100);
@@ -371,8 +372,11 @@ static void draw_run_lower(struct svg *s, const struct plot_run *r, const struct
                 return;
         wr.lo = fmin(0, wr.lo);
         panel_y_range(&w, wr, 1);
-        snprintf(title, sizeof title, "work %s/s", r->work_unit);
-        draw_y_axis(s, &w, 1, true, title, svg_palette(2));
+        /* SI prefixes keep the labels of billions of ops/s short */
+        div = w.y1 >= 1e10 ? 1e9 : w.y1 >= 1e7 ? 1e6 : w.y1 >= 1e4 ? 1e3 : 1;
+        snprintf(title, sizeof title, "work %s%s/s", div == 1e9 ? "G" : div == 1e6 ? "M" : div == 1e3 ? "k" : "",
+                 r->work_unit);
+        draw_y_axis(s, &w, div, true, title, svg_palette(2));
         draw_series(s, &w, r->t_s, r->work_rate, r->n, 0, 1, svg_palette(2), 1.2);
 }
 
@@ -607,8 +611,7 @@ static void civil_from_days(int64_t z, int *y, unsigned *m, unsigned *d) {
         *y = (int) (yoe + era * 400 + (*m <= 2));
 }
 
-/* "YYYY-MM-DD HH:MM:SS" in UTC, cut to `len` characters by the caller's needs. */
-static void fmt_utc(char *buf, size_t size, int64_t ms) {
+void plot_format_utc(int64_t ms, char *buf, size_t size) {
         int64_t sec = ms >= 0 ? ms / 1000 : (ms - 999) / 1000, days = sec >= 0 ? sec / 86400 : (sec - 86399) / 86400;
         int64_t rem = sec - days * 86400;
         unsigned m, d;
@@ -639,7 +642,7 @@ static void draw_clock_axis(struct svg *s, const struct panel *p, int64_t from_m
                 svg_line(s, x, p->y, x, p->y + p->h, GRID, 1, NULL);
                 if (!labels)
                         continue;
-                fmt_utc(buf, sizeof buf, (int64_t) llround(t * 1000));
+                plot_format_utc((int64_t) llround(t * 1000), buf, sizeof buf);
                 if (step >= 86400) {
                         buf[10] = '\0';                 /* "YYYY-MM-DD" */
                 } else {
@@ -649,7 +652,7 @@ static void draw_clock_axis(struct svg *s, const struct panel *p, int64_t from_m
                 svg_text(s, x, p->y + p->h + 15, "middle", FONT_SMALL, AXIS, buf);
         }
         if (labels) {
-                fmt_utc(buf, sizeof buf, from_ms);
+                plot_format_utc(from_ms, buf, sizeof buf);
                 svg_textf(s, p->x + p->w / 2, p->y + p->h + 32, "middle", FONT, AXIS, "time (UTC) from %s", buf);
         }
 }
@@ -739,8 +742,8 @@ int plot_history_svg(const int64_t *t_ms, size_t n_buckets, int64_t bucket_ms, i
                 free(x);
                 return -ENOMEM;
         }
-        fmt_utc(a, sizeof a, from_ms);
-        fmt_utc(b, sizeof b, to_ms);
+        plot_format_utc(from_ms, a, sizeof a);
+        plot_format_utc(to_ms, b, sizeof b);
         svg_textf(&s, 12, 22, "start", FONT_TITLE, AXIS, "History %s — %s UTC", a, b + 11);
         if (n_panels == 0)
                 svg_text(&s, width / 2.0, height / 2.0, "middle", FONT_TITLE, MUTED, "no sensors selected");

@@ -87,6 +87,10 @@ struct plot_curve {
 int plot_compare_svg(const struct plot_curve *curves, size_t n, bool rise, unsigned width, unsigned height,
                      char **ret, size_t *ret_len);
 
+/* "2026-12-01 08:00:00" (UTC) for Unix ms: no time_t (32-bit boards pass
+ * 2038 too), no locale, no time zone. */
+void plot_format_utc(int64_t ms, char *buf, size_t size);
+
 enum plot_kind {
         PLOT_KIND_TEMP,                 /* C */
         PLOT_KIND_FREQ,                 /* Hz, drawn in MHz */
