@@ -56,3 +56,4 @@ int watch_run(const struct client *c, unsigned id, long count, unsigned flags);
 int cmd_runs(struct client *c, int argc, char **argv);
 int cmd_show(struct client *c, int argc, char **argv);
 int cmd_compare(struct client *c, int argc, char **argv);
+int cmd_plot(struct client *c, int argc, char **argv);      /* plot.c */

@@ -197,3 +197,34 @@ def test_plots_render_in_chromium(two_runs, tmp_path):
         chromium_screenshot(str(svg), str(png))
         share = png_non_white(str(png))
         assert 0.01 < share < 0.9, f"{name}: {share:.3f} of the pixels are not white"
+
+
+def ctl(d, *args):
+    if not HEATCURVECTL or not os.access(HEATCURVECTL, os.X_OK):
+        pytest.skip("HEATCURVECTL is not set to the built client (run through meson test)")
+    env = {k: v for k, v in os.environ.items() if k != "HEATCURVE_URL"}
+    return subprocess.run([HEATCURVECTL, "--url", d.url, *args], capture_output=True, timeout=60, env=env)
+
+
+def test_heatcurvectl_plot_draws_what_the_daemon_draws(two_runs, tmp_path):
+    """The same core code on both sides: the client's SVG is the daemon's, byte for byte."""
+    d, (a, b) = two_runs
+    out = tmp_path / "a.svg"
+    p = ctl(d, "plot", str(a), "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    assert out.read_bytes() == fetch(d, f"/api/v1/runs/{a}/plot.svg")[2]
+    p = ctl(d, "plot", str(a), str(b))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == fetch(d, f"/api/v1/compare.svg?runs={a},{b}")[2]
+    p = ctl(d, "plot", "--rise", str(a), str(b), f"--output={out}")
+    assert p.returncode == 0, p.stderr
+    assert out.read_bytes() == fetch(d, f"/api/v1/compare.svg?runs={a},{b}&y=rise")[2]
+    # a run given by URL is fetched from that daemon and says where it came from
+    p = ctl(d, "plot", str(a), f"{d.url}/{b}")
+    assert p.returncode == 0, p.stderr
+    words = " ".join(texts(parse_svg(p.stdout)))
+    assert f"case B ({d.url.split('://')[1]})" in words
+    assert ctl(d, "plot").returncode == 2
+    assert ctl(d, "plot", "x").returncode == 2
+    p = ctl(d, "plot", "999")
+    assert p.returncode == 1 and b"404" in p.stderr, p.stderr
