@@ -200,11 +200,16 @@ void plot_data_free(struct plot_data *d) {
 
 void plot_data_curve(struct plot_data *d, const char *origin, struct plot_curve *ret) {
         size_t load = 0;
-        double t0;
+        double t0 = NAN;
 
+        /* the load start as samples.csv's t_since_load_s counts it */
+        for (size_t i = 0; i < d->n_phases && isnan(t0); i++)
+                if (d->phases[i].kind == ANALYSIS_PHASE_STRESS)
+                        t0 = d->phases[i].start_s;
         while (load < d->n && d->phase[load] != ANALYSIS_PHASE_STRESS)
                 load++;
-        t0 = load < d->n ? d->t_s[load] : d->n ? d->t_s[0] : 0;
+        if (isnan(t0))
+                t0 = load < d->n ? d->t_s[load] : d->n ? d->t_s[0] : 0;
         for (size_t i = 0; i < d->n; i++)
                 d->t_s[i] -= t0;
         *ret = (struct plot_curve) {

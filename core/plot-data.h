@@ -47,6 +47,7 @@ void plot_data_finish(struct plot_data *d);
 void plot_data_free(struct plot_data *d);
 
 /* The curve of a compare plot: times shifted so that 0 is the load start
- * (the first stress sample; the first sample when there is none). The
+ * (the start of the first stress phase, as t_since_load_s in samples.csv;
+ * else the first stress sample; else the first sample). The
  * arrays point into d, whose t_s is shifted in place. */
 void plot_data_curve(struct plot_data *d, const char *origin, struct plot_curve *ret);

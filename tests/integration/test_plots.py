@@ -228,3 +228,23 @@ def test_heatcurvectl_plot_draws_what_the_daemon_draws(two_runs, tmp_path):
     assert ctl(d, "plot", "x").returncode == 2
     p = ctl(d, "plot", "999")
     assert p.returncode == 1 and b"404" in p.stderr, p.stderr
+
+
+def test_samples_csv_counts_seconds_since_the_load_started(two_runs):
+    """t_since_load_s: empty before the load, then elapsed_s minus the load start; the file stays a plain CSV."""
+    import csv
+    import io
+    d, (a, _) = two_runs
+    with urllib.request.urlopen(f"{d.url}/api/v1/runs/{a}/samples?format=csv", timeout=20) as resp:
+        rows = list(csv.DictReader(io.StringIO(resp.read().decode())))
+    assert rows and "t_since_load_s" in rows[0]
+    assert all(len(r) == len(rows[0]) and None not in r for r in rows)     # every row as wide as the header
+    doc = d.get(f"/api/v1/runs/{a}")[1]
+    load_start = (doc["phases"][1]["started_ms"] - doc["created_ms"]) / 1000
+    for r in rows:
+        if r["phase"] == "idle":
+            assert r["t_since_load_s"] == "", r
+        else:
+            assert float(r["t_since_load_s"]) == pytest.approx(float(r["elapsed_s"]) - load_start, abs=0.002), r
+    first = next(r for r in rows if r["phase"] == "stress")
+    assert 0 <= float(first["t_since_load_s"]) < 1.0
