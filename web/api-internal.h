@@ -12,6 +12,7 @@ struct api {
         char *sensors_json;             /* GET /api/v1/sensors of the last tick, serialised on first use */
         size_t sensors_json_len;        /* bytes */
         bool sensors_json_stale;        /* a tick came since it was serialised */
+        struct api_plot_cache *plots;   /* plots of ended runs already drawn (api-plots.c) */
 };
 
 #define API_POINTS_MAX 10000
@@ -40,3 +41,4 @@ void api_method_not_allowed(struct http_request *r, const char *allowed);
 bool api_runs_dispatch(struct api *a, struct http_request *r);
 /* Answers and returns true when the path is a plot (.svg). (api-plots.c) */
 bool api_plots_dispatch(struct api *a, struct http_request *r);
+void api_plots_free(struct api *a);

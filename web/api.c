@@ -406,6 +406,7 @@ void api_free(struct api *a) {
         if (!a)
                 return;
         free(a->sensors_json);
+        api_plots_free(a);
         free(a);
 }
 
