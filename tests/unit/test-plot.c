@@ -11,6 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "plot-data.h"
 #include "plot.h"
 #include "svg.h"
 
@@ -322,6 +323,69 @@ static void test_svg_helpers(void **state) {
         assert_string_equal(svg_palette(0), svg_palette(SVG_PALETTE_SIZE));
 }
 
+/* The documents heatcurvectl fetches (run, samples, sensors) give the plot data. */
+static void test_plot_data_from_documents(void **state) {
+        static const char run_doc[] =
+                "{\"id\": 4, \"label\": \"alu case\", \"created_ms\": 1796112000000, \"sensor\": \"thermal_zone0\","
+                " \"safety_limit_c\": 80.0, \"board\": {\"model\": \"ODROID-C2\"},"
+                " \"phases\": [{\"kind\": \"idle\", \"started_ms\": 1796112000000, \"ended_ms\": 1796112002000},"
+                "  {\"kind\": \"stress\", \"started_ms\": 1796112002000, \"ended_ms\": 1796112004000},"
+                "  {\"kind\": \"cooldown\", \"started_ms\": 1796112004000, \"ended_ms\": null}],"
+                " \"metrics\": {\"plateau_c\": 61.5, \"plateau_ci95_c\": 0.5, \"tau_cool_s\": null, \"work_unit\": \"ops\"}}";
+        static const char samples_doc[] =
+                "{\"columns\": [\"time_ms\", \"elapsed_s\", \"phase\", \"temp_c\", \"freq_hz\", \"work_rate_per_s\"],"
+                " \"rows\": [[1, 0.5, \"idle\", 40.0, 1500000000, null], [2, 1.5, \"idle\", 40.5, 1500000000, null],"
+                "  [3, 2.5, \"stress\", 50.0, 1500000000, 1000.0], [4, 3.5, \"stress\", 55.0, 1200000000, 900.0],"
+                "  [5, 3.5, \"stress\", 99.0, 1, 1], [6, 4.5, \"cooldown\", 50.0, 1500000000, null]]}";
+        static const char sensors_doc[] =
+                "{\"temperatures\": [{\"id\": \"other\", \"trips\": [{\"type\": \"hot\", \"celsius\": 50.0}]},"
+                " {\"id\": \"thermal_zone0\", \"trips\": [{\"type\": \"passive\", \"celsius\": 70.0},"
+                "  {\"type\": \"critical\", \"celsius\": 80.0}, {\"type\": \"active\", \"celsius\": 0}],"
+                "  \"max_celsius\": null, \"crit_celsius\": 95.5}]}";
+        json_object *run = json_tokener_parse(run_doc), *samples = json_tokener_parse(samples_doc);
+        json_object *sensors = json_tokener_parse(sensors_doc), *bad = json_tokener_parse("{\"id\": 1}");
+        struct plot_data d;
+        struct plot_curve c;
+        char err[128], *svg = NULL;
+        size_t len;
+
+        assert_non_null(run);
+        assert_non_null(samples);
+        assert_non_null(sensors);
+        assert_int_equal(plot_data_from_doc(&d, bad, err, sizeof err), -EINVAL);
+        assert_int_equal(plot_data_from_doc(&d, run, err, sizeof err), 0);
+        assert_int_equal(plot_data_samples_from_json(&d, bad, err, sizeof err), -EINVAL);
+        assert_int_equal(plot_data_samples_from_json(&d, samples, err, sizeof err), 0);
+        plot_data_levels_from_sensors(&d, sensors);
+        plot_data_finish(&d);
+        assert_int_equal(d.id, 4);
+        assert_string_equal(d.label, "alu case");
+        assert_string_equal(d.board, "ODROID-C2");
+        assert_string_equal(d.date, "2026-12-01 08:00 UTC");
+        assert_int_equal(d.n, 5);               /* the row that does not move time forward is dropped */
+        assert_int_equal(d.phase[2], ANALYSIS_PHASE_STRESS);
+        assert_true(isnan(d.work_rate[0]) && d.work_rate[2] == 1000.0);
+        assert_int_equal(d.n_phases, 3);
+        assert_true(d.phases[1].start_s == 2.0 && d.phases[1].end_s == 4.0 && isnan(d.phases[2].end_s));
+        assert_true(d.run.metrics.plateau_c == 61.5 && isnan(d.run.metrics.tau_cool_s));
+        /* passive, critical, crit; the active trip at 0 C is a disabled one; the safety limit equals critical */
+        assert_int_equal(d.run.n_levels, 3);
+        assert_string_equal(d.run.levels[2].label, "crit");
+        assert_int_equal(plot_run_svg(&d.run, 640, 400, &svg, &len), 0);
+        assert_non_null(strstr(svg, "alu case — ODROID-C2 — 2026-12-01 08:00 UTC"));
+        assert_non_null(strstr(svg, "passive 70.0 °C"));
+        free(svg);
+        plot_data_curve(&d, "odroid:8080", &c);
+        assert_true(c.t_s[0] == -1.5 && c.t_s[2] == 0.5);       /* 0 = the stress phase's start */
+        assert_int_equal(c.id, 4);
+        plot_data_free(&d);
+        plot_data_free(&d);
+        json_object_put(run);
+        json_object_put(samples);
+        json_object_put(sensors);
+        json_object_put(bad);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_run_golden),
@@ -330,6 +394,7 @@ int main(void) {
                 cmocka_unit_test(test_long_run_bounded),
                 cmocka_unit_test(test_bad_arguments),
                 cmocka_unit_test(test_svg_helpers),
+                cmocka_unit_test(test_plot_data_from_documents),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
