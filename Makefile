@@ -6,7 +6,7 @@ DEPS_BUILD := meson ninja-build pkgconf gcc libc6-dev make libsystemd-dev \
               libmicrohttpd-dev libjson-c-dev libgpiod-dev libinih-dev \
               libcurl4-openssl-dev
 DEPS_TEST  := libcmocka-dev python3-pytest valgrind curl stress stress-ng iproute2 systemd \
-              chromium libxml2-utils
+              prometheus chromium libxml2-utils
 DEPS_BENCH := wrk prometheus-node-exporter valgrind
 
 BUILD       ?= build
@@ -90,6 +90,7 @@ demo: deps-build build
 	set -x; exec ./$(BUILD)/heatcurved $$mode --state-dir $(STATE) $$listen $(ARGS)
 
 check: deps build
+	ninja -C $(BUILD) bench
 	@echo "===== tests: unit + integration ($(BUILD)/) ====="
 	meson test -C $(BUILD) --print-errorlogs $(TESTARGS)
 	@$(MAKE) --no-print-directory check-san

@@ -414,7 +414,7 @@ echo "| CPU per tick during a run loading one core (sampling + samples.csv + pla
 echo "| % of one core at 1 Hz (from the per-tick / per-scrape CPU) | ${HC_PCT_1HZ} % | ${NE_PCT_1HZ} %; defaults ${NED_PCT_1HZ} % | < 0.1 % | $(verdict_le "$HC_PCT_1HZ" 0.1) |"
 echo "| % of one core during the ${MEM_SECS} s memory phase (1 Hz sampling + one GET/s, new connection each; measured) | ${HC1_PCT} % | ${NE1_PCT} %; defaults ${NED_PCT} % | (< 0.1 % is for sampling alone) | $(awk -v v="$HC1_PCT" 'BEGIN { print (v + 0 <= 0.1) ? "under 0.1 % with polling too" : "over 0.1 % once polled (informational)" }') |"
 echo "| requests/s, wrk -t2 -c32: /api/v1/sensors vs /metrics | ${HC_RPS} | ${NE_RPS}; defaults ${NED_RPS} | > 10,000 | $(verdict_ge "$HC_RPS" 10000) |"
-echo "| requests/s on heatcurved /metrics | not measured (no /metrics yet) | ${NE_RPS} | > 10,000 | not measured |"
+echo "| requests/s on heatcurved /metrics | see bench/metrics.sh | ${NE_RPS} | > 10,000 | bench/metrics.sh |"
 echo "| history_query, 24 h x ${RING_COLUMNS} columns -> 1000 points (in-process, median of ${QUERY_REPS}) | ${RING16_Q} ms (max ${RING16_QMAX}) | n/a | < 20 ms | $(verdict_le "$RING16_Q" 20) |"
 echo "| GET /api/v1/history?points=1000 over a full 24 h ring (HTTP, median of ${HTTP_REPS}) | ${HIST_FULL_MED} ms (max ${HIST_FULL_MAX}) | n/a | < 20 ms | $(verdict_le "$HIST_FULL_MED" 20) |"
 echo

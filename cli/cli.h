@@ -54,6 +54,10 @@ enum {
 int watch_run(const struct client *c, unsigned id, long count, unsigned flags);
 
 int cmd_runs(struct client *c, int argc, char **argv);
+int cmd_analyse(struct client *c, int argc, char **argv);
+/* The metrics table of `show` and `compare`: one column per run document
+ * (each with a "metrics" object) in the array runs. */
+void metrics_print(json_object *runs);
 int cmd_show(struct client *c, int argc, char **argv);
 int cmd_compare(struct client *c, int argc, char **argv);
 int cmd_plot(struct client *c, int argc, char **argv);      /* plot.c */

@@ -34,6 +34,11 @@ static void help(void) {
                "                              the run as SVG (several: compared, aligned on\n"
                "                              the load start; --rise: over ambient)\n"
                "  export ID [--format csv|json]  the samples, to stdout\n"
+               "  analyse FILE [--time COL] [--temp COL] [--phase COL | --load-start S\n"
+               "      [--load-end S]] [--ambient C]\n"
+               "                              the metrics of a recording, offline: samples.csv,\n"
+               "                              an export, or any CSV with a header (times in s\n"
+               "                              or ISO 8601; S in s from the first sample)\n"
                "  stop ID                     stop a running run\n"
                "  delete ID                   delete a run that is not running\n\n"
                "Options (before or after the command):\n"
@@ -501,7 +506,7 @@ int main(int argc, char **argv) {
                 { "status", cmd_status }, { "sensors", cmd_sensors }, { "run", cmd_run }, { "watch", cmd_watch },
                 { "runs", cmd_runs }, { "show", cmd_show }, { "compare", cmd_compare }, { "export", cmd_export },
                 { "plot", cmd_plot },
-                { "stop", cmd_stop_delete }, { "delete", cmd_stop_delete },
+                { "stop", cmd_stop_delete }, { "delete", cmd_stop_delete }, { "analyse", cmd_analyse },
         };
         const char *env = getenv("HEATCURVE_URL");
         struct client c = {};

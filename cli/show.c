@@ -83,7 +83,7 @@ static bool metric_seen_before(json_object *runs, size_t i, const char *key) {
 }
 
 /* Rows are metrics, columns runs; a header row names the runs when they are several. */
-static void metrics_print(json_object *runs) {
+void metrics_print(json_object *runs) {
         size_t n = json_len(runs);
         struct table t;
 

@@ -40,6 +40,7 @@ struct series {
         double dt0;             /* s, mean step */
         double span;            /* s */
         double wsum, ybar, syy;
+        double within;          /* bins only: sum of squares of the samples about their bin means */
         double *owned;          /* compacted copy when some samples were NaN */
 };
 
@@ -67,8 +68,10 @@ static void series_stats(struct series *s) {
         s->dt0 = s->n > 1 ? s->span / (double) (s->n - 1) : 0;
 }
 
-/* Checks times, drops NaN temperatures (copying only when there are any). */
-static int series_init(struct series *s, const double *t, const double *y, size_t n, size_t min_n) {
+/* Checks times, drops NaN temperatures (copying only when there are any);
+ * with_stats false leaves wsum, ybar and syy unset (saves two passes). */
+static int series_init_stats(struct series *s, const double *t, const double *y, size_t n, size_t min_n,
+                             bool with_stats) {
         size_t m = 0;
         double last = -INFINITY;
 
@@ -102,8 +105,17 @@ static int series_init(struct series *s, const double *t, const double *y, size_
                 s->y = buf + m;
         }
         s->t0 = s->t[0];
-        series_stats(s);
+        if (with_stats)
+                series_stats(s);
+        else {
+                s->span = s->t[s->n - 1] - s->t[0];
+                s->dt0 = s->n > 1 ? s->span / (double) (s->n - 1) : 0;
+        }
         return 0;
+}
+
+static int series_init(struct series *s, const double *t, const double *y, size_t n, size_t min_n) {
+        return series_init_stats(s, t, y, n, min_n, true);
 }
 
 /*
@@ -112,41 +124,49 @@ static int series_init(struct series *s, const double *t, const double *y, size_
  * sample by sample and the tail is averaged. An exponential's curvature
  * inside such a bin changes the bin mean by under 1e-4 of its amplitude.
  */
-static size_t bins_count(const struct series *s) {
+static size_t bins_count(const struct series *s, double fraction) {
         size_t nb = 0;
 
         for (size_t i = 0; i < s->n; nb++) {
-                double start = s->t[i] - s->t0, width = BIN_FRACTION * start;
+                double start = s->t[i] - s->t0, width = fraction * start;
                 for (i++; i < s->n && s->t[i] - s->t0 - start < width; i++)
                         ;
         }
         return nb;
 }
 
-static int bins_init(const struct series *s, struct series *ret) {
-        size_t nb = bins_count(s), b = 0;
-        double *buf;
+static int bins_init_fraction(const struct series *s, double fraction, struct series *ret) {
+        size_t nb = bins_count(s, fraction), b = 0;
+        double *buf, within = 0;
 
         buf = malloc(3 * nb * sizeof(double));
         if (!buf)
                 return -ENOMEM;
         *ret = (struct series) { .t = buf, .y = buf + nb, .w = buf + 2 * nb, .n = nb, .owned = buf };
         for (size_t i = 0; i < s->n; b++) {
-                double start = s->t[i] - s->t0, width = BIN_FRACTION * start;
-                double st = 0, sy = 0, k = 0;
+                double start = s->t[i] - s->t0, width = fraction * start;
+                double st = 0, sy = 0, syy = 0, k = 0, y0 = s->y[i];
                 do {
+                        double d = s->y[i] - y0;        /* about the first value: no cancellation */
                         st += s->t[i] - s->t0;
-                        sy += s->y[i];
+                        sy += d;
+                        syy += d * d;
                         k++;
                         i++;
                 } while (i < s->n && s->t[i] - s->t0 - start < width);
                 buf[b] = st / k;
-                buf[nb + b] = sy / k;
+                buf[nb + b] = y0 + sy / k;
+                within += fmax(syy - sy * sy / k, 0.0);
                 buf[2 * nb + b] = k;
         }
         series_stats(ret);
         ret->t0 = 0;
+        ret->within = within;
         return 0;
+}
+
+static int bins_init(const struct series *s, struct series *ret) {
+        return bins_init_fraction(s, BIN_FRACTION, ret);
 }
 
 /*
@@ -490,19 +510,46 @@ static double fit_columns(const struct analysis_fit *f, double tt, double c[4]) 
         return v;
 }
 
-/* Reading step of the sensor: 1, 0.5 or 0.25 C when every value is a
- * multiple of it, else 0 (fine enough not to matter). */
-static double series_quantum(const struct series *s) {
-        static const double steps[] = { 1.0, 0.5, 0.25 };
+/*
+ * Reading step of the sensor and the level the steps start from: readings
+ * off + k q (whole degrees, 0.5, 0.25, or the 0.538 C steps of the
+ * Raspberry Pi 3's sensor). q is the smallest difference between readings
+ * when every reading sits on that lattice, else 0; steps under
+ * QUANTUM_MIN_C do not matter and count as 0. Looks at the first and the
+ * last QUANTUM_SAMPLES readings only: a sensor keeps its step.
+ */
+#define QUANTUM_SAMPLES 600
+#define QUANTUM_MIN_C   0.05
+#define QUANTUM_TOL_C   1.5e-3  /* CSV files round to 1 mC */
 
-        for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
-                size_t i = 0;
-                while (i < s->n && fabs(s->y[i] / steps[k] - round(s->y[i] / steps[k])) < 1e-6)
-                        i++;
-                if (i == s->n)
-                        return steps[k];
+static bool quantum_index(size_t n, size_t k, size_t *ret) {
+        if (n <= 2 * QUANTUM_SAMPLES) {
+                *ret = k;
+                return k < n;
         }
-        return 0;
+        *ret = k < QUANTUM_SAMPLES ? k : n - 2 * QUANTUM_SAMPLES + k;
+        return k < 2 * QUANTUM_SAMPLES;
+}
+
+static double series_quantum(const struct series *s, double *ret_off) {
+        double q = INFINITY, y0 = s->y[0];
+        size_t i;
+
+        *ret_off = 0;
+        for (size_t k = 0; quantum_index(s->n, k, &i); k++) {
+                double d = fabs(s->y[i] - y0);
+                if (d > QUANTUM_TOL_C && d < q)
+                        q = d;
+        }
+        if (!(q >= QUANTUM_MIN_C) || !isfinite(q))
+                return 0;
+        for (size_t k = 0; quantum_index(s->n, k, &i); k++) {
+                double x = (s->y[i] - y0) / q;
+                if (fabs(x - round(x)) * q > QUANTUM_TOL_C)
+                        return 0;
+        }
+        *ret_off = y0 - q * floor(y0 / q);
+        return q;
 }
 
 /*
@@ -516,7 +563,7 @@ static double series_quantum(const struct series *s) {
  */
 static double fit_quant_bias(const struct series *s, const struct analysis_fit *f, double m[4][4],
                              const double mean[4], int k) {
-        double q = series_quantum(s), g[4], c[4], re[3] = {}, im[3] = {}, nn = (double) s->n, bias = 0;
+        double off, q = series_quantum(s, &off), g[4], c[4], re[3] = {}, im[3] = {}, nn = (double) s->n, bias = 0;
 
         if (q == 0)
                 return 0;
@@ -526,7 +573,7 @@ static double fit_quant_bias(const struct series *s, const struct analysis_fit *
                 double v = fit_columns(f, s->t[i] - s->t0, c), w = 1 / nn;
                 for (int a = 0; a < k; a++)
                         w -= g[a] * (c[a] - mean[a]);
-                double th = 2 * M_PI * v / q, zr = cos(th), zi = sin(th), hr = zr, hi = zi;
+                double th = 2 * M_PI * (v - off) / q, zr = cos(th), zi = sin(th), hr = zr, hi = zi;
                 for (int j = 0; j < 3; j++) {   /* e^{i (j+1) th} by complex products */
                         re[j] += w * hr;
                         im[j] += w * hi;
@@ -922,6 +969,584 @@ int analysis_fit_auto(const double *t_s, const double *temp_c, size_t n, struct 
         return r;
 }
 
+/*
+ * The plateau estimate of until: plateau (analysis_fit_plateau).
+ *
+ * Everything runs on geometric bins of PLATEAU_BIN_FRACTION: a few hundred
+ * points whatever the phase length, so a check costs well under a
+ * millisecond at 90 min of 10 Hz samples. A bin mean of an exponential
+ * differs from its value at the bin's mean time by under 1e-4 of its
+ * amplitude. Weighted by their sample counts, the bins' residual sum of
+ * squares estimates the per-sample variance including the short-range
+ * correlation inside a bin.
+ *
+ * The point estimate is exp1 or exp2, whichever BIC prefers. The interval
+ * is the union of:
+ *  - the chosen model's linearised interval;
+ *  - the exp2 profile over a grid of (tau_fast, tau) pairs with both parts
+ *    rising, the slow one up to ANALYSIS_TAU_MAX_SPANS spans: a slow part
+ *    that the data cannot pin down yet keeps it wide (exp1 and exp2 both
+ *    inside: model uncertainty);
+ *  - a profile-likelihood interval under a wider model: any sum of
+ *    exponentials with time constants up to PROFILE_TAU_SPANS spans and
+ *    amplitudes of the rise's sign. A heated body (die, heatsink, case)
+ *    answers a step of power with such a sum, never with a part that falls
+ *    back, and two, three or more time constants are all inside it; exp2
+ *    alone is too low early on a three-time-constant curve. With the time
+ *    constants on a dense log grid (SCAN_RATIO apart: a time constant in
+ *    between is matched within 0.2 % of its amplitude) the model is linear
+ *    in (T_inf, amplitudes) under non-negativity, so the profile SSE(T_inf)
+ *    is convex and computed by non-negative least squares.
+ * The wider model's slowest time constant is capped at a few spans because
+ * with arbitrary slow parts the plateau is not identifiable at all: a part
+ * much slower than the data is a ramp whose amplitude can always grow.
+ * Coverage and width on two- and three-exponential curves are measured by
+ * bench/analysis-corpus.c (figures in bench/README.md).
+ */
+#define PLATEAU_BIN_FRACTION    0.06
+#define PLATEAU_NM_EVALS        120
+#define SCAN_RATIO              1.25
+#define NNLS_MAX_ACTIVE         12
+#define PROFILE_TAU_SPANS       4.0     /* slowest time constant of the wide model, in data spans */
+#define PROFILE_TOL_C           0.005   /* interval ends to this precision */
+
+/* The columns of the grid on the bins, and their sums. */
+struct scan {
+        size_t nu;
+        double umin, du;
+        double *col;                    /* nu x bins, e^{-t/tau} - shift */
+        double *gram;                   /* nu x nu, weighted, centred (exp1/exp2 grid) */
+        double *m;                      /* nu, d T_inf / d beta (weighted column mean + shift) */
+        double *cy;                     /* nu, weighted centred cross products with y */
+        double *raw;                    /* nu x nu, sum w e_i e_k of the unshifted columns (NNLS) */
+        double *e1, *ey;                /* nu, sum w e_i and sum w e_i ys (ys = sign * y) */
+        double sw, sy, syy;             /* sum w, sum w ys, sum w ys^2 */
+        double sign;                    /* +1 heating, -1 cooling */
+        size_t nu_wide;                 /* columns of the wide model: tau up to PROFILE_TAU_SPANS spans */
+};
+
+struct honest {
+        struct series b;                /* bins of the raw series, weights = sample counts */
+        double within;                  /* C^2, sum of squares inside the bins */
+        double t0;                      /* s, time of the first raw sample */
+        size_t n_raw;
+        double q, q_off;                /* C, reading step and its origin (0: not quantised) */
+        double umin, umax;              /* ln tau search range */
+        struct scan sc;
+        double best_sse[3];             /* C^2, best grid point of one and two terms */
+        size_t best_ix[3][2];
+        struct profile_point *p2;       /* the exp2 grid (tau up to ANALYSIS_TAU_MAX_SPANS spans) */
+        size_t n2;
+        struct analysis_fit f1, f2;     /* f2.model is NONE when exp2 could not be fitted */
+        double sse1, sse2;              /* C^2, bins' weighted SSE at the optima */
+};
+
+/* Weighted residual statistics of a fit on the bins. */
+struct honest_stats {
+        double sse, s2, rho, runs_z, factor, quant_bias, df;
+};
+
+static void honest_free(struct honest *h) {
+        series_done(&h->b);
+        free(h->sc.col);
+        free(h->p2);
+}
+
+static int scan_init(struct scan *sc, const struct series *b, double umin, double umax) {
+        size_t nu, nb = b->n;
+        double W = b->wsum, *s;
+
+        nu = sc->nu = (size_t) ceil((umax - umin) / log(SCAN_RATIO)) + 1;
+        sc->umin = umin;
+        sc->du = (umax - umin) / (double) (nu - 1);
+        sc->col = malloc((nu * nb + 2 * nu * nu + 6 * nu) * sizeof(double));
+        if (!sc->col)
+                return -ENOMEM;
+        sc->gram = sc->col + nu * nb;
+        sc->raw = sc->gram + nu * nu;
+        sc->m = sc->raw + nu * nu;
+        sc->cy = sc->m + nu;
+        sc->e1 = sc->cy + nu;
+        sc->ey = sc->e1 + nu;
+        s = sc->ey + nu;                /* 2 nu: sum w c_k, shift h_k */
+        sc->sw = W, sc->sy = 0, sc->syy = 0;
+        for (size_t j = 0; j < nb; j++) {
+                sc->sy += b->w[j] * sc->sign * b->y[j];
+                sc->syy += b->w[j] * b->y[j] * b->y[j];
+        }
+        for (size_t k = 0; k < nu; k++) {
+                double tau = exp(umin + sc->du * (double) k), h = column_shift(tau, b->span);
+                double *c = sc->col + k * nb, sc1 = 0, scy = 0, sey = 0;
+                for (size_t j = 0; j < nb; j++) {
+                        c[j] = exp(-b->t[j] / tau) - h;
+                        sc1 += b->w[j] * c[j];
+                        scy += b->w[j] * c[j] * (b->y[j] - b->ybar);
+                        sey += b->w[j] * (c[j] + h) * sc->sign * b->y[j];
+                }
+                s[k] = sc1, s[nu + k] = h;
+                sc->m[k] = sc1 / W + h;
+                sc->cy[k] = scy;
+                sc->e1[k] = sc1 + h * W;
+                sc->ey[k] = sey;
+        }
+        for (size_t i = 0; i < nu; i++)
+                for (size_t k = i; k < nu; k++) {
+                        const double *ci = sc->col + i * nb, *ck = sc->col + k * nb;
+                        double x = 0, hi = s[nu + i], hk = s[nu + k];
+                        for (size_t j = 0; j < nb; j++)
+                                x += b->w[j] * ci[j] * ck[j];
+                        sc->gram[i * nu + k] = sc->gram[k * nu + i] = x - s[i] * s[k] / W;
+                        sc->raw[i * nu + k] = sc->raw[k * nu + i] = x + hi * s[k] + hk * s[i] + hi * hk * W;
+                }
+        return 0;
+}
+
+/* Grid search of exp1 and exp2 (time constants EXP2_MIN_RATIO apart): the
+ * best points start the refinements, and every exp2 pair is kept as a
+ * profile point (slow tau up to ANALYSIS_TAU_MAX_SPANS spans). */
+static int scan_best(struct honest *h) {
+        const struct scan *sc = &h->sc;
+        const struct series *b = &h->b;
+        size_t nu = sc->nu, gap = (size_t) ceil(log(EXP2_MIN_RATIO) / sc->du - 1e-9);
+
+        h->best_sse[1] = h->best_sse[2] = INFINITY;
+        h->p2 = malloc((nu * nu / 2 + 1) * sizeof(struct profile_point));
+        if (!h->p2)
+                return -ENOMEM;
+        for (size_t i = 0; i < nu; i++) {
+                double gi = sc->gram[i * nu + i], sse = gi > 0 ? b->syy - sc->cy[i] * sc->cy[i] / gi : INFINITY;
+                if (sse < h->best_sse[1]) {
+                        h->best_sse[1] = sse;
+                        h->best_ix[1][0] = i;
+                }
+                for (size_t k = i + gap; k < nu; k++) {
+                        double gk = sc->gram[k * nu + k], gik = sc->gram[i * nu + k], b1, b2;
+                        sse = exp2_solve(gi, gk, gik, sc->cy[i], sc->cy[k], b->syy, &b1, &b2);
+                        if (!isfinite(sse))
+                                continue;
+                        if (sse < h->best_sse[2]) {
+                                h->best_sse[2] = sse;
+                                h->best_ix[2][0] = i;
+                                h->best_ix[2][1] = k;
+                        }
+                        if (sc->sign * b1 > 0 || sc->sign * b2 > 0)
+                                continue;       /* an amplitude against the rise: not a heated body's curve */
+                        double mi = sc->m[i], mk = sc->m[k], det = gi * gk - gik * gik;
+                        h->p2[h->n2++] = (struct profile_point) {
+                                .sse = sse,
+                                .tinf = b->ybar - b1 * mi - b2 * mk,
+                                .v = 1 / b->wsum + (gk * mi * mi - 2 * gik * mi * mk + gi * mk * mk) / det,
+                        };
+                }
+        }
+        return 0;
+}
+
+/* Cholesky solve of the active columns P (np of them) of the raw Gram
+ * matrix; false when singular. */
+static bool nnls_solve(const struct scan *sc, const size_t *P, size_t np, const double *rhs, double *x) {
+        double l[NNLS_MAX_ACTIVE][NNLS_MAX_ACTIVE], y[NNLS_MAX_ACTIVE];
+        size_t nu = sc->nu;
+
+        for (size_t i = 0; i < np; i++)
+                for (size_t j = 0; j <= i; j++) {
+                        double s = sc->raw[P[i] * nu + P[j]];
+                        if (i == j)
+                                s *= 1 + 1e-11;         /* ridge: neighbouring columns are nearly collinear */
+                        for (size_t r = 0; r < j; r++)
+                                s -= l[i][r] * l[j][r];
+                        if (i == j) {
+                                if (!(s > 0))
+                                        return false;
+                                l[i][i] = sqrt(s);
+                        } else
+                                l[i][j] = s / l[j][j];
+                }
+        for (size_t i = 0; i < np; i++) {
+                double s = rhs[P[i]];
+                for (size_t r = 0; r < i; r++)
+                        s -= l[i][r] * y[r];
+                y[i] = s / l[i][i];
+        }
+        for (size_t i = np; i-- > 0;) {
+                double s = y[i];
+                for (size_t r = i + 1; r < np; r++)
+                        s -= l[r][i] * x[r];
+                x[i] = s / l[i][i];
+        }
+        return true;
+}
+
+/* Adds column j to the active set P and solves; Lawson-Hanson's inner
+ * loop steps back to feasibility where an amplitude would go negative.
+ * False when j did not stay in the set (rounding): the caller stops. */
+static bool nnls_enter(const struct scan *sc, size_t *P, size_t *np, size_t j, double *a, const double *rhs) {
+        double x[NNLS_MAX_ACTIVE];
+
+        P[(*np)++] = j;
+        while (*np > 0 && nnls_solve(sc, P, *np, rhs, x)) {
+                double alpha = 1, amax = 0;
+                size_t i, keep = 0;
+                for (i = 0; i < *np && x[i] > 0; i++)
+                        ;
+                if (i == *np) {
+                        for (i = 0; i < *np; i++)
+                                a[P[i]] = x[i];
+                        break;
+                }
+                for (i = 0; i < *np; i++) {
+                        if (x[i] <= 0)
+                                alpha = fmin(alpha, a[P[i]] / (a[P[i]] - x[i]));
+                        amax = fmax(amax, a[P[i]]);
+                }
+                for (i = 0; i < *np; i++) {
+                        a[P[i]] += alpha * (x[i] - a[P[i]]);
+                        if (a[P[i]] > 1e-14 * amax)
+                                P[keep++] = P[i];
+                        else
+                                a[P[i]] = 0;
+                }
+                if (keep == *np)
+                        break;
+                *np = keep;
+        }
+        for (size_t i = 0; i < *np; i++)
+                if (P[i] == j)
+                        return a[j] > 0;
+        return false;
+}
+
+/*
+ * Profile SSE at a fixed level T (in sign * C): min over amplitudes a >= 0
+ * of sum w (ys - T + sum a_k e_k)^2 with Lawson-Hanson's active set method
+ * on the normal equations, rhs = sum w e_k (T - ys).
+ */
+static double nnls_profile(const struct scan *sc, double T, double *a, double *rhs) {
+        size_t nu = sc->nu, P[NNLS_MAX_ACTIVE], np = 0;
+        double zz = T * T * sc->sw - 2 * T * sc->sy + sc->syy, at = 0, tol = 1e-13 * (fabs(zz) + sc->sw);
+
+        for (size_t k = 0; k < nu; k++) {
+                rhs[k] = T * sc->e1[k] - sc->ey[k];
+                a[k] = 0;
+        }
+        while (np < NNLS_MAX_ACTIVE) {
+                size_t jmax = nu;
+                double wmax = tol;
+                for (size_t k = 0; k < sc->nu_wide; k++) {
+                        if (a[k] > 0)
+                                continue;
+                        double w = rhs[k];
+                        for (size_t i = 0; i < np; i++)
+                                w -= sc->raw[k * nu + P[i]] * a[P[i]];
+                        if (w > wmax)
+                                wmax = w, jmax = k;
+                }
+                if (jmax == nu || !nnls_enter(sc, P, &np, jmax, a, rhs))
+                        break;
+        }
+        for (size_t i = 0; i < np; i++)
+                at += a[P[i]] * rhs[P[i]];
+        return fmax(zz - at, 0.0);
+}
+
+/* Influence of bin j on T_inf: w_j (1/W - g . (c_j - mean)); the bias bound
+ * of fit_quant_bias() with it. */
+static double honest_quant_bias(const struct honest *h, const struct analysis_fit *f, const double g[4],
+                                const double mean[4], int k, double rms) {
+        const struct series *b = &h->b;
+        double re[3] = {}, im[3] = {}, c[4], bias = 0;
+
+        if (h->q == 0)
+                return 0;
+        if (!isfinite(g[0]))
+                return INFINITY;
+        for (size_t j = 0; j < b->n; j++) {
+                double v = fit_columns(f, b->t[j], c), w = 1 / b->wsum;
+                for (int a = 0; a < k; a++)
+                        w -= g[a] * (c[a] - mean[a]);
+                w *= b->w[j];
+                for (int m = 0; m < 3; m++) {
+                        double th = 2 * M_PI * (m + 1) * (v - h->q_off) / h->q;
+                        re[m] += w * cos(th);
+                        im[m] += w * sin(th);
+                }
+        }
+        double sigma2 = fmax(rms * rms - h->q * h->q / 12, 0);
+        for (int m = 0; m < 3; m++) {
+                double hm = m + 1, amp = h->q / (M_PI * hm) * exp(-2 * M_PI * M_PI * hm * hm * sigma2 / (h->q * h->q));
+                bias += amp * hypot(re[m], im[m]);
+        }
+        return bias;
+}
+
+static void honest_stats(const struct honest *h, const struct analysis_fit *f, struct honest_stats *ret) {
+        const struct series *b = &h->b;
+        int k = f->model == ANALYSIS_MODEL_EXP2 ? 4 : 2;
+        double c[4], mean[4] = {}, m[4][4] = {}, g[4], lag = 0, zprev = 0, W = b->wsum;
+        struct fit_stats st = {};
+
+        *ret = (struct honest_stats) {};
+        for (size_t j = 0; j < b->n; j++) {
+                double r = b->y[j] - fit_columns(f, b->t[j], c), z = sqrt(b->w[j]) * r;
+                ret->sse += z * z;
+                if (j > 0)
+                        lag += z * zprev;
+                zprev = z;
+                if (r != 0) {
+                        int sign = r > 0 ? 1 : -1;
+                        st.runs += sign != st.last_sign;
+                        st.last_sign = sign;
+                        st.pos += sign > 0;
+                        st.neg += sign < 0;
+                }
+                for (int a = 0; a < k; a++)
+                        mean[a] += b->w[j] * c[a] / W;
+        }
+        for (size_t j = 0; j < b->n; j++) {
+                fit_columns(f, b->t[j], c);
+                for (int a = 0; a < k; a++)
+                        for (int e = 0; e <= a; e++)
+                                m[a][e] += b->w[j] * (c[a] - mean[a]) * (c[e] - mean[e]);
+        }
+        ret->runs_z = stats_runs_z(&st);
+        ret->rho = ret->sse > 0 ? fmin(fmax(lag / ret->sse, 0.0), RHO_MAX) : 0.0;
+        ret->df = (double) b->n - (k + 1);
+        ret->s2 = ret->df > 0 ? ret->sse / ret->df * (1 + ret->rho) / (1 - ret->rho) : INFINITY;
+        ret->factor = 1 / W + chol_solve(m, mean, k, g);
+        if (!isfinite(ret->factor))
+                g[0] = NAN;
+        double rms = sqrt((ret->sse + h->within) / (double) h->n_raw);
+        ret->quant_bias = honest_quant_bias(h, f, g, mean, k, rms);
+}
+
+/* exp1 by Brent's method around the best one-term grid point. */
+static int honest_exp1(struct honest *h) {
+        double lo = h->umin + h->sc.du * ((double) h->best_ix[1][0] - 1);
+        double hi = h->umin + h->sc.du * ((double) h->best_ix[1][0] + 1);
+        double fx, tinf, a, u;
+
+        if (!isfinite(h->best_sse[1]))
+                return -EDOM;
+        u = brent_min(exp1_objective, &h->b, fmax(lo, h->umin), fmin(hi, h->umax), U_TOL, &fx);
+        h->sse1 = exp1_sse(&h->b, exp(u), &tinf, &a, NULL);
+        if (!isfinite(h->sse1))
+                return -EDOM;
+        h->f1 = (struct analysis_fit) {
+                .model = ANALYSIS_MODEL_EXP1,
+                .t_inf_c = tinf,
+                .t0_c = tinf - a,
+                .a_c = a,
+                .tau_s = exp(u),
+                .tau_fast_s = NAN,
+                .tau_at_bound = h->umax - u < 1e-3 || u - h->umin < 1e-3,
+        };
+        return 0;
+}
+
+/* exp2 by Nelder-Mead from the best two-term grid point. */
+static void honest_exp2(struct honest *h) {
+        struct exp2_ctx x = { .s = &h->b, .umin = h->umin, .umax = h->umax };
+        double u[2];
+
+        h->f2.model = ANALYSIS_MODEL_NONE;
+        if (h->b.n < 8 || !isfinite(h->best_sse[2]))
+                return;
+        u[0] = h->umin + h->sc.du * (double) h->best_ix[2][0];
+        u[1] = h->umin + h->sc.du * (double) h->best_ix[2][1];
+        nelder_mead2(exp2_objective, &x, u, 0.5 * h->sc.du, 1e-4, PLATEAU_NM_EVALS);
+        if (exp2_finish(&x, u, &h->f2) < 0) {
+                h->f2.model = ANALYSIS_MODEL_NONE;
+                return;
+        }
+        h->sse2 = exp2_sse(&h->b, h->f2.tau_fast_s, h->f2.tau_s, NULL);
+}
+
+/* exp2 for the point estimate when it beats exp1 on BIC, counted with the
+ * effective number of bins. */
+static bool honest_exp2_preferred(const struct honest *h, const struct honest_stats *s2) {
+        if (h->f2.model != ANALYSIS_MODEL_EXP2 || h->f2.tau_at_bound || !(h->sse2 < h->sse1))
+                return false;
+        double neff = (double) h->b.n * (1 - s2->rho) / (1 + s2->rho);
+        if (neff < 8)
+                return false;
+        return (h->sse1 - h->sse2) / s2->s2 - 2 * log(neff) > BIC_MARGIN;
+}
+
+/* The profile of T_inf (in sign * C) under the wide model: its minimum,
+ * then each end where it crosses min + thr_add, by doubling steps and
+ * bisection. An end beyond PROFILE_FAR_C counts as unbounded. */
+#define PROFILE_FAR_C   1000.0
+
+struct profile {
+        const struct scan *sc;
+        double *a, *rhs;
+};
+
+static double profile_objective(double T, void *ctx) {
+        struct profile *p = ctx;
+        return nnls_profile(p->sc, T, p->a, p->rhs);
+}
+
+static double profile_end(struct profile *p, double tmin, double thr, double step, double dir) {
+        double in = tmin, out = NAN;
+
+        for (int k = 0; k < 40 && step < PROFILE_FAR_C; k++, step *= 2) {
+                double T = tmin + dir * step;
+                if (profile_objective(T, p) > thr) {
+                        out = T;
+                        break;
+                }
+                in = T;
+        }
+        if (isnan(out))
+                return dir * INFINITY;
+        while (fabs(out - in) > PROFILE_TOL_C) {
+                double mid = 0.5 * (in + out);
+                if (profile_objective(mid, p) > thr)
+                        out = mid;
+                else
+                        in = mid;
+        }
+        return out;
+}
+
+static int honest_profile(struct honest *h, double centre, double step, double thr_add, double *lo, double *hi) {
+        struct profile p = { .sc = &h->sc };
+        double c = h->sc.sign * centre, a, b, fx, tmin;
+
+        p.a = malloc(2 * h->sc.nu * sizeof(double));
+        if (!p.a)
+                return -ENOMEM;
+        p.rhs = p.a + h->sc.nu;
+        /* bracket the minimum of the convex profile around the point estimate */
+        double fc = profile_objective(c, &p);
+        a = c - step, b = c + step;
+        for (int k = 0; k < 30; k++, step *= 2) {
+                double fa = profile_objective(a, &p);
+                if (!(fa < fc))
+                        break;
+                b = c, c = a, fc = fa, a -= 2 * step;
+        }
+        for (int k = 0; k < 30; k++, step *= 2) {
+                double fb = profile_objective(b, &p);
+                if (!(fb < fc))
+                        break;
+                a = c, c = b, fc = fb, b += 2 * step;
+        }
+        tmin = brent_min(profile_objective, &p, a, b, PROFILE_TOL_C * 0.2, &fx);
+        double t1 = profile_end(&p, tmin, fx + thr_add, PROFILE_TOL_C * 4, 1);
+        double t2 = profile_end(&p, tmin, fx + thr_add, PROFILE_TOL_C * 4, -1);
+        *lo = fmin(h->sc.sign * t1, h->sc.sign * t2);
+        *hi = fmax(h->sc.sign * t1, h->sc.sign * t2);
+        free(p.a);
+        return 0;
+}
+
+/* exp2 grid points within the threshold, slow tau up to
+ * ANALYSIS_TAU_MAX_SPANS spans: how far a slow part beyond the data may
+ * take the plateau. */
+static void honest_exp2_profile(const struct honest *h, double thr, double *lo, double *hi) {
+        for (size_t i = 0; i < h->n2; i++) {
+                const struct profile_point *p = h->p2 + i;
+                if (!(p->sse <= thr))
+                        continue;
+                double d = sqrt((thr - p->sse) * p->v);
+                *lo = fmin(*lo, p->tinf - d);
+                *hi = fmax(*hi, p->tinf + d);
+        }
+}
+
+/* The widest of: the chosen model's linearised interval, the exp2 grid
+ * profile, the other model's optimum, and the profile interval under the
+ * wide model; plus the quantisation bias bound; symmetric around the point
+ * estimate. Unbounded when exp1 sees no curvature. */
+static int honest_interval(struct honest *h, struct analysis_fit *f, const struct honest_stats *st) {
+        double tq = student_t975(st->df), half = tq * sqrt(st->s2 * st->factor), lo, hi;
+        double thr_add = tq * tq * st->s2;
+        int r;
+
+        f->quant_bias_c = st->quant_bias;
+        if (!isfinite(half) || (f->model == ANALYSIS_MODEL_EXP1 && h->umax - log(f->tau_s) < 1e-3)) {
+                f->ci95_c = INFINITY;
+                return 0;
+        }
+        r = honest_profile(h, f->t_inf_c, fmax(half, 0.05), thr_add, &lo, &hi);
+        if (r < 0)
+                return r;
+        lo = fmin(lo, f->t_inf_c - half);
+        hi = fmax(hi, f->t_inf_c + half);
+        double best = fmin(h->sse1, h->f2.model == ANALYSIS_MODEL_EXP2 ? h->sse2 : INFINITY);
+        honest_exp2_profile(h, best + thr_add, &lo, &hi);
+        if (h->f2.model == ANALYSIS_MODEL_EXP2 && h->sse2 <= h->sse1 + thr_add) {
+                lo = fmin(lo, h->f2.t_inf_c);
+                hi = fmax(hi, h->f2.t_inf_c);
+        }
+        f->ci95_c = fmax(hi - f->t_inf_c, f->t_inf_c - lo) + st->quant_bias;
+        return 0;
+}
+
+static int honest_run(struct honest *h, const struct series *s, struct analysis_fit *ret) {
+        struct honest_stats st1, st2, *st;
+        int r;
+
+        h->t0 = s->t0;
+        h->n_raw = s->n;
+        h->q = series_quantum(s, &h->q_off);
+        r = bins_init_fraction(s, PLATEAU_BIN_FRACTION, &h->b);
+        if (r < 0)
+                return r;
+        h->within = h->b.within;
+        if (!(h->b.syy + h->within > 0))
+                return -EDOM;   /* a flat line */
+        tau_range(s, &h->umin, &h->umax);
+        /* heating or cooling: the last bins against the first */
+        h->sc.sign = h->b.y[h->b.n - 1] >= h->b.y[0] ? 1 : -1;
+        r = scan_init(&h->sc, &h->b, h->umin, h->umax);
+        if (r < 0)
+                return r;
+        while (h->sc.nu_wide < h->sc.nu &&
+               h->umin + h->sc.du * (double) h->sc.nu_wide <= log(PROFILE_TAU_SPANS * s->span) + 1e-9)
+                h->sc.nu_wide++;
+        r = scan_best(h);
+        if (r < 0)
+                return r;
+        r = honest_exp1(h);
+        if (r < 0)
+                return r;
+        honest_exp2(h);
+        honest_stats(h, &h->f1, &st1);
+        *ret = h->f1;
+        st = &st1;
+        if (h->f2.model == ANALYSIS_MODEL_EXP2) {
+                honest_stats(h, &h->f2, &st2);
+                if (honest_exp2_preferred(h, &st2)) {
+                        *ret = h->f2;
+                        st = &st2;
+                }
+        }
+        ret->t_origin_s = h->t0;
+        ret->n = h->n_raw;
+        ret->rms_c = sqrt((st->sse + h->within) / (double) h->n_raw);
+        ret->rho = st->rho;
+        ret->runs_z = st->runs_z;
+        return honest_interval(h, ret, st);
+}
+
+int analysis_fit_plateau(const double *t_s, const double *temp_c, size_t n, struct analysis_fit *ret) {
+        struct honest h = {};
+        struct series s;
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        r = series_init_stats(&s, t_s, temp_c, n, 4, false);
+        if (r >= 0)
+                r = honest_run(&h, &s, ret);
+        honest_free(&h);
+        series_done(&s);
+        return r;
+}
+
 double analysis_fit_eval(const struct analysis_fit *f, double t_s) {
         double c[4];
 
@@ -1071,7 +1696,7 @@ int analysis_check_plateau_window(const double *t_s, const double *temp_c, size_
                 .ci95_c = NAN,
                 .slope_c_per_s = NAN,
         };
-        r = analysis_fit_auto(t_s, temp_c, n, &ret->fit);
+        r = analysis_fit_plateau(t_s, temp_c, n, &ret->fit);
         if (r < 0)
                 return r;
         ret->plateau_c = ret->fit.t_inf_c;
@@ -1158,16 +1783,21 @@ static double fit_time_to_level(const struct analysis_fit *f, const double *t_s,
         return hi;
 }
 
+/* The plateau and its interval are analysis_fit_plateau()'s, the numbers
+ * until: plateau saw at the end of the load; the time constants, t90 and
+ * the residual come from the full-resolution fit. */
 static void metrics_heating(const struct analysis_samples *s, const struct segment *load, struct run_metrics *m) {
-        struct analysis_fit f;
+        const double *lt = s->t_s + load->start, *ly = s->temp_c + load->start;
+        size_t n = load->end - load->start;
+        struct analysis_fit f, p;
 
-        if (analysis_fit_auto(s->t_s + load->start, s->temp_c + load->start, load->end - load->start, &f) < 0)
+        if (analysis_fit_auto(lt, ly, n, &f) < 0)
                 return;
         m->fit_model = f.model;
         m->fit_residual_c = f.rms_c;
-        if (isfinite(f.ci95_c)) {
-                m->plateau_c = f.t_inf_c;
-                m->plateau_ci95_c = f.ci95_c;
+        if (analysis_fit_plateau(lt, ly, n, &p) >= 0 && isfinite(p.ci95_c)) {
+                m->plateau_c = p.t_inf_c;
+                m->plateau_ci95_c = p.ci95_c;
         }
         if (!f.tau_at_bound) {
                 m->tau_heat_s = f.tau_s;

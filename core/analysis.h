@@ -101,6 +101,20 @@ int analysis_fit_exp2(const double *t_s, const double *temp_c, size_t n, struct 
  * n (1 - rho) / (1 + rho) of exp2's residuals by more than 6. */
 int analysis_fit_auto(const double *t_s, const double *temp_c, size_t n, struct analysis_fit *ret);
 
+/*
+ * The plateau the stop rule and the run's plateau_ci95_c use: exp1 and
+ * exp2 fitted on a bounded number of bins (older samples averaged, so the
+ * cost does not grow with the phase), the point estimate from the model BIC
+ * prefers, and a 95 % interval honest on curves with two or three time
+ * constants: the union of the profile-likelihood regions of both models
+ * (model uncertainty included), the exp2 profile running over the slow
+ * time constant up to ANALYSIS_TAU_MAX_SPANS spans (a slow component the
+ * data cannot pin down yet keeps it wide), the linearised interval of the
+ * chosen model, the residual variance widened for correlated residuals,
+ * plus the quantisation bias bound. +infinity when unbounded.
+ */
+int analysis_fit_plateau(const double *t_s, const double *temp_c, size_t n, struct analysis_fit *ret);
+
 /* The fitted curve at absolute time t_s, C. */
 double analysis_fit_eval(const struct analysis_fit *f, double t_s);
 
@@ -121,13 +135,15 @@ bool analysis_is_stable(const double *t_s, const double *temp_c, size_t n,
 bool analysis_is_at_baseline(const double *t_s, const double *temp_c, size_t n,
                              double baseline_c, double tolerance_c);
 
-/* until: plateau, on the samples of the stress phase so far. */
+/* until: plateau, on the samples of the stress phase so far: the plateau
+ * and interval of analysis_fit_plateau() (bounded cost: call it every
+ * second if you like), the slope over the window as a guard. */
 struct analysis_plateau {
         bool reached;           /* ci95 <= ANALYSIS_PLATEAU_CI95_C and |slope| <= ANALYSIS_PLATEAU_SLOPE_C_PER_S */
         double plateau_c;       /* C, predicted plateau, NaN when no fit */
         double ci95_c;          /* C, half-width, +inf when not identifiable, NaN when no fit */
         double slope_c_per_s;   /* C/s over the last ANALYSIS_PLATEAU_WINDOW_S, NaN when not covered yet */
-        struct analysis_fit fit;
+        struct analysis_fit fit;        /* analysis_fit_plateau()'s */
 };
 int analysis_check_plateau(const double *t_s, const double *temp_c, size_t n, struct analysis_plateau *ret);
 /* The same with the slope taken over window_s instead of ANALYSIS_PLATEAU_WINDOW_S
@@ -164,8 +180,8 @@ struct run_metrics {
         double baseline_c;              /* C, median of the last 60 s of idle before the load */
         double ambient_c;               /* C, as given */
         double peak_c;                  /* C, highest temperature of the run */
-        double plateau_c;               /* C, T_inf of the heating fit */
-        double plateau_ci95_c;          /* C, half-width of its 95 % interval */
+        double plateau_c;               /* C, analysis_fit_plateau() on the load: what until: plateau saw at its end */
+        double plateau_ci95_c;          /* C, half-width of its 95 % interval (NaN, and plateau_c too, when unbounded) */
         double rise_c;                  /* C, plateau - baseline */
         double rise_over_ambient_c;     /* C, plateau - ambient */
         double tau_heat_s;              /* s, heating time constant (the slow one for exp2) */

@@ -107,6 +107,8 @@ void config_defaults(struct config *c) {
 }
 
 static bool config_section_known(const char *section) {
+        if (alert_config_section(section))
+                return true;
         for (size_t i = 0; i < sizeof config_sections / sizeof config_sections[0]; i++)
                 if (strcmp(config_sections[i], section) == 0)
                         return true;
@@ -356,6 +358,8 @@ static int config_set_styled(struct config *c, const char *section, const char *
                 return -EINVAL;
         if (!config_section_known(section))
                 return config_error(err, errlen, -EINVAL, "unknown section [%s]", section);
+        if (alert_config_section(section))
+                return alert_config_set(&c->alerts, section, key, value ? value : "", err, errlen);
         k = config_key_find(section, key);
         config_key_name(section, key, style, name, sizeof name);
         if (!k && style == CONFIG_STYLE_FILE)
@@ -405,6 +409,13 @@ static bool config_parser_check_header(struct config_parser *p, const char *line
                 return true;            /* inih reports the syntax error */
         n = (size_t) (end - line - 1);
         snprintf(section, sizeof section, "%.*s", (int) n, line + 1);
+        if (n < sizeof section && alert_config_section(section)) {
+                /* a rule starts at its header, so a name used twice is caught there */
+                int r = alert_config_begin(&p->c->alerts, section, p->line, message, sizeof message);
+                if (r < 0)
+                        config_parser_fail(p, r, message);
+                return r >= 0;
+        }
         if (n < sizeof section && config_section_known(section))
                 return true;
         snprintf(message, sizeof message, "unknown section [%s]", section);
@@ -576,6 +587,12 @@ int config_validate(const struct config *c, char *err, size_t errlen) {
                 return config_error(err, errlen, -E2BIG,
                                     "%s%s%s (%s) at %s (%s) is more than %d samples",
                                     prefix, sep, name, a, other, b, CONFIG_HISTORY_MAX_SAMPLES);
+        unsigned line = 0;
+        r = alert_config_validate(&c->alerts, &line, msg, sizeof msg);
+        if (r < 0 && line)
+                return config_error(err, errlen, r, "%s:%u: %s", c->path, line, msg);
+        if (r < 0)
+                return config_error(err, errlen, r, "%s%s%s", prefix, sep, msg);
         return 0;
 }
 

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "alert-config.h"
+
 #define CONFIG_DEFAULT_PATH "/etc/heatcurve/heatcurved.conf"
 
 /* Upper bound on history / interval, i.e. on the history ring's capacity. */
@@ -55,6 +57,7 @@ struct config {
         char token_file[512];           /* "" for none: mutations from loopback only */
         double safety_limit_c;          /* 0 for the default (lowest hot trip - 5, else 85) */
         char stress_dir[512];           /* where io loads put their file; "" = state_dir */
+        struct alert_config alerts;     /* [alert NAME] and [fan NAME] sections */
 };
 
 void config_defaults(struct config *c);

@@ -14,7 +14,10 @@
  * the samples document (GET /api/v1/runs/{id}/samples); trip points are
  * added as levels. plot_data_finish() fits the curves and points `run` at
  * the arrays. The metrics are taken from the document, as rounded there, so
- * both sides draw the same numbers.
+ * both sides draw the same numbers. Limitation: the document gives the
+ * phases' starts in wall-clock ms while elapsed_s runs on the monotonic
+ * clock, so after a wall clock step during a run the shaded phases (and
+ * the compare alignment) are off by the step.
  */
 struct plot_data {
         struct plot_run run;            /* valid after plot_data_finish() */

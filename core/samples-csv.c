@@ -165,6 +165,19 @@ int samples_read(FILE *f, int (*row)(void *userdata, char *line, bool header), v
         return r;
 }
 
+int64_t samples_complete_length(FILE *f) {
+        char *line = NULL;
+        size_t size = 0;
+        ssize_t len;
+        int64_t total = 0;
+
+        rewind(f);
+        while ((len = getline(&line, &size, f)) > 0 && line[len - 1] == '\n' && !memchr(line, '\0', (size_t) len))
+                total += len;
+        free(line);
+        return ferror(f) ? -EIO : total;
+}
+
 /* One field as JSON: a number, a string (the phase, the unit), or null when empty. */
 static json_object *field_json(const char *f) {
         char *end;

@@ -76,6 +76,10 @@ int samples_parse_row(char *line, struct samples_row *ret);
  * that; otherwise 0, or -errno on a read error. */
 int samples_read(FILE *f, int (*row)(void *userdata, char *line, bool header), void *userdata);
 
+/* Bytes of f that hold the header and complete rows, as samples_read()
+ * takes them (it stops where this ends), or -errno. Reads from the start. */
+int64_t samples_complete_length(FILE *f);
+
 /* The whole file as {"columns": [...], "rows": [[...], ...]}: numbers as
  * numbers, the phase and unit as strings, empty fields as null. */
 json_object *samples_to_json(FILE *f);

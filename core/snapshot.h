@@ -9,8 +9,10 @@
  * sample or on_sensors call, whichever comes first. */
 struct snapshot {
         const struct sensors *sensors;  /* just read */
-        int64_t time_ms;                /* Unix ms (wall clock: a label) */
+        int64_t time_ms;                /* Unix ms (wall clock: a label; it may step) */
+        int64_t mono_ms;                /* CLOCK_MONOTONIC ms: what durations are measured on */
         uint64_t tick;                  /* count since start, from 1 */
+        int64_t tick_ns;                /* ns the previous tick took (reads and consumers), -1 before one */
 };
 
 /* One consumer of the tick (history, the runs, ...). The daemon calls every

@@ -51,6 +51,13 @@ const char *util_errno_name(int err) {
         return name ? name : "EUNKNOWN";
 }
 
+uint64_t util_monotonic_ns(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
 int util_write_all(int fd, const void *data, size_t len) {
         const char *p = data;
 

@@ -11,6 +11,8 @@
 int64_t util_now_ms(void);
 /* CLOCK_MONOTONIC in microseconds, the clock sd-event timers use. */
 uint64_t util_monotonic_us(void);
+/* CLOCK_MONOTONIC in nanoseconds, for measuring how long something took. */
+uint64_t util_monotonic_ns(void);
 
 /* mkdir -p with mode for each missing component. */
 int util_mkdir_p(const char *path, mode_t mode);

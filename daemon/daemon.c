@@ -11,6 +11,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "alerts.h"
 #include "api.h"
 #include "build-config.h"
 #include "http.h"
@@ -145,6 +146,34 @@ static int daemon_setup_runs(struct daemon *d) {
         return 0;
 }
 
+/* An alert reached crit: a run's load stops, so the board is protected the
+ * same way inside and outside runs. */
+static void daemon_on_alert(void *userdata, const struct alert_transition *t) {
+        struct daemon *d = userdata;
+        char reason[300];
+
+        if (t->state != ALERT_CRIT || !runs_live(d->runs))
+                return;
+        snprintf(reason, sizeof reason, "alert %s reached crit: %s at %.1f C", t->rule, t->sensor, t->value_c);
+        runs_abort(d->runs, reason);
+}
+
+static int daemon_setup_alerts(struct daemon *d) {
+        struct alerts_host host = {
+                .event = d->event, .state_dir = d->state_dir_ok ? d->cfg.state_dir : NULL,
+                .transition = daemon_on_alert, .userdata = d,
+        };
+        char err[256];
+        int r = alerts_new(&host, &d->cfg.alerts, &d->alerts, err, sizeof err);
+
+        if (r < 0)
+                log_error("Cannot set up alerts: %s", err);
+        else
+                log_info("%zu alert rule%s%s", alerts_count(d->alerts), alerts_count(d->alerts) == 1 ? "" : "s",
+                         d->cfg.alerts.n_rules ? "" : " (the default, from the trip points)");
+        return r;
+}
+
 /* The token protecting mutating requests: read at start and on reload. */
 static int daemon_read_token(const struct config *c, char *buf, size_t size) {
         FILE *f;
@@ -174,7 +203,8 @@ static int daemon_setup_history(struct daemon *d) {
         }
         daemon_setup_state_dir(d);
         recorder_init(&d->recorder, d->hist);
-        return daemon_setup_runs(d);
+        r = daemon_setup_runs(d);
+        return r < 0 ? r : daemon_setup_alerts(d);
 }
 
 
@@ -293,6 +323,9 @@ static void daemon_reload(struct daemon *d) {
         struct runs_settings set;
         daemon_runs_settings(d, &set);
         runs_set_settings(d->runs, &set);
+        char aerr[256];
+        if (alerts_configure(d->alerts, &d->cfg.alerts, aerr, sizeof aerr) < 0)
+                log_error("Reload: alert rules not changed: %s", aerr);
 
         r = sensors_reprobe(&d->sensors);
         if (r < 0)
@@ -308,8 +341,10 @@ static int daemon_on_signal(sd_event_source *es, const struct signalfd_siginfo *
 
         if (si->ssi_signo == SIGHUP)
                 daemon_reload(d);
-        else
+        else {
+                d->stop_signal = (int) si->ssi_signo;
                 sd_event_exit(d->event, 0);
+        }
         return 0;
 }
 
@@ -337,7 +372,7 @@ static void daemon_api_status(void *userdata, struct api_daemon_status *ret) {
 
 static int daemon_setup_http(struct daemon *d) {
         struct api_context ctx = {
-                .cfg = &d->cfg, .token = d->token, .runs = d->runs, .hist = d->hist, .sim = d->sim,
+                .cfg = &d->cfg, .token = d->token, .runs = d->runs, .alerts = d->alerts, .hist = d->hist, .sim = d->sim,
                 .started_ms = d->started_ms, .status = daemon_api_status, .userdata = d,
         };
         int fd, r;
@@ -368,10 +403,12 @@ static int daemon_setup_http(struct daemon *d) {
         return 0;
 }
 
-/* Who gets each snapshot, in this order: the history, the runs, the API. */
+/* Who gets each snapshot, in this order: the history, the alerts (so a crit
+ * stops a run's load at this very tick), the runs, the API. */
 static int daemon_setup_consumers(struct daemon *d) {
         const struct tick_consumer consumers[] = {
                 { "history", &d->recorder, recorder_on_sample, recorder_on_sensors },
+                { "alerts", d->alerts, alerts_on_sample, alerts_on_sensors },
                 { "runs", d->runs, runs_on_sample, runs_on_sensors },
                 { "api", d->api, api_on_sample, api_on_sensors },
         };
@@ -395,6 +432,7 @@ int daemon_new(const struct options *o, const struct config *cfg, bool serve, st
         d->opts = o;
         d->cfg = *cfg;
         d->started_ms = util_now_ms();
+        d->tick_ns = -1;
         r = daemon_read_token(&d->cfg, d->token, sizeof d->token);
         if (r < 0)
                 log_error("Cannot read the token from %s: %s", d->cfg.token_file,
@@ -438,7 +476,11 @@ int daemon_run(struct daemon *d) {
 void daemon_free(struct daemon *d) {
         if (!d)
                 return;
-        runs_free(d->runs, "heatcurved is shutting down");
+        char reason[160];
+        snprintf(reason, sizeof reason, "heatcurved was stopped (%s%s: a stop, restart, upgrade or shutdown) "
+                 "during the run", d->stop_signal ? "SIG" : "", d->stop_signal ? sigabbrev_np(d->stop_signal) : "an error");
+        runs_free(d->runs, reason);
+        alerts_free(d->alerts);
         if (d->event)
                 daemon_save_history(d);
         http_free(d->http);

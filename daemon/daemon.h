@@ -13,6 +13,7 @@
 #include "simulate.h"
 #include "tick.h"
 
+struct alerts;
 struct api;
 struct http_server;
 struct runs;
@@ -44,6 +45,7 @@ struct daemon {
         struct history *hist;
         struct recorder recorder;       /* feeds the history from the tick */
         struct runs *runs;
+        struct alerts *alerts;
         struct api *api;
         struct http_server *http;
         int listen_port;                /* actual port (when configured as 0) */
@@ -52,6 +54,7 @@ struct daemon {
         size_t n_consumers;
         bool *was_ok;                   /* per temperature: ok at the previous tick, for change-of-state logs */
         uint64_t ticks;
+        int64_t tick_ns;                /* ns the last tick took, -1 before one */
 
         int64_t started_ms;             /* Unix ms */
         int64_t history_saved_ms;       /* Unix ms of the last successful save, 0 for never */
@@ -59,6 +62,7 @@ struct daemon {
         bool state_ok;                  /* ... and the last save went through */
         char state_error[1200];         /* why it is not, "" when ok */
         char token[256];                /* bearer token for mutating requests, "" for none */
+        int stop_signal;                /* the signal that ended the loop, 0 while running */
 };
 
 /* Defaults, then the config file, then the command line; validated. Used at

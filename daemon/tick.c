@@ -89,6 +89,7 @@ static void tick_reprobe(struct daemon *d) {
 void tick_run(struct daemon *d) {
         struct snapshot snap;
         int64_t now = util_now_ms();
+        uint64_t started_ns = util_monotonic_ns();
         int r;
 
         if (d->sim) {
@@ -102,8 +103,12 @@ void tick_run(struct daemon *d) {
                 tick_reprobe(d);
                 sensors_read(d->sensors, now);
         }
-        snap = (struct snapshot) { .sensors = d->sensors, .time_ms = now, .tick = ++d->ticks };
+        snap = (struct snapshot) {
+                .sensors = d->sensors, .time_ms = now, .mono_ms = (int64_t) (started_ns / 1000000u),
+                .tick = ++d->ticks, .tick_ns = d->tick_ns,
+        };
         for (size_t i = 0; i < d->n_consumers; i++)
                 d->consumers[i].on_sample(d->consumers[i].userdata, &snap);
         tick_notify_status(d);
+        d->tick_ns = (int64_t) (util_monotonic_ns() - started_ns);
 }

@@ -1,10 +1,13 @@
 /* run-def.c — a run's definition: parse and validate the POSTed JSON, and write a run back as JSON. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "duration.h"
 #include "run.h"
@@ -102,6 +105,33 @@ static int parse_size(const char *text, uint64_t *ret) {
         return 0;
 }
 
+static bool is_executable_file(const char *path) {
+        struct stat st;
+
+        return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+/* What execvp() would run: a path as given, a bare name looked up in PATH.
+ * Known before the run starts, so a typo is a 400, not a run that aborts. */
+static int check_program(const char *name, const char *where, char *err, size_t errlen) {
+        const char *path = getenv("PATH");
+        char buf[PATH_MAX];
+
+        if (!*name)
+                return def_error(err, errlen, "%sargv[0]: must name a program", where);
+        if (strchr(name, '/'))
+                return is_executable_file(name) ? 0 :
+                        def_error(err, errlen, "%sargv[0]: \"%s\" is not an executable file", where, name);
+        for (const char *dir = path && *path ? path : "/usr/local/bin:/usr/bin:/bin"; *dir; ) {
+                size_t len = strcspn(dir, ":");
+                if (snprintf(buf, sizeof buf, "%.*s/%s", (int) len, len ? dir : ".", name) < (int) sizeof buf &&
+                    is_executable_file(buf))
+                        return 0;
+                dir += len + (dir[len] == ':');
+        }
+        return def_error(err, errlen, "%sargv[0]: \"%s\" is not found in PATH", where, name);
+}
+
 static int parse_load_argv(json_object *o, const char *where, struct run_phase *p, char *err, size_t errlen) {
         json_object *a;
         size_t n;
@@ -123,7 +153,7 @@ static int parse_load_argv(json_object *o, const char *where, struct run_phase *
                         return -ENOMEM;
         }
         p->stress.argv = p->command;
-        return 0;
+        return check_program(p->command[0], where, err, errlen);
 }
 
 static int parse_load_fields(json_object *o, const char *where, struct run_phase *p, char *err, size_t errlen) {

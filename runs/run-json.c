@@ -100,10 +100,11 @@ static json_object *run_live_to_json(const struct run *r) {
         const struct sensors *sn = r->host->sensors;
         const struct temp_sensor *hot = sensors_hottest(sn);
         json_object *o = json_object_new_object();
-        int64_t last_ms = s->n ? r->created_ms + (int64_t) (s->t_s[s->n - 1] * 1000.0) : r->created_ms;
+        int64_t last_mono_ms = r->created_mono_ms + (s->n ? (int64_t) (s->t_s[s->n - 1] * 1000.0) : 0);
 
         json_object_object_add(o, "elapsed_s", json_new_number(s->n ? s->t_s[s->n - 1] : 0.0, 1));
-        json_object_object_add(o, "phase_elapsed_s", json_new_number((double) (last_ms - p->started_ms) / 1000.0, 1));
+        json_object_object_add(o, "phase_elapsed_s",
+                               json_new_number((double) (last_mono_ms - p->started_mono_ms) / 1000.0, 1));
         json_object_object_add(o, "temp_c", s->n ? json_new_number(s->temp_c[s->n - 1], 3) : NULL);
         json_object_object_add(o, "freq_hz", s->n ? json_new_number(s->freq_hz[s->n - 1], 0) : NULL);
         json_object_object_add(o, "hottest_c", hot ? json_new_millis(hot->temp_mc) : NULL);
@@ -147,6 +148,7 @@ json_object *run_to_json(const struct run *r, bool live) {
         json_object_object_add(o, "phases", phases);
         json_object_object_add(o, "metrics", json_run_metrics(&r->metrics, r->work_unit));
         json_object_object_add(o, "recording", recording_to_json(r));
+        json_object_object_add(o, "clock_steps", json_object_new_int64(r->clock_steps));
         json_object_object_add(o, "live", live && running && r->host ? run_live_to_json(r) : NULL);
         return o;
 }
@@ -301,6 +303,7 @@ static int record_from_json(json_object *doc, struct run *r, char *err, size_t e
         r->recording_ok = json_object_get_boolean(doc_get(rec, "ok"));
         doc_copy(rec, "error", r->recording_error, sizeof r->recording_error);
         r->n_samples = (size_t) doc_int(rec, "samples");
+        r->clock_steps = (unsigned) doc_int(doc, "clock_steps");
         r->n_phases = json_object_array_length(phases);
         if (r->phase_index >= r->n_phases)
                 r->phase_index = 0;

@@ -88,18 +88,90 @@ static int run_store_read(const char *dir, struct run **ret, char *err, size_t e
         return r;
 }
 
-int run_store_delete(const char *state_dir, unsigned id) {
-        static const char *const files[] = { "run.json", "run.json.tmp", "samples.csv" };
-        char dir[PATH_MAX], path[PATH_MAX];
+/* The files a run directory holds: what the daemon writes there, and
+ * run.json.corrupt-* (a damaged run.json moved aside). */
+static bool run_store_own_file(const char *name) {
+        return strcmp(name, "run.json") == 0 || strcmp(name, "run.json.tmp") == 0 ||
+               strcmp(name, "samples.csv") == 0 || strncmp(name, "run.json.corrupt-", 17) == 0;
+}
 
-        if (run_store_dir(state_dir, id, dir, sizeof dir) < 0)
-                return -ENAMETOOLONG;
-        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
-                snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-                if (unlink(path) < 0 && errno != ENOENT)
-                        return -errno;
+/* The first entry of the open directory that is not one of ours, or -errno. */
+static int run_store_foreign_file(int dfd, char *name, size_t size) {
+        int fd = fcntl(dfd, F_DUPFD_CLOEXEC, 0);
+        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+        struct dirent *de;
+        int found = 0;
+
+        if (!d) {
+                if (fd >= 0)
+                        close(fd);
+                return -errno;
         }
-        return rmdir(dir) < 0 ? -errno : 0;
+        rewinddir(d);           /* the duplicate shares its offset with dfd */
+        while (!found && (de = readdir(d)))
+                if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && !run_store_own_file(de->d_name)) {
+                        snprintf(name, size, "%s", de->d_name);
+                        found = 1;
+                }
+        closedir(d);
+        return found;
+}
+
+/* Unlinks the files of ours in the open run directory. -errno. */
+static int run_store_unlink_own(int dfd) {
+        int fd = fcntl(dfd, F_DUPFD_CLOEXEC, 0), r = 0;
+        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+        struct dirent *de;
+
+        if (!d) {
+                r = -errno;
+                if (fd >= 0)
+                        close(fd);
+                return r;
+        }
+        rewinddir(d);
+        while (r == 0 && (de = readdir(d)))
+                if (run_store_own_file(de->d_name) && unlinkat(dfd, de->d_name, 0) < 0 && errno != ENOENT)
+                        r = -errno;
+        closedir(d);
+        return r;
+}
+
+int run_store_delete(const char *state_dir, unsigned id, char *err, size_t errlen) {
+        char runs[PATH_MAX], name[16], other[256];
+        int runs_fd, dfd, r;
+
+        snprintf(runs, sizeof runs, "%s/runs", state_dir);
+        snprintf(name, sizeof name, "%u", id);
+        runs_fd = open(runs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        /* never through a symlink: its target is not a run this daemon wrote */
+        dfd = runs_fd >= 0 ? openat(runs_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+        if (dfd < 0) {
+                r = -errno;
+                snprintf(err, errlen, "%s/%s: %s", runs, name, r == -ELOOP || r == -ENOTDIR ?
+                         "not a directory (a symbolic link?); not touching it" : strerror(-r));
+                if (runs_fd >= 0)
+                        close(runs_fd);
+                return r;
+        }
+        /* all or nothing: a file someone else put there keeps the whole run */
+        r = run_store_foreign_file(dfd, other, sizeof other);
+        if (r > 0) {
+                snprintf(err, errlen, "%s/%s holds \"%s\", which heatcurved did not write; move it away first",
+                         runs, name, other);
+                close(dfd);
+                close(runs_fd);
+                return -ENOTEMPTY;
+        }
+        if (r == 0)
+                r = run_store_unlink_own(dfd);
+        if (r == 0 && unlinkat(runs_fd, name, AT_REMOVEDIR) < 0)
+                r = -errno;
+        if (r < 0)
+                snprintf(err, errlen, "%s/%s: %s", runs, name, strerror(-r));
+        close(dfd);
+        close(runs_fd);
+        return r;
 }
 
 static enum analysis_phase phase_from_csv(const char *s) {
@@ -197,19 +269,34 @@ int64_t run_store_read_series(const char *dir, struct run_series *s, char *unit,
         return rd.last_ms;
 }
 
-/* A run.json still saying "running" after a start: the daemon died under it. */
-static int recover_run(const char *dir, struct run *r) {
-        struct run_series s = {};
-        int64_t last = run_store_read_series(dir, &s, r->work_unit, sizeof r->work_unit);
+/* Cuts a samples.csv left with a torn last row (a crash mid-write, a tail
+ * of zeros after a power loss) back to its last complete row. */
+static void truncate_torn_tail(const char *dir) {
+        char path[PATH_MAX];
+        FILE *f;
+        int64_t complete;
+        struct stat st;
 
-        run_series_metrics(&s, r->ambient_c, &r->metrics);
-        snprintf(r->abort_reason, sizeof r->abort_reason, "heatcurved stopped during the run (crash, kill or "
-                 "power loss); %zu samples kept", s.n);
+        snprintf(path, sizeof path, "%s/samples.csv", dir);
+        f = fopen(path, "r+e");
+        if (!f)
+                return;
+        complete = samples_complete_length(f);
+        if (complete >= 0 && fstat(fileno(f), &st) == 0 && st.st_size > complete)
+                (void) ftruncate(fileno(f), complete);
+        fclose(f);
+}
+
+/* The run ended with the daemon: interrupted, metrics from the samples kept. */
+static int recover_run_with(const char *dir, struct run *r, const struct run_series *s, int64_t last,
+                            const char *why) {
+        run_series_metrics(s, r->ambient_c, &r->metrics);
+        snprintf(r->abort_reason, sizeof r->abort_reason, "%s; %zu samples kept", why, s->n);
         r->state = RUN_INTERRUPTED;
         r->ended_ms = last;
         r->recording_ok = true;
         r->recording_error[0] = '\0';
-        r->n_samples = s.n;
+        r->n_samples = s->n;
         for (size_t i = 0; i < r->n_phases; i++) {
                 struct run_phase *p = &r->phases[i];
                 if (!p->started_ms || p->end_reason[0])
@@ -217,8 +304,72 @@ static int recover_run(const char *dir, struct run *r) {
                 p->ended_ms = last;
                 snprintf(p->end_reason, sizeof p->end_reason, "interrupted");
         }
-        run_series_free(&s);
         return run_store_write(r, dir);
+}
+
+/* A run.json still saying "running" after a start: the daemon died under it. */
+static int recover_run(const char *dir, struct run *r) {
+        struct run_series s = {};
+        int64_t last;
+        int e;
+
+        truncate_torn_tail(dir);
+        last = run_store_read_series(dir, &s, r->work_unit, sizeof r->work_unit);
+        e = recover_run_with(dir, r, &s, last, "heatcurved stopped during the run (crash, kill or power loss)");
+        run_series_free(&s);
+        return e;
+}
+
+/* A run whose run.json is lost or damaged but whose samples are there: it
+ * is rebuilt from them as interrupted (phases from the phase column), and
+ * the damaged file is moved aside, never deleted. */
+static int rebuild_run(const char *dir, unsigned id, const char *why, struct run **ret) {
+        struct run_series s = {};
+        char unit[16] = "", path[PATH_MAX], aside[PATH_MAX];
+        int64_t last = run_store_read_series(dir, &s, unit, sizeof unit);
+        struct run *r;
+        int e;
+
+        if (s.n == 0 || last <= 0) {
+                run_series_free(&s);
+                return -ENODATA;
+        }
+        r = run_alloc();
+        if (!r) {
+                run_series_free(&s);
+                return -ENOMEM;
+        }
+        r->id = id;
+        r->notes = strdup("");
+        snprintf(r->label, sizeof r->label, "run %u", id);
+        snprintf(r->work_unit, sizeof r->work_unit, "%s", unit);
+        r->created_ms = last - (int64_t) (s.t_s[s.n - 1] * 1000.0);
+        for (size_t i = 0; i < s.n && r->n_phases < RUN_PHASES_MAX; i++) {
+                if (i > 0 && s.phase[i] == s.phase[i - 1])
+                        continue;
+                struct run_phase *p = &r->phases[r->n_phases++];
+                p->kind = s.phase[i];
+                p->until = UNTIL_DURATION;
+                p->started_ms = r->created_ms + (int64_t) (s.t_s[i] * 1000.0);
+                snprintf(p->end_reason, sizeof p->end_reason, "interrupted");
+                if (r->n_phases > 1)
+                        r->phases[r->n_phases - 2].ended_ms = p->started_ms;
+        }
+        r->phases[r->n_phases - 1].ended_ms = last;
+        for (size_t i = 0; i < r->n_phases; i++)
+                r->phases[i].duration_ms = (uint64_t) (r->phases[i].ended_ms - r->phases[i].started_ms);
+        snprintf(path, sizeof path, "%s/run.json", dir);
+        snprintf(aside, sizeof aside, "%s/run.json.corrupt-%lld", dir, (long long) (util_now_ms() / 1000));
+        (void) rename(path, aside);
+        e = r->notes ? recover_run_with(dir, r, &s, last, why) : -ENOMEM;
+        run_series_free(&s);
+        if (e == -ENOMEM) {
+                run_free(r);
+                return e;
+        }
+        /* not written back (a full or read-only disk): it is still listed, and rebuilt again next time */
+        *ret = r;
+        return 0;
 }
 
 static int compare_ids(const void *a, const void *b) {
@@ -261,8 +412,16 @@ int run_store_load_all(const char *state_dir, struct run ***ret, size_t *n, unsi
                         *max_id = id;
                 snprintf(dir, sizeof dir, "%s/%s", runs, de->d_name);
                 if (run_store_read(dir, &r, why, sizeof why) < 0) {
-                        snprintf(warn, warnlen, "%s/run.json: %s, ignoring that run", dir, why);
-                        continue;
+                        char reason[400];
+                        snprintf(reason, sizeof reason, "run.json was lost or damaged (%s)", why);
+                        truncate_torn_tail(dir);
+                        if (rebuild_run(dir, id, reason, &r) < 0) {
+                                snprintf(warn, warnlen, "%s/run.json: %s, and no samples to rebuild it from; "
+                                         "ignoring that run", dir, why);
+                                continue;
+                        }
+                        snprintf(warn, warnlen, "%s/run.json: %s; rebuilt from samples.csv as interrupted "
+                                 "(the damaged file is kept as run.json.corrupt-*)", dir, why);
                 }
                 int e = r->state == RUN_RUNNING ? recover_run(dir, r) : 0;
                 if (e < 0)

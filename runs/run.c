@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "run-load.h"
 #include "samples-csv.h"
 #include "util.h"
 
@@ -43,12 +44,12 @@ struct run *run_alloc(void) {
 void run_free(struct run *r) {
         if (!r)
                 return;
-        for (size_t i = 0; i < ELEMENTSOF(r->child_sources); i++)
-                sd_event_source_disable_unref(r->child_sources[i]);
-        sd_event_source_disable_unref(r->kill_timer);
-        if (r->stress)
-                stress_reap_blocking(r->stress, STRESS_STOP_GRACE_MS);
-        stress_free(r->stress);
+        run_load_free(r->load);
+        while (r->stopping) {
+                struct run_load *l = r->stopping;
+                r->stopping = l->next;
+                run_load_free(l);
+        }
         if (r->csv_fd >= 0)
                 close(r->csv_fd);
         for (size_t i = 0; i < r->n_phases; i++) {
@@ -66,62 +67,39 @@ void run_free(struct run *r) {
 }
 
 bool run_stress_stopping(const struct run *r) {
-        return r->stress != NULL;
+        return r->load || r->stopping;
 }
 
-/* The load's children are gone: drop their sources and the load. Never from
- * inside a child source's own callback. */
+/* Frees the stopped loads whose workers have all been reaped (never from
+ * inside a child source's callback: this runs from the tick). */
 static void run_stress_release(struct run *r) {
-        if (!r->stress || !stress_all_exited(r->stress))
-                return;
-        for (size_t i = 0; i < ELEMENTSOF(r->child_sources); i++)
-                r->child_sources[i] = sd_event_source_disable_unref(r->child_sources[i]);
-        r->kill_timer = sd_event_source_disable_unref(r->kill_timer);
-        stress_free(r->stress);
-        r->stress = NULL;
-}
-
-static int run_on_child(sd_event_source *es, const siginfo_t *si, void *userdata) {
-        struct run *r = userdata;
-
-        stress_child_exited(r->stress, si);
-        return 0;
-}
-
-static int run_on_kill_timer(sd_event_source *es, uint64_t usec, void *userdata) {
-        struct run *r = userdata;
-
-        if (r->stress && !stress_all_exited(r->stress)) {
-                run_log(r, LOG_WARNING, "load did not stop within %u ms, killing it", STRESS_STOP_GRACE_MS);
-                stress_kill(r->stress);
+        for (struct run_load **p = &r->stopping; *p; ) {
+                struct run_load *l = *p;
+                if (!run_load_exited(l)) {
+                        p = &l->next;
+                        continue;
+                }
+                *p = l->next;
+                run_load_free(l);
         }
-        return 0;
 }
 
+/* The current load stops; it joins the list until its workers are reaped. */
 static void run_stress_stop(struct run *r) {
-        if (!r->stress)
+        if (!r->load)
                 return;
-        stress_stop(r->stress);
-        if (!r->kill_timer)
-                sd_event_add_time_relative(r->host->event, &r->kill_timer, CLOCK_MONOTONIC,
-                                           STRESS_STOP_GRACE_MS * 1000u, 0, run_on_kill_timer, r);
+        run_load_stop(r->load, r->host->event);
+        r->load->next = r->stopping;
+        r->stopping = r->load;
+        r->load = NULL;
 }
 
 static int run_stress_start(struct run *r, struct run_phase *p) {
-        int ret = stress_start(&p->stress, &r->stress);
+        int ret = run_load_start(r->host->event, &p->stress, r->id, &r->load);
 
         if (ret < 0)
                 return ret;
-        for (size_t i = 0; i < stress_n_pids(r->stress); i++) {
-                ret = sd_event_add_child(r->host->event, &r->child_sources[i], stress_pid(r->stress, i),
-                                         WEXITED, run_on_child, r);
-                if (ret < 0) {
-                        stress_reap_blocking(r->stress, STRESS_STOP_GRACE_MS);
-                        run_stress_release(r);
-                        return ret;
-                }
-        }
-        snprintf(r->work_unit, sizeof r->work_unit, "%s", stress_work_unit(r->stress));
+        snprintf(r->work_unit, sizeof r->work_unit, "%s", stress_work_unit(r->load->stress));
         r->work_prev = 0;
         r->work_prev_ms = 0;
         return 0;
@@ -142,8 +120,22 @@ static void run_recording_failed(struct run *r, const char *what, int err) {
 static void run_write_json(struct run *r) {
         int ret = run_store_write(r, r->dir);
 
+        r->unsaved = ret < 0;
         if (ret < 0)
                 run_recording_failed(r, "writing run.json", -ret);
+}
+
+int run_save_pending(struct run *r) {
+        int ret;
+
+        if (!r->unsaved)
+                return 0;
+        ret = run_store_write(r, r->dir);
+        if (ret < 0)
+                return ret;
+        r->unsaved = false;
+        run_log(r, LOG_NOTICE, "run.json written after all");
+        return 1;
 }
 
 static int run_csv_header(struct run *r) {
@@ -202,11 +194,12 @@ static void run_sync(struct run *r) {
                 run_recording_failed(r, "writing samples.csv", errno);
 }
 
-static int run_phase_begin(struct run *r, int64_t now_ms) {
+static int run_phase_begin(struct run *r, struct run_now now) {
         struct run_phase *p = &r->phases[r->phase_index];
         int ret;
 
-        p->started_ms = now_ms;
+        p->started_ms = now.wall_ms;
+        p->started_mono_ms = now.mono_ms;
         if (p->has_stress) {
                 ret = run_stress_start(r, p);
                 if (ret < 0)
@@ -218,11 +211,11 @@ static int run_phase_begin(struct run *r, int64_t now_ms) {
         return 0;
 }
 
-static void run_phase_end(struct run *r, int64_t now_ms, const char *reason) {
+static void run_phase_end(struct run *r, struct run_now now, const char *reason) {
         struct run_phase *p = &r->phases[r->phase_index];
         const struct run_series *s = &r->series;
 
-        p->ended_ms = now_ms;
+        p->ended_ms = now.wall_ms;
         snprintf(p->end_reason, sizeof p->end_reason, "%s", reason);
         run_stress_stop(r);
         if (p->kind == ANALYSIS_PHASE_IDLE && s->n)
@@ -232,9 +225,9 @@ static void run_phase_end(struct run *r, int64_t now_ms, const char *reason) {
         run_log(r, LOG_INFO, "phase %zu (%s) ended: %s", r->phase_index, phase_name(p), reason);
 }
 
-static void run_finish(struct run *r, int64_t now_ms, enum run_state state) {
+static void run_finish(struct run *r, struct run_now now, enum run_state state) {
         r->state = state;
-        r->ended_ms = now_ms;
+        r->ended_ms = now.wall_ms;
         run_series_metrics(&r->series, r->ambient_c, &r->metrics);
         run_sync(r);
         if (r->csv_fd >= 0) {
@@ -254,24 +247,33 @@ static void run_finish(struct run *r, int64_t now_ms, enum run_state state) {
                 run_log(r, LOG_NOTICE, "finished: plateau %.1f C, rise %.1f C, tau %.0f s",
                         r->metrics.plateau_c, r->metrics.rise_c, r->metrics.tau_heat_s);
         else
-                run_log(r, LOG_WARNING, "aborted: %s", r->abort_reason);
+                run_log(r, LOG_WARNING, "%s: %s", run_state_to_string(state), r->abort_reason);
         r->host->ended(r->host, r);
 }
 
-static void run_end_early(struct run *r, const char *end_reason, const char *reason, int64_t now_ms) {
+static struct run_now run_now(void) {
+        return (struct run_now) { util_now_ms(), (int64_t) (util_monotonic_ns() / 1000000u) };
+}
+
+static void run_end_early(struct run *r, struct run_now now, enum run_state state, const char *end_reason,
+                          const char *reason) {
         if (r->state != RUN_RUNNING)
                 return;
         snprintf(r->abort_reason, sizeof r->abort_reason, "%s", reason);
-        run_phase_end(r, now_ms, end_reason);
-        run_finish(r, now_ms, RUN_ABORTED);
+        run_phase_end(r, now, end_reason);
+        run_finish(r, now, state);
 }
 
-void run_abort(struct run *r, const char *reason, int64_t now_ms) {
-        run_end_early(r, "aborted", reason, now_ms);
+void run_abort(struct run *r, const char *reason) {
+        run_end_early(r, run_now(), RUN_ABORTED, "aborted", reason);
 }
 
-void run_stop(struct run *r, int64_t now_ms) {
-        run_end_early(r, "stopped", "stopped on request", now_ms);
+void run_stop(struct run *r) {
+        run_end_early(r, run_now(), RUN_ABORTED, "stopped", "stopped on request");
+}
+
+void run_interrupt(struct run *r, const char *reason) {
+        run_end_early(r, run_now(), RUN_INTERRUPTED, "interrupted", reason);
 }
 
 /* The policy with the highest hardware max: the big cores on big.LITTLE. */
@@ -291,25 +293,26 @@ static bool run_cooling_active(const struct sensors *s) {
         return false;
 }
 
-static double run_work_rate(struct run *r, int64_t now_ms) {
+static double run_work_rate(struct run *r, int64_t mono_ms) {
         uint64_t work;
         double rate = NAN;
 
-        if (!r->stress || r->phases[r->phase_index].ended_ms)
+        if (!r->load)
                 return NAN;
-        work = stress_work_done(r->stress);
-        if (r->work_prev_ms && now_ms > r->work_prev_ms)
-                rate = (double) (work - r->work_prev) * 1000.0 / (double) (now_ms - r->work_prev_ms);
+        work = stress_work_done(r->load->stress);
+        if (r->work_prev_ms && mono_ms > r->work_prev_ms)
+                rate = (double) (work - r->work_prev) * 1000.0 / (double) (mono_ms - r->work_prev_ms);
         r->work_prev = work;
-        r->work_prev_ms = now_ms;
+        r->work_prev_ms = mono_ms;
         return rate;
 }
 
-/* s from the start of the first stress phase to elapsed_s; NaN while no load has started. */
+/* s from the start of the first stress phase to elapsed_s, on the monotonic
+ * clock like elapsed_s; NaN while no load has started. */
 static double run_since_load_s(const struct run *r, double elapsed_s) {
         for (size_t k = 0; k <= r->phase_index && k < r->n_phases; k++)
                 if (r->phases[k].kind == ANALYSIS_PHASE_STRESS && r->phases[k].started_ms)
-                        return elapsed_s - (double) (r->phases[k].started_ms - r->created_ms) / 1000.0;
+                        return elapsed_s - (double) (r->phases[k].started_mono_ms - r->created_mono_ms) / 1000.0;
         return NAN;
 }
 
@@ -354,29 +357,29 @@ static void run_csv_row(struct run *r, int64_t now_ms, double hottest, double lo
         r->n_samples++;
 }
 
-static void run_record(struct run *r, int64_t now_ms) {
+static void run_record(struct run *r, struct run_now now) {
         const struct sensors *s = r->host->sensors;
         const struct cpufreq_policy *p = run_policy(s);
         const struct temp_sensor *hot = sensors_hottest(s);
-        double t = (double) (now_ms - r->created_ms) / 1000.0;
+        double t = (double) (now.mono_ms - r->created_mono_ms) / 1000.0;
 
-        r->work_rate = run_work_rate(r, now_ms);
+        r->work_rate = run_work_rate(r, now.mono_ms);
         if (r->series.n && t <= r->series.t_s[r->series.n - 1])
-                return;         /* wall clock went backwards: skip rather than corrupt the series */
+                return;         /* two ticks within a millisecond */
         if (run_series_append(&r->series, t, temp_by_id(s, r->sensor), p ? p->cur_khz * 1000.0 : NAN,
                               r->max_allowed_hz, r->work_rate, run_cooling_active(s),
                               r->phases[r->phase_index].kind) < 0) {
                 run_recording_failed(r, "keeping samples in memory", ENOMEM);
                 return;
         }
-        run_csv_row(r, now_ms, hot ? hot->temp_mc / 1000.0 : NAN, s->load.ok ? s->load.total : NAN);
+        run_csv_row(r, now.wall_ms, hot ? hot->temp_mc / 1000.0 : NAN, s->load.ok ? s->load.total : NAN);
 }
 
 /* Returns true when the run was aborted. */
-static bool run_check_safety(struct run *r, int64_t now_ms) {
+static bool run_check_safety(struct run *r, struct run_now now) {
         const struct sensors *s = r->host->sensors;
         const struct run_phase *p = &r->phases[r->phase_index];
-        char reason[256];
+        char reason[256], why[48];
 
         for (size_t i = 0; i < s->n_temps; i++) {
                 const struct temp_sensor *t = &s->temps[i];
@@ -384,33 +387,29 @@ static bool run_check_safety(struct run *r, int64_t now_ms) {
                         continue;
                 snprintf(reason, sizeof reason, "%s reached %.1f C, the safety limit is %.1f C",
                          t->id, t->temp_mc / 1000.0, r->safety_limit_c);
-                run_abort(r, reason, now_ms);
+                run_end_early(r, now, RUN_ABORTED, "aborted", reason);
                 return true;
         }
         r->sensor_failures = isnan(r->series.temp_c[r->series.n - 1]) ? r->sensor_failures + 1 : 0;
         if (p->has_stress && r->sensor_failures >= RUN_SENSOR_LOSS_TICKS) {
                 snprintf(reason, sizeof reason, "temperature sensor %s stopped answering during the load", r->sensor);
-                run_abort(r, reason, now_ms);
+                run_end_early(r, now, RUN_ABORTED, "aborted", reason);
                 return true;
         }
-        if (r->stress && stress_failed(r->stress)) {
-                int code = 0, status = 0;
-                for (size_t i = 0; i < stress_n_pids(r->stress); i++)
-                        if (stress_exit_status(r->stress, i, &code, &status) >= 0)
-                                break;
-                snprintf(reason, sizeof reason, "the %s load ended by itself (%s %d)",
-                         stress_type_to_string(p->stress.type), code == CLD_EXITED ? "exit status" : "signal", status);
-                run_abort(r, reason, now_ms);
+        if (r->load && run_load_failed(r->load, why, sizeof why)) {
+                snprintf(reason, sizeof reason, "the %s load ended by itself (%s)",
+                         stress_type_to_string(p->stress.type), why);
+                run_end_early(r, now, RUN_ABORTED, "aborted", reason);
                 return true;
         }
         return false;
 }
 
 /* The reason the current phase is over, or NULL. */
-static const char *run_phase_done(struct run *r, int64_t now_ms) {
+static const char *run_phase_done(struct run *r, struct run_now now) {
         struct run_phase *p = &r->phases[r->phase_index];
         const struct run_series *s = &r->series;
-        uint64_t elapsed = (uint64_t) (now_ms - p->started_ms);
+        uint64_t elapsed = (uint64_t) (now.mono_ms - p->started_mono_ms);
         const double *t = s->t_s + r->phase_first, *y = s->temp_c + r->phase_first;
         size_t n = s->n - r->phase_first;
         double window = (double) p->window_ms / 1000.0;
@@ -420,10 +419,10 @@ static const char *run_phase_done(struct run *r, int64_t now_ms) {
                 return elapsed >= p->duration_ms ? "duration" : NULL;
         if (elapsed >= p->max_ms)
                 return "max";
-        if (p->until == UNTIL_PLATEAU && now_ms - r->last_plateau_check_ms >= 1000 &&
+        if (p->until == UNTIL_PLATEAU && now.mono_ms - r->last_plateau_check_ms >= 1000 &&
             analysis_check_plateau_window(t, y, n, window, &pl) >= 0) {
                 /* a fit per second at most: it costs milliseconds on long phases */
-                r->last_plateau_check_ms = now_ms;
+                r->last_plateau_check_ms = now.mono_ms;
                 r->predicted_plateau_c = pl.plateau_c;
                 r->plateau_ci95_c = pl.ci95_c;
                 if (pl.reached && elapsed >= p->min_ms)
@@ -439,43 +438,58 @@ static const char *run_phase_done(struct run *r, int64_t now_ms) {
         return NULL;
 }
 
-static void run_next_phase(struct run *r, int64_t now_ms, const char *reason) {
+static void run_next_phase(struct run *r, struct run_now now, const char *reason) {
         char msg[1100];
         int ret;
 
-        run_phase_end(r, now_ms, reason);
+        run_phase_end(r, now, reason);
         if (r->phase_index + 1 == r->n_phases) {
-                run_finish(r, now_ms, RUN_FINISHED);
+                run_finish(r, now, RUN_FINISHED);
                 return;
         }
         r->phase_index++;
         r->phase_first = r->series.n;
         r->predicted_plateau_c = r->plateau_ci95_c = NAN;
-        ret = run_phase_begin(r, now_ms);
+        ret = run_phase_begin(r, now);
         if (ret < 0) {
                 snprintf(msg, sizeof msg, "cannot start the load of phase %zu: %s", r->phase_index, strerror(-ret));
-                run_abort(r, msg, now_ms);
+                run_end_early(r, now, RUN_ABORTED, "aborted", msg);
         }
 }
 
-void run_tick(struct run *r, int64_t now_ms) {
+/* Boards without an RTC step their wall clock (NTP after boot): the run is
+ * timed on the monotonic clock, and a step is only noted. */
+static void run_note_clock_step(struct run *r, struct run_now now) {
+        int64_t offset = now.wall_ms - now.mono_ms, step = offset - r->clock_offset_ms;
+
+        if (step > -RUN_CLOCK_STEP_MS && step < RUN_CLOCK_STEP_MS)
+                return;
+        r->clock_offset_ms = offset;
+        r->clock_steps++;
+        run_log(r, LOG_NOTICE, "the wall clock stepped by %+.1f s; phases and fits go on the monotonic clock",
+                (double) step / 1000.0);
+}
+
+void run_tick(struct run *r, int64_t wall_ms, int64_t mono_ms) {
+        struct run_now now = { wall_ms, mono_ms };
         const char *reason;
 
         run_stress_release(r);
         if (r->state != RUN_RUNNING)
                 return;
-        run_record(r, now_ms);
-        if (!r->series.n || run_check_safety(r, now_ms))
+        run_note_clock_step(r, now);
+        run_record(r, now);
+        if (!r->series.n || run_check_safety(r, now))
                 return;
         if (!r->recording_ok) {
                 char msg[1100];
                 snprintf(msg, sizeof msg, "recording failed: %s", r->recording_error);
-                run_abort(r, msg, now_ms);
+                run_end_early(r, now, RUN_ABORTED, "aborted", msg);
                 return;
         }
-        reason = run_phase_done(r, now_ms);
+        reason = run_phase_done(r, now);
         if (reason)
-                run_next_phase(r, now_ms, reason);
+                run_next_phase(r, now, reason);
 }
 
 static int run_resolve_defaults(struct run *r, const struct run_settings *set, char *err, size_t errlen) {
@@ -561,12 +575,14 @@ static int run_open_files(struct run *r, const struct run_settings *set, char *e
 
 int run_start(struct run *r, struct run_host *host, const struct run_settings *set, unsigned id,
               char *err, size_t errlen) {
-        int64_t now = util_now_ms();
+        struct run_now now = run_now();
         int ret;
 
         r->host = host;
         r->id = id;
-        r->created_ms = now;
+        r->created_ms = now.wall_ms;
+        r->created_mono_ms = now.mono_ms;
+        r->clock_offset_ms = now.wall_ms - now.mono_ms;
         r->state = RUN_RUNNING;
         if (!r->label[0])
                 snprintf(r->label, sizeof r->label, "run %u", r->id);
@@ -581,7 +597,7 @@ int run_start(struct run *r, struct run_host *host, const struct run_settings *s
                 /* the run exists on disk by now: it ends, aborted, with the reason */
                 char msg[1100];
                 snprintf(msg, sizeof msg, "cannot start the load of phase 0: %s", strerror(-ret));
-                run_abort(r, msg, now);
+                run_end_early(r, now, RUN_ABORTED, "aborted", msg);
         }
         return 0;
 }

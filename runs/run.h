@@ -19,6 +19,7 @@
 #define RUN_SENSOR_LOSS_TICKS 3         /* consecutive failed reads of the run sensor under load */
 #define RUN_SAFETY_DEFAULT_C 85.0       /* without a hot/critical trip */
 #define RUN_SAFETY_MARGIN_C 5.0         /* below the lowest hot/critical trip */
+#define RUN_CLOCK_STEP_MS 2000          /* a wall clock jump larger than this is noted as a step */
 
 enum run_state {
         RUN_RUNNING,
@@ -45,7 +46,8 @@ struct run_phase {
         struct stress_spec stress;      /* its argv and io_dir point to the two below */
         char **command;                 /* command argv, NULL-terminated; owned; NULL unless a command load */
         char *stress_dir;               /* io: where the test files go; owned; NULL until the run starts */
-        int64_t started_ms, ended_ms;   /* Unix ms, 0 = not yet */
+        int64_t started_ms, ended_ms;   /* Unix ms, 0 = not yet: labels */
+        int64_t started_mono_ms;        /* CLOCK_MONOTONIC ms: what the phase's duration is measured on */
         char end_reason[16];            /* "duration", "plateau", "stopped" ...; "" while running */
 };
 
@@ -61,6 +63,13 @@ struct run_series {
 };
 
 struct run;
+struct run_load;
+
+/* The two clocks of one moment, ms. */
+struct run_now {
+        int64_t wall_ms;                /* Unix time: labels */
+        int64_t mono_ms;                /* CLOCK_MONOTONIC: durations */
+};
 
 /* What the engine needs from its owner (runs.c), and nothing else of the daemon. */
 struct run_host {
@@ -96,23 +105,26 @@ struct run {
         bool recording_ok;
         char recording_error[RUN_REASON_MAX];
         size_t n_samples;               /* rows written */
+        unsigned clock_steps;           /* wall clock steps seen during the run */
 
         /* The engine: set while the run is live (host is NULL for a run read from disk). */
         struct run_host *host;
+        int64_t created_mono_ms;        /* CLOCK_MONOTONIC ms at the start: the series' time 0 */
+        int64_t clock_offset_ms;        /* wall - monotonic, ms, as last seen */
         double baseline_c;              /* C, fixed when the idle phase ends; NaN before */
         double predicted_plateau_c;     /* C, live estimate under load */
         double plateau_ci95_c;
         double max_allowed_hz;          /* Hz, the run policy's scaling max at start: below it under load is throttling */
         struct run_series series;
-        struct stress *stress;          /* the load's workers, until they have all exited */
-        sd_event_source *child_sources[STRESS_WORKERS_MAX];
-        sd_event_source *kill_timer;    /* SIGKILL what ignored SIGTERM */
+        struct run_load *load;          /* the current phase's load, NULL for none */
+        struct run_load *stopping;      /* loads of earlier phases not yet reaped, a list */
         uint64_t work_prev;             /* work counter at the previous tick */
         int64_t work_prev_ms;
         double work_rate;               /* per second, last tick */
         unsigned sensor_failures;       /* consecutive */
         size_t phase_first;             /* index in series of the current phase's first sample */
         int64_t last_plateau_check_ms;
+        bool unsaved;                   /* the last run.json write failed: retried until it goes through */
         char dir[600];                  /* state_dir/runs/<id> */
         int csv_fd;                     /* samples.csv, O_APPEND; -1 when closed */
         char *row;                      /* one formatted row */
@@ -130,11 +142,20 @@ int run_parse(json_object *def, const struct sensors *s, struct run **ret, char 
  * first phase. On error nothing is left on disk and err says why. */
 int run_start(struct run *r, struct run_host *host, const struct run_settings *set, unsigned id,
               char *err, size_t errlen);
-/* Called after every sensor read while the run is live or its load stops. */
-void run_tick(struct run *r, int64_t now_ms);
-/* End the run now: stopped by a request, or the daemon shuts down. */
-void run_abort(struct run *r, const char *reason, int64_t now_ms);
-void run_stop(struct run *r, int64_t now_ms);
+/* Called after every sensor read while the run is live or its load stops,
+ * with the tick's wall clock (a label) and monotonic clock (what phases,
+ * windows and rates are measured on), both ms. */
+void run_tick(struct run *r, int64_t wall_ms, int64_t mono_ms);
+/* End the run now: aborted (an alert, a failure) or stopped by a request. */
+void run_abort(struct run *r, const char *reason);
+void run_stop(struct run *r);
+/* End the run as interrupted: the daemon stops, not the user's choice (a
+ * restart, a package upgrade, a shutdown); its samples and metrics are kept. */
+void run_interrupt(struct run *r, const char *reason);
+/* Writes run.json again if the last write failed (a full disk that has
+ * room again): the first abort reason is kept. 1 when written, 0 when there
+ * was nothing to write, -errno. */
+int run_save_pending(struct run *r);
 /* The load of an ended run is still stopping. */
 bool run_stress_stopping(const struct run *r);
 /* Stops and reaps a load still running (blocking, bounded), frees. Accepts NULL. */
@@ -167,7 +188,10 @@ int run_store_write(const struct run *r, const char *dir);
  * new id never points at an existing directory. Returns the count or -errno. */
 int run_store_load_all(const char *state_dir, struct run ***ret, size_t *n, unsigned *max_id,
                        char *warn, size_t warnlen);
-int run_store_delete(const char *state_dir, unsigned id);
+/* Removes state_dir/runs/<id> with its files, never through a symlink, and
+ * only when it holds nothing but what the daemon writes (all or nothing).
+ * err says why not. -errno. */
+int run_store_delete(const char *state_dir, unsigned id, char *err, size_t errlen);
 /* The fixed columns of every complete row of dir/samples.csv; returns the
  * last row's time_ms, 0 for none. unit gets the work unit seen last. */
 int64_t run_store_read_series(const char *dir, struct run_series *s, char *unit, size_t unitlen);

@@ -13,6 +13,8 @@
 #include "log.h"
 #include "util.h"
 
+#define RUNS_SAVE_RETRY_MS 5000
+
 struct runs {
         struct run_host host;           /* first member: ended() gets back to us from it */
         struct runs_settings set;
@@ -21,6 +23,7 @@ struct runs {
         bool stopping_deleted;          /* ... deleted meanwhile: owned here until its load is gone */
         struct run **done;              /* runs that ended, oldest first; owned */
         size_t n_done, cap_done;
+        int64_t save_retry_ms;          /* Unix ms of the last retry of an unsaved run.json */
         unsigned next_id;
 };
 
@@ -68,12 +71,14 @@ void runs_free(struct runs *rs, const char *reason) {
         if (!rs)
                 return;
         if (rs->live)
-                run_abort(rs->live, reason, util_now_ms());
+                run_interrupt(rs->live, reason);
         run_free(rs->live);     /* only if it could not end */
         if (rs->stopping_deleted)
                 run_free(rs->stopping);
-        for (size_t i = 0; i < rs->n_done; i++)
+        for (size_t i = 0; i < rs->n_done; i++) {
+                (void) run_save_pending(rs->done[i]);
                 run_free(rs->done[i]);
+        }
         free(rs->done);
         free(rs);
 }
@@ -82,14 +87,25 @@ void runs_set_settings(struct runs *rs, const struct runs_settings *set) {
         rs->set = *set;
 }
 
+/* Runs whose run.json could not be written when they ended (a full disk)
+ * are written again, every few seconds, until it goes through. */
+static void runs_save_pending(struct runs *rs, int64_t now_ms) {
+        if (now_ms - rs->save_retry_ms < RUNS_SAVE_RETRY_MS)
+                return;
+        rs->save_retry_ms = now_ms;
+        for (size_t i = 0; i < rs->n_done; i++)
+                (void) run_save_pending(rs->done[i]);
+}
+
 void runs_on_sample(void *userdata, const struct snapshot *snap) {
         struct runs *rs = userdata;
         struct run *r = rs->live ? rs->live : rs->stopping;
 
         rs->host.sensors = snap->sensors;
+        runs_save_pending(rs, snap->time_ms);
         if (!r)
                 return;
-        run_tick(r, snap->time_ms);
+        run_tick(r, snap->time_ms, snap->mono_ms);
         if (rs->stopping && !run_stress_stopping(rs->stopping)) {
                 if (rs->stopping_deleted)
                         run_free(rs->stopping);
@@ -178,7 +194,7 @@ int runs_start(struct runs *rs, const char *def_json, size_t len, const struct r
 
 int runs_stop(struct runs *rs, unsigned id, char *err, size_t errlen) {
         if (rs->live && rs->live->id == id) {
-                run_stop(rs->live, util_now_ms());
+                run_stop(rs->live);
                 return 0;
         }
         if (!runs_find(rs, id)) {
@@ -187,6 +203,11 @@ int runs_stop(struct runs *rs, unsigned id, char *err, size_t errlen) {
         }
         snprintf(err, errlen, "run %u is not running", id);
         return -EALREADY;
+}
+
+void runs_abort(struct runs *rs, const char *reason) {
+        if (rs->live)
+                run_abort(rs->live, reason);
 }
 
 static size_t runs_done_index(const struct runs *rs, unsigned id) {
@@ -199,6 +220,7 @@ static size_t runs_done_index(const struct runs *rs, unsigned id) {
 
 int runs_delete(struct runs *rs, unsigned id, char *err, size_t errlen) {
         size_t i = runs_done_index(rs, id);
+        char why[600];
         int e;
 
         if (rs->live && rs->live->id == id) {
@@ -209,9 +231,9 @@ int runs_delete(struct runs *rs, unsigned id, char *err, size_t errlen) {
                 snprintf(err, errlen, "no run %u", id);
                 return -ENOENT;
         }
-        e = run_store_delete(rs->set.state_dir, id);
+        e = run_store_delete(rs->set.state_dir, id, why, sizeof why);
         if (e < 0) {
-                snprintf(err, errlen, "cannot delete run %u: %s", id, strerror(-e));
+                snprintf(err, errlen, "cannot delete run %u: %s", id, why);
                 return e;
         }
         if (rs->done[i] == rs->stopping)

@@ -22,7 +22,7 @@ struct runs_settings {
 /* Reads the runs already in state_dir (unless it is unusable). warn gets
  * what could not be read, "" for nothing. -errno only when out of memory. */
 int runs_new(sd_event *event, const struct runs_settings *set, struct runs **ret, char *warn, size_t warnlen);
-/* Aborts a live run with reason, waits (bounded) for its load, frees. Accepts NULL. */
+/* Ends a live run as interrupted with reason, waits (bounded) for its load, frees. Accepts NULL. */
 void runs_free(struct runs *rs, const char *reason);
 void runs_set_settings(struct runs *rs, const struct runs_settings *set);
 
@@ -41,6 +41,8 @@ int runs_start(struct runs *rs, const char *def_json, size_t len, const struct r
                char *err, size_t errlen);
 /* -ENOENT no such run; -EALREADY it is not running. */
 int runs_stop(struct runs *rs, unsigned id, char *err, size_t errlen);
+/* Abort the live run, if any, with this reason (an alert at crit). */
+void runs_abort(struct runs *rs, const char *reason);
 /* Removes its directory, then forgets it. -ENOENT no such run; -EBUSY it is
  * live; other -errno: storage (the run stays). */
 int runs_delete(struct runs *rs, unsigned id, char *err, size_t errlen);

@@ -30,8 +30,10 @@
  * command exits, sends SIGTERM to the group, waits up to
  * STRESS_STOP_GRACE_MS, sends SIGKILL to the group and reaps every orphan
  * reparented to it before exiting. Its exit status is the command's (128 +
- * signal number when the command was killed, 127 when exec failed). Limitation:
- * a process that leaves the group (setsid(), setpgid()) escapes the kill.
+ * signal number when the command was killed, 127 when exec failed). A process
+ * that left the group (setsid(), setpgid()) is reparented to the supervisor
+ * once its parent dies, and is then killed with the group it leads. Where
+ * the kernel refuses a subreaper (qemu-user), such a process escapes.
  * The command's stdin, stdout and stderr are /dev/null: tools like stress-ng
  * print a line per second, which would otherwise end in the journal.
  *

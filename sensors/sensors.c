@@ -1,9 +1,11 @@
 /* sensors.c — probe, read, re-probe and free the whole set of sensors; temperature parsing rules. */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sensors-internal.h"
@@ -136,21 +138,34 @@ static int temp_read(struct sensors *s, struct temp_sensor *t, int64_t now_ms) {
         return 0;
 }
 
+static uint64_t monotonic_ns(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+/* Counts one failed read in *errors; returns 1 for a failure, else 0. */
+static int count_failure(int r, uint64_t *errors) {
+        if (r >= 0)
+                return 0;
+        (*errors)++;
+        return 1;
+}
+
 int sensors_read(struct sensors *s, int64_t now_ms) {
+        uint64_t start = monotonic_ns();
         int failed = 0;
 
         s->time_ms = now_ms;
         for (size_t i = 0; i < s->n_temps; i++)
-                if (temp_read(s, &s->temps[i], now_ms) < 0)
-                        failed++;
+                failed += count_failure(temp_read(s, &s->temps[i], now_ms), &s->temps[i].read_errors);
         for (size_t i = 0; i < s->n_cooling; i++)
-                if (cooling_read(s, &s->cooling[i]) < 0)
-                        failed++;
+                failed += count_failure(cooling_read(s, &s->cooling[i]), &s->cooling[i].read_errors);
         for (size_t i = 0; i < s->n_policies; i++)
-                if (cpufreq_read(s, &s->policies[i]) < 0)
-                        failed++;
-        if (load_read(s) < 0)
-                failed++;
+                failed += count_failure(cpufreq_read(s, &s->policies[i]), &s->policies[i].read_errors);
+        failed += count_failure(load_read(s), &s->load.read_errors);
+        s->read_ns = monotonic_ns() - start;
         return failed;
 }
 
@@ -241,6 +256,7 @@ static void carry_temps(struct sensors *to, const struct sensors *from) {
                 t->last_good_ms = o->last_good_ms;
                 t->unit_quirk = o->unit_quirk;
                 t->unit_fixed = o->unit_fixed;
+                t->read_errors = o->read_errors;
                 if (t->fd >= 0) {
                         /* Reopened fine: show the old state until the next read. */
                         t->ok = o->ok;
@@ -255,7 +271,10 @@ static void carry_cooling(struct sensors *to, const struct sensors *from) {
                         struct cooling_device *c = &to->cooling[i];
                         const struct cooling_device *o = &from->cooling[j];
 
-                        if (strcmp(c->id, o->id) != 0 || c->fd_cur < 0)
+                        if (strcmp(c->id, o->id) != 0)
+                                continue;
+                        c->read_errors = o->read_errors;
+                        if (c->fd_cur < 0)
                                 continue;
                         c->cur_state = o->cur_state;
                         c->ok = o->ok;
@@ -269,7 +288,10 @@ static void carry_policies(struct sensors *to, const struct sensors *from) {
                         struct cpufreq_policy *p = &to->policies[i];
                         const struct cpufreq_policy *o = &from->policies[j];
 
-                        if (strcmp(p->id, o->id) != 0 || p->fd_cur < 0)
+                        if (strcmp(p->id, o->id) != 0)
+                                continue;
+                        p->read_errors = o->read_errors;
+                        if (p->fd_cur < 0)
                                 continue;
                         p->cur_khz = o->cur_khz;
                         p->cpuinfo_cur_khz = o->cpuinfo_cur_khz;
@@ -295,10 +317,52 @@ int sensors_reprobe(struct sensors **sp) {
         carry_cooling(s, old);
         carry_policies(s, old);
         load_carry_over(&s->load, &old->load);
+        s->load.read_errors = old->load.read_errors;
         s->time_ms = old->time_ms;
+        s->read_ns = old->read_ns;
         sensors_free(old);
         *sp = s;
         return 0;
+}
+
+static bool policy_has_cpu(const struct cpufreq_policy *p, int cpu) {
+        for (size_t i = 0; i < p->n_cpus; i++)
+                if (p->cpus[i] == cpu)
+                        return true;
+        return false;
+}
+
+/* Does cooling device type act on policy number index (with CPUs of p)? */
+static bool cooling_acts_on(const char *type, size_t index, const struct cpufreq_policy *p) {
+        static const char *const per_cluster[] = { "thermal-cpufreq-", "thermal-budget-", "thermal-cpucore-" };
+        char *end;
+        long n;
+
+        if (strncmp(type, "cpufreq-cpu", 11) == 0) {
+                n = strtol(type + 11, &end, 10);
+                return end != type + 11 && *end == '\0' && n >= 0 && n <= INT_MAX && policy_has_cpu(p, (int) n);
+        }
+        for (size_t i = 0; i < sizeof(per_cluster) / sizeof(per_cluster[0]); i++) {
+                size_t len = strlen(per_cluster[i]);
+
+                if (strncmp(type, per_cluster[i], len) != 0)
+                        continue;
+                n = strtol(type + len, &end, 10);
+                return end != type + len && *end == '\0' && n >= 0 && (size_t) n == index;
+        }
+        return false;
+}
+
+bool sensors_policy_throttled(const struct sensors *s, const struct cpufreq_policy *p) {
+        size_t index = (size_t) (p - s->policies);
+
+        for (size_t i = 0; i < s->n_cooling; i++) {
+                const struct cooling_device *c = &s->cooling[i];
+
+                if (c->ok && c->cur_state > 0 && cooling_acts_on(c->type, index, p))
+                        return true;
+        }
+        return false;
 }
 
 const struct temp_sensor *sensors_hottest(const struct sensors *s) {

@@ -59,15 +59,17 @@ struct temp_sensor {
         int64_t last_good_ms;           /* Unix ms of the last good value, 0 for never */
         bool unit_quirk;                /* the chip reports whole degrees; scaled by 1000 */
         bool unit_fixed;                /* unit decided by an unambiguous value; unit_quirk then sticks */
+        uint64_t read_errors;           /* failed reads; kept by re-probes that find the same id */
 };
 
 struct cooling_device {
         char id[SENSORS_ID_MAX];        /* "cooling_device0" */
         char type[SENSORS_NAME_MAX];
         int fd_cur;                     /* cur_state, kept open */
-        long cur_state, max_state;      /* device steps */
+        long cur_state, max_state;      /* device steps; max_state -1 when unknown */
         bool ok;
         int error;                      /* positive errno, 0 when ok */
+        uint64_t read_errors;           /* failed reads; kept by re-probes that find the same id */
 };
 
 struct cpufreq_policy {
@@ -89,6 +91,7 @@ struct cpufreq_policy {
         size_t n_tis;
         bool ok;
         int error;                      /* positive errno, 0 when ok */
+        uint64_t read_errors;           /* failed reads; kept by re-probes that find the same id */
 };
 
 struct cpu_times {
@@ -105,6 +108,7 @@ struct cpu_load {
         double *per_cpu;                /* n_cpus fractions 0..1 */
         bool ok;
         int error;                      /* positive errno, 0 when ok */
+        uint64_t read_errors;           /* failed reads; kept by re-probes that find the same id */
         char *stat_buf;                 /* read buffer sized at probe, so reads do not allocate */
         size_t stat_buf_size;           /* bytes */
 };
@@ -128,6 +132,7 @@ struct sensors {
         size_t n_policies;
         struct cpu_load load;
         int64_t time_ms;                /* Unix ms of the last sensors_read() */
+        uint64_t read_ns;               /* ns (CLOCK_MONOTONIC) the last sensors_read() took */
         bool need_reprobe;              /* a sensor vanished (ENOENT/ENODEV): caller should re-probe */
         bool check_unlinked;            /* roots are not sysfs (fixture tree): also fstat() each kept
                                          * fd so a deleted file reads as ENOENT, as sysfs would say */
@@ -145,6 +150,14 @@ int sensors_read(struct sensors *s, int64_t now_ms);
 int sensors_reprobe(struct sensors **s);
 
 void sensors_free(struct sensors *s);
+
+/* Whether a thermal cooling device that acts on this policy's CPUs is in a
+ * state above 0: "cpufreq-cpuN" (mainline; N is one of the policy's CPUs) or
+ * the vendor kernels' "thermal-cpufreq-N", "thermal-budget-N" and
+ * "thermal-cpucore-N" (N counts clusters, so the Nth policy). Fans and GPU
+ * devices are not throttling; x86 "Processor" devices name no CPU and are
+ * not mapped. */
+bool sensors_policy_throttled(const struct sensors *s, const struct cpufreq_policy *p);
 
 /* Hottest sensor that is ok, NULL when none. */
 const struct temp_sensor *sensors_hottest(const struct sensors *s);

@@ -9,6 +9,7 @@ struct api {
         struct api_context ctx;
         const struct sensors *sensors;  /* the latest snapshot's */
         uint64_t ticks;                 /* the latest snapshot's tick */
+        int64_t tick_ns;                /* ns the tick before it took, -1 for not known */
         char *sensors_json;             /* GET /api/v1/sensors of the last tick, serialised on first use */
         size_t sensors_json_len;        /* bytes */
         bool sensors_json_stale;        /* a tick came since it was serialised */

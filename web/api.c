@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alerts.h"
 #include "api-internal.h"
 #include "build-config.h"
 #include "config.h"
@@ -16,12 +17,14 @@
 #include "history.h"
 #include "json-sensors.h"
 #include "json-util.h"
+#include "prometheus.h"
 #include "runs.h"
 #include "simulate.h"
 #include "util.h"
 
 #define HISTORY_POINTS_DEFAULT 300
 #define HISTORY_WINDOW_DEFAULT_MS (15 * 60 * 1000)
+#define HISTORY_VALUES_MAX 200000       /* points x series in one answer (about 4 MB of JSON) */
 
 static void api_status_simulator(const struct api *a, json_object *root) {
         const struct simulate_config *sc = &a->ctx.cfg->sim;
@@ -120,7 +123,7 @@ static void api_get_status(struct api *a, struct http_request *r) {
         json_object_object_add(root, "ticks", json_object_new_int64((int64_t) a->ticks));
         json_object_object_add(root, "sensors", api_status_sensors(a->sensors));
         json_object_object_add(root, "current_run", api_status_run(a->ctx.runs));
-        json_object_object_add(root, "active_alerts", json_object_new_array());
+        json_object_object_add(root, "active_alerts", alerts_active_to_json(a->ctx.alerts));
         json_object_object_add(root, "storage", api_status_storage(a));
         json_object_object_add(root, "history", api_status_history(a->ctx.hist));
         api_status_simulator(a, root);
@@ -222,6 +225,11 @@ static int api_history_columns(const struct history *h, const char *list, struct
                         snprintf(err, errlen, "sensors: more than %zu ids", ELEMENTSOF(q->cols));
                         return -EINVAL;
                 }
+                for (size_t i = 0; i < q->n_cols; i++)
+                        if (q->cols[i] == (size_t) col) {
+                                snprintf(err, errlen, "sensors: \"%s\" is listed twice", id);
+                                return -EINVAL;
+                        }
                 q->cols[q->n_cols++] = (size_t) col;
                 if (p[len] == '\0')
                         return 0;
@@ -279,9 +287,16 @@ int api_history_parse(const struct history *h, struct http_request *r, const cha
                 snprintf(err, errlen, "to: %" PRId64 " is before from (%" PRId64 ")", q->to_ms, q->from_ms);
                 return -EINVAL;
         }
-        if (api_arg_points(r, HISTORY_POINTS_DEFAULT, &q->points, err, errlen) < 0)
+        if (api_arg_points(r, HISTORY_POINTS_DEFAULT, &q->points, err, errlen) < 0 ||
+            api_history_columns(h, http_arg(r, "sensors"), q, err, errlen) < 0)
                 return -EINVAL;
-        return api_history_columns(h, http_arg(r, "sensors"), q, err, errlen);
+        /* one answer's size is bounded whatever is asked: three numbers per value */
+        if (q->points * q->n_cols > HISTORY_VALUES_MAX) {
+                snprintf(err, errlen, "points: %zu points of %zu series are more than %d values; ask for fewer "
+                         "points or sensors", q->points, q->n_cols, HISTORY_VALUES_MAX);
+                return -EINVAL;
+        }
+        return 0;
 }
 
 static const char *api_kind_name(enum history_kind k, const char **unit, int *decimals) {
@@ -359,6 +374,50 @@ static void api_get_history(struct api *a, struct http_request *r) {
         http_reply_json(r, 200, root);
 }
 
+static void api_get_alerts(struct api *a, struct http_request *r) {
+        http_reply_json(r, 200, alerts_to_json(a->ctx.alerts));
+}
+
+static const enum prom_alert_state prom_states[_ALERT_STATE_MAX] = {
+        [ALERT_OK] = PROM_ALERT_OK, [ALERT_WARN] = PROM_ALERT_WARN,
+        [ALERT_CRIT] = PROM_ALERT_CRIT, [ALERT_LOST] = PROM_ALERT_LOST,
+};
+
+/* The tick's snapshot, the live run and the alert states; no file is read. */
+static void api_get_metrics(struct api *a, struct http_request *r) {
+        const struct run *run = runs_live(a->ctx.runs);
+        size_t n_alerts = alerts_count(a->ctx.alerts);
+        struct prom_alert *pa = calloc(n_alerts + 1, sizeof *pa);
+        struct prom_run pr;
+        struct prom_info info = {
+                .version = HEATCURVE_VERSION, .started_ms = a->ctx.started_ms,
+                .interval_ms = a->ctx.cfg->interval_ms, .ticks = a->ticks, .tick_ns = a->tick_ns,
+                .alerts = pa, .n_alerts = pa ? n_alerts : 0,
+        };
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+
+        for (size_t i = 0; pa && i < n_alerts; i++) {
+                struct alert_status st;
+                alerts_status(a->ctx.alerts, i, &st);
+                pa[i] = (struct prom_alert) { st.name, st.sensor, prom_states[st.state] };
+        }
+        if (run) {
+                pr = (struct prom_run) {
+                        .id = run->id, .label = run->label, .started_ms = run->created_ms,
+                        .phase = run_phase_kind_to_string(run->phases[run->phase_index].kind),
+                        .work_rate = run->work_rate, .work_unit = run->load ? run->work_unit : NULL,
+                        .baseline_c = run->baseline_c, .predicted_plateau_c = run->predicted_plateau_c,
+                };
+                info.run = &pr;
+        }
+        if (!pa || prom_render(a->sensors, &info, &text, &len) < 0)
+                http_reply_error(r, 500, "internal", "out of memory building /metrics");
+        else
+                http_reply(r, 200, PROM_CONTENT_TYPE, text, len);
+        free(pa);
+}
+
 struct api_route {
         const char *path;
         void (*get)(struct api *a, struct http_request *r);
@@ -368,6 +427,8 @@ static const struct api_route api_routes[] = {
         { "/api/v1/status", api_get_status },
         { "/api/v1/sensors", api_get_sensors },
         { "/api/v1/history", api_get_history },
+        { "/api/v1/alerts", api_get_alerts },
+        { "/metrics", api_get_metrics },
 };
 
 void api_method_not_allowed(struct http_request *r, const char *allowed) {
@@ -415,6 +476,7 @@ void api_on_sample(void *userdata, const struct snapshot *snap) {
 
         a->sensors = snap->sensors;
         a->ticks = snap->tick;
+        a->tick_ns = snap->tick_ns;
         a->sensors_json_stale = true;
 }
 

@@ -7,6 +7,7 @@
 #include "http.h"
 #include "snapshot.h"
 
+struct alerts;
 struct config;
 struct history;
 struct runs;
@@ -25,6 +26,7 @@ struct api_context {
         const struct config *cfg;
         const char *token;              /* bearer token for requests that change state, "" for none */
         struct runs *runs;
+        const struct alerts *alerts;
         const struct history *hist;
         const struct simulator *sim;    /* NULL unless simulating */
         int64_t started_ms;             /* Unix ms the daemon started */

@@ -163,3 +163,18 @@ def test_sigterm_stops_cleanly(start_daemon):
     d = start_on(start_daemon, "rpi4")
     d.signal(signal.SIGTERM)
     assert d.proc.wait(10) == 0
+
+
+def test_history_answer_size_is_bounded(start_daemon):
+    """Duplicate ids are refused, and points x series is capped, so no GET can ask for a huge answer."""
+    d = start_on(start_daemon, "rk3588-rock-5b")
+    status, body = d.get("/api/v1/history?sensors=thermal_zone0,load:cpu,thermal_zone0")
+    assert status == 400 and body["error"]["message"] == 'sensors: "thermal_zone0" is listed twice'
+    ids = [t["id"] for t in d.get("/api/v1/sensors")[1]["temperatures"]] + ["load:cpu"]
+    ids += [f"load:cpu{i}" for i in range(8)]
+    assert len(ids) > 20
+    status, body = d.get("/api/v1/history?points=10000&sensors=" + ",".join(ids))
+    assert status == 400 and body["error"]["message"].startswith(
+        f"points: 10000 points of {len(ids)} series are more than 200000 values"), body
+    status, ok = d.get("/api/v1/history?points=10000&sensors=" + ",".join(ids[:20]))
+    assert status == 200 and len(ok["series"]) == 20

@@ -412,22 +412,160 @@ def test_sigterm_mid_run_stops_the_load_and_ends_the_run(start_daemon, tmp_path)
     assert wait_gone(workers), "load outlived the daemon's clean stop"
     d2 = start_tree(start_daemon, root, state_dir=state)
     doc = d2.get(f"/api/v1/runs/{run['id']}")[1]
-    assert doc["state"] == "aborted" and doc["abort_reason"] == "heatcurved is shutting down"
+    # a stop that is not the user's (systemctl restart, an upgrade): interrupted, not aborted
+    assert doc["state"] == "interrupted"
+    assert doc["abort_reason"] == ("heatcurved was stopped (SIGTERM: a stop, restart, upgrade or shutdown) "
+                                   "during the run"), doc["abort_reason"]
+    assert doc["phases"][0]["end_reason"] == "interrupted"
     csv = os.path.join(state, "runs", str(run["id"]), "samples.csv")
     rows_on_disk = sum(1 for line in open(csv) if line.endswith("\n")) - 1
     assert doc["recording"]["samples"] >= 5 and rows_on_disk == doc["recording"]["samples"]
 
 
 def test_unreadable_newest_run_keeps_its_samples(start_daemon, tmp_path):
-    """A run directory whose run.json was lost (a full disk, a power cut) still holds an id: a new
-    run takes the next one and never touches the old run's samples."""
+    """A run directory whose run.json was lost (a full disk, a power cut) keeps its id and its
+    samples: it is rebuilt from them as interrupted, the damaged file moved aside, and a new run
+    takes the next id."""
     state = tmp_path / "state"
     damaged = state / "runs" / "1"
     damaged.mkdir(parents=True)
-    (damaged / "samples.csv").write_text("time_ms,elapsed_s,phase,temp_c\n1700000000000,0.000,idle,40.000\n")
-    (damaged / "run.json").write_text('{"id": 1, "state": "runn')       # cut short
+    rows = "".join(f"{1700000000000 + i * 1000},{i}.000,{'idle' if i < 3 else 'stress'},{40 + i}.000,,,,0,,,\n"
+                   for i in range(6))
+    header = "time_ms,elapsed_s,phase,temp_c,hottest_c,freq_hz,max_allowed_hz,cooling_active,load,work_rate_per_s,work_unit\n"
+    (damaged / "samples.csv").write_text(header + rows + "1700000006000,6.0")      # a torn last row
+    (damaged / "run.json").write_text('{"id": 1, "state": "runn')                # cut short
     d = start_tree(start_daemon, fixture_path("rpi4"), state_dir=str(state))
     status, run = post_run(d, {"phases": [{"kind": "idle", "duration": "1s"}]})
     assert status == 201 and run["id"] == 2, run
-    assert (damaged / "samples.csv").read_text().endswith("idle,40.000\n")
-    assert "runs/1/run.json" in d.logs() and "ignoring that run" in d.logs()
+    assert (damaged / "samples.csv").read_text() == header + rows                # the torn row cut off
+    assert [p.name for p in damaged.iterdir() if p.name.startswith("run.json.corrupt-")]
+    assert "rebuilt from samples.csv as interrupted" in d.logs()
+    old = d.get("/api/v1/runs/1")[1]
+    assert old["state"] == "interrupted" and "run.json was lost or damaged" in old["abort_reason"]
+    assert [(p["kind"], p["started_ms"], p["ended_ms"]) for p in old["phases"]] == [
+        ("idle", 1700000000000, 1700000003000), ("stress", 1700000003000, 1700000005000)]
+    assert old["recording"]["samples"] == 6
+
+
+def test_delete_refuses_symlinks_and_foreign_files(start_daemon, tmp_path):
+    state = tmp_path / "state"
+    d = start_tree(start_daemon, fixture_path("rpi4"), state_dir=str(state))
+    ids = []
+    for _ in range(2):
+        status, run = post_run(d, {"phases": [{"kind": "idle", "duration": "1s"}]})
+        assert status == 201
+        wait_state(d, run["id"])
+        ids.append(run["id"])
+    # a run directory replaced by a symlink to somewhere else: nothing there is touched
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "run.json").write_text("precious")
+    (elsewhere / "samples.csv").write_text("precious")
+    run_dir = state / "runs" / str(ids[0])
+    for f in run_dir.iterdir():
+        f.unlink()
+    run_dir.rmdir()
+    run_dir.symlink_to(elsewhere)
+    status, body = d.request("DELETE", f"/api/v1/runs/{ids[0]}")
+    assert status == 500 and "not a directory (a symbolic link?)" in body["error"]["message"], body
+    assert (elsewhere / "run.json").read_text() == "precious" and (elsewhere / "samples.csv").exists()
+    # a file someone else put in a run directory: all or nothing, the run stays whole and listed
+    (state / "runs" / str(ids[1]) / "notes.txt").write_text("mine")
+    status, body = d.request("DELETE", f"/api/v1/runs/{ids[1]}")
+    assert status == 500 and '"notes.txt", which heatcurved did not write' in body["error"]["message"], body
+    assert sorted(p.name for p in (state / "runs" / str(ids[1])).iterdir()) == ["notes.txt", "run.json", "samples.csv"]
+    assert d.get(f"/api/v1/runs/{ids[1]}")[0] == 200
+    (state / "runs" / str(ids[1]) / "notes.txt").unlink()
+    assert d.request("DELETE", f"/api/v1/runs/{ids[1]}")[0] == 204
+    assert not (state / "runs" / str(ids[1])).exists()
+
+
+def test_run_json_written_when_the_disk_has_room_again(start_daemon, small_tmpfs):
+    """A run aborted by a full disk keeps its first reason: run.json is written once there is room."""
+    d = start_tree(start_daemon, fixture_path("rpi4"), state_dir=small_tmpfs)
+    status, run = post_run(d, {"phases": [stress_phase("10m")]})
+    assert status == 201
+    d.wait_for(lambda: children_of(d.proc.pid), what="workers started")
+    fill(small_tmpfs)
+    done = wait_state(d, run["id"], timeout=20)
+    assert done["state"] == "aborted"
+    path = os.path.join(small_tmpfs, "runs", str(run["id"]), "run.json")
+    assert '"running"' in open(path).read()         # the disk is full: not written yet
+    os.unlink(os.path.join(small_tmpfs, "filler"))
+    d.wait_for(lambda: '"aborted"' in open(path).read(), timeout=15, what="run.json written after all")
+    d.stop()
+    d2 = start_tree(start_daemon, fixture_path("rpi4"), state_dir=small_tmpfs)
+    again = d2.get(f"/api/v1/runs/{run['id']}")[1]
+    assert again["state"] == "aborted" and again["abort_reason"] == done["abort_reason"]
+
+
+def test_a_last_worker_killed_aborts_the_run(start_daemon):
+    d = start_tree(start_daemon, fixture_path("rpi4"))
+    status, run = post_run(d, {"phases": [stress_phase("20s")]})
+    assert status == 201, run
+    workers = d.wait_for(lambda: children_of(d.proc.pid), what="worker started")
+    os.kill(workers[0], signal.SIGKILL)
+    done = wait_state(d, run["id"], timeout=10)
+    assert done["state"] == "aborted" and done["abort_reason"] == "the cpu load ended by itself (signal 9)"
+
+
+def test_a_command_that_ends_by_itself_aborts_the_run(start_daemon):
+    d = start_tree(start_daemon, fixture_path("rpi4"))
+    status, run = post_run(d, {"phases": [{"kind": "stress", "duration": "20s",
+                                           "load": {"type": "command", "argv": ["sh", "-c", "exit 3"]}}]})
+    assert status == 201, run
+    done = wait_state(d, run["id"], timeout=10)
+    assert done["state"] == "aborted" and done["abort_reason"] == "the command load ended by itself (exit status 3)"
+
+
+def test_a_command_that_cannot_run_is_refused_before_the_run(start_daemon):
+    d = start_tree(start_daemon, fixture_path("rpi4"))
+    status, body = post_run(d, {"phases": [{"kind": "stress", "duration": "5s",
+                                            "load": {"type": "command", "argv": ["/nonexistent/x"]}}]})
+    assert status == 400
+    assert body["error"]["message"] == 'phases[0].load.argv[0]: "/nonexistent/x" is not an executable file'
+    assert d.get("/api/v1/runs")[1]["runs"] == []
+
+
+def test_back_to_back_loads_each_stop_on_their_own(start_daemon):
+    """The first load's kill timer must not fire on the second one."""
+    d = start_tree(start_daemon, fixture_path("rpi4"))
+    status, run = post_run(d, {"phases": [
+        {"kind": "stress", "duration": "2s", "load": {"type": "cpu", "workers": 1}},
+        {"kind": "stress", "duration": "3s", "load": {"type": "memory", "workers": 1, "size": "8M"}},
+        {"kind": "idle", "duration": "1s"}]})
+    assert status == 201, run
+    done = wait_state(d, run["id"], timeout=30)
+    assert done["state"] == "finished", done["abort_reason"]
+    assert "killing it" not in d.logs()
+    _, samples = d.get(f"/api/v1/runs/{run['id']}/samples")
+    cols = samples["columns"]
+    phase, rate, unit = cols.index("phase"), cols.index("work_rate_per_s"), cols.index("work_unit")
+    memory = [row for row in samples["rows"] if row[unit] == "bytes"]
+    # the memory load worked through its whole phase (a sample every 100 ms for 3 s)
+    assert len(memory) >= 20 and all(row[phase] == "stress" for row in memory)
+    assert all(row[rate] for row in memory[-10:]), memory[-10:]
+
+
+def descendants(pid):
+    out, todo = [], [pid]
+    while todo:
+        kids = children_of(todo.pop())
+        out += kids
+        todo += kids
+    return out
+
+
+def test_a_command_that_leaves_its_group_is_killed_too(start_daemon):
+    """A child of the command that calls setsid() is no longer in the command's process group;
+    it must not outlive the phase."""
+    d = start_tree(start_daemon, fixture_path("rpi4"))
+    status, run = post_run(d, {"phases": [{"kind": "stress", "duration": "5m", "load": {
+        "type": "command", "argv": ["sh", "-c", "setsid sleep 301 & setsid sh -c 'sleep 302 & sleep 303' & sleep 300"]}}]})
+    assert status == 201, run
+    d.wait_for(lambda: len(descendants(d.proc.pid)) >= 6, what="the command and its children started")
+    time.sleep(0.3)
+    everyone = descendants(d.proc.pid)
+    status, _ = d.request("POST", f"/api/v1/runs/{run['id']}/stop")
+    assert status == 200
+    assert wait_gone(everyone, timeout=5), [p for p in everyone if alive(p)]

@@ -13,8 +13,9 @@
 #include <cmocka.h>
 
 #include "analysis.h"
+#include "analysis-corpus.h"
 
-#define MAX_N 8000
+#define MAX_N 54000
 
 /* Deterministic PRNG (splitmix64) and Gaussian noise (Box-Muller). */
 struct rng {
@@ -334,6 +335,87 @@ static void test_plateau_fires(void **state) {
         printf("until plateau fired by %.0f s on tau=60 s curves, by %.0f s on 20/900 s curves\n", t1, t2);
 }
 
+/* The plateau interval on the generated corpus (analysis-corpus.h): two and
+ * three exponentials, four reading steps, cut from a quarter of the slow
+ * time constant to three. A small sample of what bench/analysis-corpus
+ * measures at scale; the targets are the issue's: 90 % per class, 95 %
+ * overall, and intervals that claim +-0.5 C must be right. */
+#define CORPUS_N 10000
+
+static double corpus_t[CORPUS_N], corpus_y[CORPUS_N];
+
+static void test_corpus_coverage(void **state) {
+        size_t all = 0, all_cov = 0, tight = 0, tight_cov = 0;
+
+        for (unsigned n_exp = 2; n_exp <= 3; n_exp++)
+                for (size_t qi = 0; qi < CORPUS_QUANTA; qi++) {
+                        size_t fits = 0, cov = 0;
+                        for (unsigned seed = 500; seed < 506; seed++) {
+                                struct corpus_curve c;
+                                corpus_curve_make(&c, n_exp, corpus_quanta[qi], seed);
+                                size_t n = (size_t) (3 * corpus_slow_tau(&c)) + 1;
+                                assert_true(n <= CORPUS_N);
+                                corpus_samples(&c, corpus_t, corpus_y, n);
+                                for (size_t k = 0; k < CORPUS_CUTS; k++) {
+                                        struct analysis_fit f;
+                                        size_t m = (size_t) (corpus_cuts[k] * corpus_slow_tau(&c)) + 1;
+                                        assert_int_equal(analysis_fit_plateau(corpus_t, corpus_y, m < 30 ? 30 : m, &f), 0);
+                                        bool ok = !(fabs(f.t_inf_c - corpus_plateau(&c)) > f.ci95_c);
+                                        fits++;
+                                        cov += ok;
+                                        if (f.ci95_c <= ANALYSIS_PLATEAU_CI95_C) {
+                                                tight++;
+                                                tight_cov += ok;
+                                        }
+                                }
+                        }
+                        printf("corpus exp%u step %g C: coverage %zu/%zu\n", n_exp, corpus_quanta[qi], cov, fits);
+                        assert_true(cov * 10 >= fits * 9);
+                        all += fits;
+                        all_cov += cov;
+                }
+        printf("corpus: coverage %zu/%zu; intervals within +-%.1f C: %zu, covering %zu\n", all_cov, all,
+               ANALYSIS_PLATEAU_CI95_C, tight, tight_cov);
+        assert_true(all_cov * 100 >= all * 95);
+        assert_true(tight_cov * 10 >= tight * 9);
+}
+
+/* The plateau check fits a bounded number of bins; its plateau and time
+ * constant stay within 0.05 C and 1 % of the full-resolution fit, at 1 Hz
+ * and at 10 Hz over 90 minutes. */
+static void test_plateau_bounded(void **state) {
+        static double t[54000], y[54000];
+        const struct {
+                struct curve c;
+                size_t n;
+                double dt;
+        } cases[] = {
+                { { .tinf = 55.3, .a1 = 25, .tau1 = 60, .noise = 0.3, .quantise = true }, 600, 1 },
+                { { .tinf = 55.3, .a1 = 25, .tau1 = 300, .noise = 0.2, .quantise = true }, 5400, 1 },
+                { two_tau, 1800, 1 },
+                { two_tau, 5400, 1 },
+                { two_tau, 54000, 0.1 },
+        };
+
+        for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+                struct rng r = { 40 + k };
+                struct analysis_fit full, bounded;
+                for (size_t i = 0; i < cases[k].n; i++) {
+                        t[i] = (double) i * cases[k].dt;
+                        y[i] = round(curve_true(&cases[k].c, t[i]) + cases[k].c.noise * rng_gauss(&r));
+                }
+                assert_int_equal(analysis_fit_auto(t, y, cases[k].n, &full), 0);
+                assert_int_equal(analysis_fit_plateau(t, y, cases[k].n, &bounded), 0);
+                printf("bounded vs full fit, n = %zu: plateau %+.4f C, tau %+.3f %% (%s/%s)\n", cases[k].n,
+                       bounded.t_inf_c - full.t_inf_c, 100 * (bounded.tau_s / full.tau_s - 1),
+                       analysis_model_to_string(bounded.model), analysis_model_to_string(full.model));
+                assert_int_equal(bounded.model, full.model);
+                assert_true(fabs(bounded.t_inf_c - full.t_inf_c) <= 0.05);
+                assert_true(fabs(bounded.tau_s / full.tau_s - 1) <= 0.01);
+                assert_int_equal(bounded.n, full.n);
+        }
+}
+
 static void test_degenerate(void **state) {
         struct analysis_fit f;
         double t[10] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 }, y[10];
@@ -472,7 +554,9 @@ static void test_metrics_run(void **state) {
         assert_true(m.ambient_c == 21.5);
         assert_true(m.peak_c >= 70 && m.peak_c <= 72);
         assert_true(fabs(m.plateau_c - 70) < 0.3);
-        assert_true(m.plateau_ci95_c > 0 && m.plateau_ci95_c < 0.3);
+        /* the interval also allows a slow part of up to 4 spans that 20 min
+         * of whole-degree readings cannot rule out (analysis_fit_plateau) */
+        assert_true(m.plateau_ci95_c > 0 && m.plateau_ci95_c < 1.0);
         assert_true(fabs(m.rise_c - 30) < 0.3);
         assert_true(fabs(m.rise_over_ambient_c - 48.5) < 0.3);
         assert_true(fabs(m.tau_heat_s / 60 - 1) < 0.05);
@@ -557,6 +641,15 @@ static void test_timing(void **state) {
                "exp2 %.2f ms, auto on 20/900 s data %.2f ms (%s)\n",
                t1, ta1, t2, ta2, analysis_model_to_string(f.model));
         assert_true(t1 < 1000 && t2 < 1000 && ta1 < 1000 && ta2 < 1000);
+
+        /* the plateau check, once a second during until: plateau: bounded
+         * whatever the phase length (bench/analysis-corpus has the table) */
+        double tp[3];
+        const size_t lengths[3] = { 600, 5400, 54000 };
+        for (int k = 0; k < 3; k++)
+                tp[k] = time_fit(analysis_fit_plateau, &two_tau, lengths[k], &f);
+        printf("plateau check time (best of 5): n = 600 %.2f ms, 5400 %.2f ms, 54000 %.2f ms\n", tp[0], tp[1], tp[2]);
+        assert_true(tp[2] < 1000);
 }
 
 /* Plateau and tau error against data length, printed for the record. */
@@ -650,6 +743,8 @@ int main(void) {
                 cmocka_unit_test(test_model_selection),
                 cmocka_unit_test(test_plateau_not_early),
                 cmocka_unit_test(test_plateau_fires),
+                cmocka_unit_test(test_corpus_coverage),
+                cmocka_unit_test(test_plateau_bounded),
                 cmocka_unit_test(test_degenerate),
                 cmocka_unit_test(test_missing_samples),
                 cmocka_unit_test(test_slope_median),

@@ -308,6 +308,7 @@ static void test_garbage_then_recover(void **state) {
         assert_int_equal(sensors_read(s, 1000), 0);
         assert_true(z->ok);
         assert_int_equal(z->last_good_ms, 1000);
+        assert_true(s->read_ns > 0);                    /* two preads take some time */
 
         put(&t, f, "garbage\n");
         assert_int_equal(sensors_read(s, 2000), 1);     /* the tick goes on */
@@ -329,6 +330,8 @@ static void test_garbage_then_recover(void **state) {
         assert_int_equal(z->error, 0);
         assert_int_equal(z->temp_mc, 46000);
         assert_int_equal(z->last_good_ms, 4000);
+        assert_int_equal(z->read_errors, 2);            /* the garbage and the empty read */
+        assert_int_equal(find(s, "thermal_zone1")->read_errors, 0);
         sensors_free(s);
         tree_free(&t);
 }
@@ -379,12 +382,14 @@ static void test_removed_then_reprobe(void **state) {
         assert_int_equal(z->last_good_ms, 1000);
         assert_true(s->need_reprobe);
 
+        ((struct temp_sensor *) find(s, "thermal_zone0"))->read_errors = 7;    /* as if it had failed before */
         assert_int_equal(sensors_reprobe(&s), 0);
         assert_false(s->need_reprobe);
         assert_int_equal(s->n_temps, 1);
         z = find(s, "thermal_zone0");
         assert_non_null(z);
         assert_int_equal(z->temp_mc, 45000);            /* carried over by id */
+        assert_int_equal(z->read_errors, 7);            /* a counter does not restart on re-probe */
         assert_int_equal(z->last_good_ms, 2000);
         assert_int_equal(s->time_ms, 2000);
         assert_int_equal(sensors_read(s, 3000), 0);
@@ -730,6 +735,54 @@ static void test_cpufreq_modern(void **state) {
         tree_free(&t);
 }
 
+static void put_cooling(const struct tree *t, int n, const char *type, const char *cur) {
+        char rel[256], target[256];
+
+        pathf(rel, sizeof(rel), "sys/devices/virtual/thermal/cooling_device%d/type", n);
+        put(t, rel, type);
+        pathf(rel, sizeof(rel), "sys/devices/virtual/thermal/cooling_device%d/cur_state", n);
+        put(t, rel, cur);
+        pathf(rel, sizeof(rel), "sys/devices/virtual/thermal/cooling_device%d/max_state", n);
+        put(t, rel, "7\n");
+        pathf(rel, sizeof(rel), "sys/class/thermal/cooling_device%d", n);
+        pathf(target, sizeof(target), "../../devices/virtual/thermal/cooling_device%d", n);
+        link_to(t, rel, target);
+}
+
+/* Throttled: a CPU cooling device of the policy is active; a spinning fan is not throttling. */
+static void test_policy_throttled(void **state) {
+        struct sensors *s;
+        struct tree t;
+
+        tree_new(&t);
+        add_zone(&t, 0, "cpu-thermal\n", "45000\n");
+        put_policy_files(&t, "sys/devices/system/cpu/cpufreq/policy0", "408000\n", "1416000\n");
+        put_policy_files(&t, "sys/devices/system/cpu/cpufreq/policy4", "1800000\n", "1800000\n");
+        put(&t, "sys/devices/system/cpu/cpufreq/policy0/related_cpus", "0 1 2 3\n");
+        put(&t, "sys/devices/system/cpu/cpufreq/policy4/related_cpus", "4 5\n");
+        put_cooling(&t, 0, "cpufreq-cpu0\n", "0\n");
+        put_cooling(&t, 1, "cpufreq-cpu4\n", "2\n");
+        put_cooling(&t, 2, "pwm-fan\n", "3\n");
+        s = probe(&t);
+        assert_int_equal(sensors_read(s, 1000), 0);
+        assert_int_equal(s->n_policies, 2);
+        assert_false(sensors_policy_throttled(s, &s->policies[0]));
+        assert_true(sensors_policy_throttled(s, &s->policies[1]));
+
+        /* vendor kernels count clusters: thermal-cpufreq-0 is the first policy */
+        strcpy(s->cooling[1].type, "thermal-cpufreq-0");
+        assert_true(sensors_policy_throttled(s, &s->policies[0]));
+        assert_false(sensors_policy_throttled(s, &s->policies[1]));
+        strcpy(s->cooling[1].type, "thermal-cpufreq-0x");
+        assert_false(sensors_policy_throttled(s, &s->policies[0]));
+        strcpy(s->cooling[1].type, "cpufreq-cpu5");
+        assert_true(sensors_policy_throttled(s, &s->policies[1]));
+        s->cooling[1].ok = false;                       /* a failed read says nothing */
+        assert_false(sensors_policy_throttled(s, &s->policies[1]));
+        sensors_free(s);
+        tree_free(&t);
+}
+
 /*
  * Permission bits do not stop root, so as root the probe runs in a child
  * that dropped to nobody: cpuinfo_cur_freq (0400 on real kernels) is then
@@ -974,6 +1027,7 @@ int main(void) {
                 cmocka_unit_test(test_hwmon_reorder),
                 cmocka_unit_test(test_cpufreq_legacy),
                 cmocka_unit_test(test_cpufreq_modern),
+                cmocka_unit_test(test_policy_throttled),
                 cmocka_unit_test(test_unreadable_files),
                 cmocka_unit_test(test_load_rates),
                 cmocka_unit_test(test_board_device_tree),

@@ -1,0 +1,754 @@
+/* alerts.c — thermal alert rules: their states, confirmed changes, and the actions a change takes. */
+#include "alerts.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "atomic-file.h"
+#include "json-util.h"
+#include "log.h"
+#include "util.h"
+
+#define HOOK_ARGS_MAX 16
+#define DEFAULT_WARN_C 75.0             /* without a passive trip */
+#define DEFAULT_CRIT_C 85.0             /* without a hot or critical trip */
+#define DEFAULT_CRIT_MARGIN_C 5.0       /* below the lowest hot/critical trip */
+#define TRIP_HOT_OR_CRITICAL "hotcrit"  /* the default rule's crit: the lowest hot or critical trip */
+
+extern char **environ;
+
+struct alert_hook;
+
+struct alert_rule {
+        struct alert_rule_config cfg;
+        double warn_fallback_c, crit_fallback_c;        /* C, for sensors without the trip; NaN: none */
+        enum alert_state state;
+        int64_t since_ms;               /* Unix ms */
+        double value_c;                 /* C, at the last transition */
+        char value_sensor[ALERT_SENSOR_MAX];
+        int64_t above_since_ms[_ALERT_STATE_MAX];       /* warn, crit: monotonic ms since the level holds; 0 = not */
+        bool matched_none_logged;
+        struct alert_hook *hook;        /* running, or NULL */
+        bool hook_pending;              /* a transition came while it ran: run again for it */
+        struct alert_transition pending;
+};
+
+struct alert_hook {
+        struct alert_hook *next;        /* every hook of the struct alerts, running or finished */
+        bool finished;                  /* its child source fired; freed at the next sample */
+        struct alerts *alerts;
+        struct alert_rule *rule;        /* NULL once the rule is gone (a reload) */
+        char name[ALERT_NAME_MAX];
+        pid_t pid;
+        uint64_t timeout_ms;
+        sd_event_source *child, *timer;
+};
+
+struct alerts {
+        struct alerts_host host;
+        char *log_path;                 /* state_dir/alerts.json, NULL when not kept */
+        struct alert_rule **rules;
+        size_t n_rules;
+        bool is_default;                /* no rule configured: the one built from the trips */
+        const struct sensors *sensors;
+        struct alert_hook *hooks;
+        struct alert_transition log[ALERTS_LOG_MAX];    /* a ring */
+        size_t log_start, log_n;
+};
+
+static const char *const state_names[_ALERT_STATE_MAX] = { "ok", "warn", "crit", "lost" };
+
+const char *alert_state_to_string(enum alert_state s) {
+        return state_names[s];
+}
+
+static int alert_state_from_string(const char *s) {
+        for (size_t i = 0; s && i < ELEMENTSOF(state_names); i++)
+                if (strcmp(state_names[i], s) == 0)
+                        return (int) i;
+        return -EINVAL;
+}
+
+/* ---- thresholds on one sensor */
+
+/* C of the sensor's lowest trip of this type (hwmon: max counts as passive,
+ * crit as critical), NaN when it has none. */
+static double trip_c(const struct temp_sensor *t, const char *type) {
+        bool hotcrit = strcmp(type, TRIP_HOT_OR_CRITICAL) == 0;
+        double low = NAN;
+
+        for (size_t k = 0; k < t->n_trips; k++) {
+                const struct trip_point *tp = &t->trips[k];
+                bool match = hotcrit ? strcmp(tp->type, "hot") == 0 || strcmp(tp->type, "critical") == 0 :
+                                       strcmp(tp->type, type) == 0;
+                if (match && tp->has_temp && (isnan(low) || tp->temp_mc / 1000.0 < low))
+                        low = tp->temp_mc / 1000.0;
+        }
+        if (!isnan(low))
+                return low;
+        if (t->has_crit && (hotcrit || strcmp(type, "critical") == 0))
+                return t->crit_mc / 1000.0;
+        if (t->has_max && strcmp(type, "passive") == 0)
+                return t->max_mc / 1000.0;
+        return NAN;
+}
+
+static double threshold_c(const struct alert_threshold *th, double fallback, const struct temp_sensor *t) {
+        double trip;
+
+        switch (th->kind) {
+        case ALERT_THRESHOLD_CELSIUS:
+                return th->celsius;
+        case ALERT_THRESHOLD_TRIP:
+                trip = trip_c(t, th->trip_type);
+                return isnan(trip) ? fallback : trip + th->celsius;
+        default:
+                return NAN;
+        }
+}
+
+static double rule_threshold(const struct alert_rule *r, enum alert_state level, const struct temp_sensor *t) {
+        if (level == ALERT_WARN)
+                return threshold_c(&r->cfg.warn, r->warn_fallback_c, t);
+        if (level == ALERT_CRIT)
+                return threshold_c(&r->cfg.crit, r->crit_fallback_c, t);
+        return NAN;
+}
+
+static bool rule_matches(const struct alert_rule *r, const struct temp_sensor *t, const struct temp_sensor *hottest) {
+        if (strcmp(r->cfg.sensor, "hottest") == 0)
+                return t == hottest;
+        return fnmatch(r->cfg.sensor, t->id, 0) == 0;
+}
+
+/* ---- the kept transitions */
+
+static json_object *transition_to_json(const struct alert_transition *t) {
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "time_ms", json_object_new_int64(t->time_ms));
+        json_object_object_add(o, "rule", json_object_new_string(t->rule));
+        json_object_object_add(o, "sensor", json_new_string_or_null(t->sensor));
+        json_object_object_add(o, "state", json_object_new_string(state_names[t->state]));
+        json_object_object_add(o, "previous", json_object_new_string(state_names[t->previous]));
+        json_object_object_add(o, "value_c", json_new_number(t->value_c, 3));
+        json_object_object_add(o, "threshold_c", json_new_number(t->threshold_c, 3));
+        return o;
+}
+
+static json_object *log_to_json(const struct alerts *a) {
+        json_object *list = json_object_new_array();
+
+        for (size_t i = 0; i < a->log_n; i++)
+                json_object_array_add(list, transition_to_json(alerts_log_at(a, i)));
+        return list;
+}
+
+static void log_append(struct alerts *a, const struct alert_transition *t) {
+        if (a->log_n < ALERTS_LOG_MAX)
+                a->log[(a->log_start + a->log_n++) % ALERTS_LOG_MAX] = *t;
+        else {
+                a->log[a->log_start] = *t;
+                a->log_start = (a->log_start + 1) % ALERTS_LOG_MAX;
+        }
+}
+
+static void log_save(struct alerts *a) {
+        json_object *root;
+        const char *text;
+        size_t len;
+        int r;
+
+        if (!a->log_path)
+                return;
+        root = json_object_new_object();
+        json_object_object_add(root, "transitions", log_to_json(a));
+        text = json_object_to_json_string_length(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED, &len);
+        r = atomic_file_replace(a->log_path, text, len, 0644);
+        if (r < 0)
+                log_warning("Cannot save alert transitions to %s: %s, ignoring", a->log_path, strerror(-r));
+        json_object_put(root);
+}
+
+static double json_number_or_nan(json_object *o, const char *key) {
+        json_object *v;
+
+        return json_object_object_get_ex(o, key, &v) &&
+               (json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)) ?
+               json_object_get_double(v) : NAN;
+}
+
+static void log_load(struct alerts *a) {
+        json_object *root, *list, *o, *v;
+        struct stat st;
+
+        if (!a->log_path || stat(a->log_path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > 256 * 1024)
+                return;
+        root = json_object_from_file(a->log_path);
+        if (!root || !json_object_object_get_ex(root, "transitions", &list) ||
+            !json_object_is_type(list, json_type_array)) {
+                log_warning("%s is not a list of alert transitions, ignoring it", a->log_path);
+                json_object_put(root);
+                return;
+        }
+        for (size_t i = 0; i < json_object_array_length(list); i++) {
+                struct alert_transition t = {};
+                int state, previous;
+
+                o = json_object_array_get_idx(list, i);
+                state = alert_state_from_string(json_object_object_get_ex(o, "state", &v) ? json_object_get_string(v) : NULL);
+                previous = alert_state_from_string(json_object_object_get_ex(o, "previous", &v) ?
+                                                   json_object_get_string(v) : NULL);
+                if (state < 0 || previous < 0 || !json_object_object_get_ex(o, "rule", &v))
+                        continue;
+                snprintf(t.rule, sizeof t.rule, "%s", json_object_get_string(v));
+                if (json_object_object_get_ex(o, "sensor", &v) && json_object_get_string(v))
+                        snprintf(t.sensor, sizeof t.sensor, "%s", json_object_get_string(v));
+                t.state = (enum alert_state) state;
+                t.previous = (enum alert_state) previous;
+                t.value_c = json_number_or_nan(o, "value_c");
+                t.threshold_c = json_number_or_nan(o, "threshold_c");
+                t.time_ms = json_object_object_get_ex(o, "time_ms", &v) ? json_object_get_int64(v) : 0;
+                log_append(a, &t);
+        }
+        json_object_put(root);
+}
+
+/* ---- hooks: one child at a time per rule, killed after its timeout */
+
+static void hook_start(struct alerts *a, struct alert_rule *r, const struct alert_transition *t);
+
+static void hook_free(struct alert_hook *h) {
+        sd_event_source_disable_unref(h->child);
+        sd_event_source_disable_unref(h->timer);
+        free(h);
+}
+
+static int hook_on_exit(sd_event_source *es, const siginfo_t *si, void *userdata) {
+        struct alert_hook *h = userdata;
+        struct alert_rule *r = h->rule;
+        char field[ALERT_NAME_MAX + 8];
+        const char *fields[] = { field, NULL };
+
+        snprintf(field, sizeof field, "ALERT=%s", h->name);
+        if (si->si_code == CLD_EXITED && si->si_status == 0)
+                log_fields(LOG_INFO, fields, "Alert %s: hook finished", h->name);
+        else if (si->si_code == CLD_EXITED)
+                log_fields(LOG_WARNING, fields, "Alert %s: hook exited with status %d", h->name, si->si_status);
+        else
+                log_fields(LOG_WARNING, fields, "Alert %s: hook killed by signal %d", h->name, si->si_status);
+        /* not freed here: sd-event reaps the child after this callback returns */
+        h->finished = true;
+        h->timer = sd_event_source_disable_unref(h->timer);
+        if (r) {
+                r->hook = NULL;
+                if (r->hook_pending) {
+                        r->hook_pending = false;
+                        hook_start(h->alerts, r, &r->pending);
+                }
+        }
+        return 0;
+}
+
+/* Frees the hooks whose child has been reaped. */
+static void hooks_sweep(struct alerts *a) {
+        for (struct alert_hook **p = &a->hooks; *p; ) {
+                struct alert_hook *h = *p;
+                if (!h->finished) {
+                        p = &h->next;
+                        continue;
+                }
+                *p = h->next;
+                hook_free(h);
+        }
+}
+
+static int hook_on_timeout(sd_event_source *es, uint64_t usec, void *userdata) {
+        struct alert_hook *h = userdata;
+        char field[ALERT_NAME_MAX + 8];
+        const char *fields[] = { field, NULL };
+
+        snprintf(field, sizeof field, "ALERT=%s", h->name);
+        log_fields(LOG_WARNING, fields, "Alert %s: hook still running after %llu ms, killing it", h->name,
+                   (unsigned long long) h->timeout_ms);
+        kill(-h->pid, SIGKILL);         /* its own process group: whatever it started goes too */
+        kill(h->pid, SIGKILL);
+        return 0;
+}
+
+/* argv from "program arg arg", split on blanks (no shell); strings point into buf. */
+static size_t hook_argv(char *buf, char **argv, size_t max) {
+        size_t n = 0;
+
+        for (char *save = NULL, *w = strtok_r(buf, " \t", &save); w && n + 1 < max; w = strtok_r(NULL, " \t", &save))
+                argv[n++] = w;
+        argv[n] = NULL;
+        return n;
+}
+
+/* environ plus the HEATCURVE_* variables of the transition; strings in vars. */
+static char **hook_env(const struct alert_transition *t, const char *rule_name, char vars[6][160]) {
+        size_t n = 0, k = 0;
+        char **env;
+
+        while (environ && environ[n])
+                n++;
+        env = calloc(n + 7, sizeof *env);
+        if (!env)
+                return NULL;
+        for (size_t i = 0; i < n; i++)
+                if (strncmp(environ[i], "HEATCURVE_", 10) != 0)
+                        env[k++] = environ[i];
+        snprintf(vars[0], 160, "HEATCURVE_ALERT=%s", rule_name);
+        snprintf(vars[1], 160, "HEATCURVE_SENSOR=%s", t->sensor);
+        snprintf(vars[2], 160, "HEATCURVE_STATE=%s", state_names[t->state]);
+        snprintf(vars[3], 160, "HEATCURVE_PREVIOUS=%s", state_names[t->previous]);
+        if (isfinite(t->value_c))
+                snprintf(vars[4], 160, "HEATCURVE_TEMP_C=%.3f", t->value_c);
+        else
+                snprintf(vars[4], 160, "HEATCURVE_TEMP_C=");
+        if (isfinite(t->threshold_c))
+                snprintf(vars[5], 160, "HEATCURVE_THRESHOLD_C=%.3f", t->threshold_c);
+        else
+                snprintf(vars[5], 160, "HEATCURVE_THRESHOLD_C=");
+        for (size_t i = 0; i < 6; i++)
+                env[k++] = vars[i];
+        env[k] = NULL;
+        return env;
+}
+
+static int hook_spawn(const char *exec, char **env, pid_t *ret) {
+        char buf[ALERT_EXEC_MAX], *argv[HOOK_ARGS_MAX + 1];
+        posix_spawn_file_actions_t fa;
+        posix_spawnattr_t attr;
+        sigset_t none, all;
+        int r;
+
+        snprintf(buf, sizeof buf, "%s", exec);
+        if (hook_argv(buf, argv, ELEMENTSOF(argv)) == 0)
+                return -EINVAL;
+        sigemptyset(&none);
+        sigfillset(&all);
+        posix_spawnattr_init(&attr);
+        posix_spawn_file_actions_init(&fa);
+        /* the daemon blocks signals for sd-event: the hook gets a clean slate, in a group of its own */
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+        posix_spawnattr_setsigmask(&attr, &none);
+        posix_spawnattr_setsigdefault(&attr, &all);
+        posix_spawnattr_setpgroup(&attr, 0);
+        posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+        r = -posix_spawn(ret, argv[0], &fa, &attr, argv, env);
+        posix_spawn_file_actions_destroy(&fa);
+        posix_spawnattr_destroy(&attr);
+        return r;
+}
+
+static void hook_start(struct alerts *a, struct alert_rule *r, const struct alert_transition *t) {
+        char vars[6][160], field[ALERT_NAME_MAX + 8];
+        const char *fields[] = { field, NULL };
+        struct alert_hook *h;
+        char **env;
+        int e;
+
+        if (!r->cfg.exec[0] || !a->host.event)
+                return;
+        if (r->hook) {
+                /* never two at once for a rule: the latest transition runs next */
+                r->hook_pending = true;
+                r->pending = *t;
+                return;
+        }
+        snprintf(field, sizeof field, "ALERT=%s", r->cfg.name);
+        h = calloc(1, sizeof *h);
+        env = hook_env(t, r->cfg.name, vars);
+        e = h && env ? hook_spawn(r->cfg.exec, env, &h->pid) : -ENOMEM;
+        free(env);
+        if (e >= 0)
+                e = sd_event_add_child(a->host.event, &h->child, h->pid, WEXITED, hook_on_exit, h);
+        if (e >= 0)
+                e = sd_event_add_time_relative(a->host.event, &h->timer, CLOCK_MONOTONIC,
+                                               r->cfg.exec_timeout_ms * 1000u, 0, hook_on_timeout, h);
+        if (e < 0) {
+                log_fields(LOG_ERR, fields, "Alert %s: cannot run hook %s: %s", r->cfg.name, r->cfg.exec, strerror(-e));
+                if (h && h->pid > 0) {
+                        kill(-h->pid, SIGKILL);
+                        kill(h->pid, SIGKILL);
+                        waitpid(h->pid, NULL, 0);
+                }
+                if (h)
+                        hook_free(h);
+                return;
+        }
+        h->next = a->hooks;
+        a->hooks = h;
+        h->alerts = a;
+        h->rule = r;
+        h->timeout_ms = r->cfg.exec_timeout_ms;
+        snprintf(h->name, sizeof h->name, "%s", r->cfg.name);
+        r->hook = h;
+}
+
+/* ---- transitions */
+
+static int state_priority(enum alert_state s) {
+        static const int prio[_ALERT_STATE_MAX] = { LOG_NOTICE, LOG_WARNING, LOG_CRIT, LOG_ERR };
+        return prio[s];
+}
+
+static void transition_log(const struct alert_transition *t) {
+        char f_alert[ALERT_NAME_MAX + 8], f_sensor[ALERT_SENSOR_MAX + 8], f_state[16], f_prev[20], f_temp[32];
+        const char *fields[] = { f_alert, f_sensor, f_state, f_prev, f_temp, NULL };
+        char at[96] = "", thr[48] = "";
+
+        snprintf(f_alert, sizeof f_alert, "ALERT=%s", t->rule);
+        snprintf(f_sensor, sizeof f_sensor, "SENSOR=%s", t->sensor);
+        snprintf(f_state, sizeof f_state, "STATE=%s", state_names[t->state]);
+        snprintf(f_prev, sizeof f_prev, "PREVIOUS=%s", state_names[t->previous]);
+        snprintf(f_temp, sizeof f_temp, "TEMP_C=%.3f", t->value_c);
+        if (isnan(t->value_c))
+                fields[4] = NULL;
+        if (t->sensor[0] && isfinite(t->value_c))
+                snprintf(at, sizeof at, ", %s at %.1f C", t->sensor, t->value_c);
+        if (isfinite(t->threshold_c))
+                snprintf(thr, sizeof thr, " (level %.1f C)", t->threshold_c);
+        log_fields(state_priority(t->state), fields, "Alert %s: %s%s%s, was %s", t->rule,
+                   t->state == ALERT_LOST ? "lost, no sensor answers" : state_names[t->state], at, thr,
+                   state_names[t->previous]);
+}
+
+static void rule_transition(struct alerts *a, struct alert_rule *r, enum alert_state to,
+                            const struct temp_sensor *t, double threshold, int64_t now) {
+        struct alert_transition tr = {
+                .state = to, .previous = r->state, .value_c = t ? t->temp_mc / 1000.0 : NAN,
+                .threshold_c = threshold, .time_ms = now,
+        };
+
+        snprintf(tr.rule, sizeof tr.rule, "%s", r->cfg.name);
+        snprintf(tr.sensor, sizeof tr.sensor, "%s", t ? t->id : "");
+        r->state = to;
+        r->since_ms = now;
+        r->value_c = tr.value_c;
+        snprintf(r->value_sensor, sizeof r->value_sensor, "%s", tr.sensor);
+        transition_log(&tr);
+        log_append(a, &tr);
+        log_save(a);
+        hook_start(a, r, &tr);
+        if (a->host.transition)
+                a->host.transition(a->host.userdata, &tr);
+}
+
+/* What the rule's sensors say now: the level entered (above a threshold),
+ * the level held (not yet below it by the hysteresis), and the sensor that
+ * decides (the hottest of those at the highest entered level). */
+struct rule_reading {
+        size_t answering;
+        enum alert_state enter, hold;
+        const struct temp_sensor *decider;
+};
+
+static void rule_read(const struct alert_rule *r, const struct sensors *s, struct rule_reading *ret) {
+        const struct temp_sensor *hottest = sensors_hottest(s);
+
+        *ret = (struct rule_reading) { 0, ALERT_OK, ALERT_OK, NULL };
+        for (size_t i = 0; i < s->n_temps; i++) {
+                const struct temp_sensor *t = &s->temps[i];
+                if (!rule_matches(r, t, hottest) || !t->ok)
+                        continue;
+                double v = t->temp_mc / 1000.0, w = rule_threshold(r, ALERT_WARN, t), c = rule_threshold(r, ALERT_CRIT, t);
+                double hy = r->cfg.hysteresis_c;
+                enum alert_state enter = v >= c ? ALERT_CRIT : v >= w ? ALERT_WARN : ALERT_OK;
+                enum alert_state hold = v > c - hy ? ALERT_CRIT : v > w - hy ? ALERT_WARN : ALERT_OK;
+                ret->answering++;
+                if (hold > ret->hold)
+                        ret->hold = hold;
+                if (!ret->decider || enter > ret->enter || (enter == ret->enter && t->temp_mc > ret->decider->temp_mc)) {
+                        ret->decider = t;
+                        ret->enter = enter > ret->enter ? enter : ret->enter;
+                }
+        }
+}
+
+/* now is the wall clock (a label), mono what "for" is measured on. */
+static void rule_eval(struct alerts *a, struct alert_rule *r, const struct sensors *s, int64_t now, int64_t mono) {
+        struct rule_reading rd;
+        enum alert_state up = ALERT_OK;
+
+        rule_read(r, s, &rd);
+        if (rd.answering == 0) {
+                /* nothing to judge by: a state of its own when asked for, else unchanged */
+                if (r->cfg.lost && r->state != ALERT_LOST)
+                        rule_transition(a, r, ALERT_LOST, NULL, NAN, now);
+                memset(r->above_since_ms, 0, sizeof r->above_since_ms);
+                return;
+        }
+        for (enum alert_state l = ALERT_WARN; l <= ALERT_CRIT; l++) {
+                if (rd.enter < l)
+                        r->above_since_ms[l] = 0;
+                else if (!r->above_since_ms[l])
+                        r->above_since_ms[l] = mono > 0 ? mono : 1;
+                if (r->above_since_ms[l] && mono - r->above_since_ms[l] >= (int64_t) r->cfg.for_ms)
+                        up = l;
+        }
+        if (r->state == ALERT_LOST)
+                /* answering again: straight to what the sensors say */
+                rule_transition(a, r, rd.enter, rd.decider, rule_threshold(r, rd.enter, rd.decider), now);
+        else if (up > r->state)
+                rule_transition(a, r, up, rd.decider, rule_threshold(r, up, rd.decider), now);
+        else if (rd.hold < r->state)
+                rule_transition(a, r, rd.hold, rd.decider, rule_threshold(r, r->state, rd.decider), now);
+}
+
+void alerts_on_sample(void *userdata, const struct snapshot *snap) {
+        struct alerts *a = userdata;
+
+        a->sensors = snap->sensors;
+        hooks_sweep(a);
+        for (size_t i = 0; i < a->n_rules; i++)
+                rule_eval(a, a->rules[i], snap->sensors, snap->time_ms, snap->mono_ms);
+}
+
+void alerts_on_sensors(void *userdata, const struct sensors *s) {
+        struct alerts *a = userdata;
+        const struct temp_sensor *hottest = sensors_hottest(s);
+
+        a->sensors = s;
+        for (size_t i = 0; i < a->n_rules; i++) {
+                struct alert_rule *r = a->rules[i];
+                size_t matched = 0;
+                for (size_t k = 0; k < s->n_temps; k++)
+                        matched += strcmp(r->cfg.sensor, "hottest") == 0 || rule_matches(r, &s->temps[k], hottest);
+                if (!matched && !r->matched_none_logged)
+                        log_warning("Alert %s: sensor \"%s\" matches no temperature sensor", r->cfg.name, r->cfg.sensor);
+                r->matched_none_logged = !matched;
+        }
+}
+
+/* ---- building and rebuilding the rules */
+
+static struct alert_rule *rule_new(const struct alert_rule_config *cfg, int64_t now) {
+        struct alert_rule *r = calloc(1, sizeof *r);
+
+        if (!r)
+                return NULL;
+        r->cfg = *cfg;
+        r->warn_fallback_c = r->crit_fallback_c = NAN;
+        r->state = ALERT_OK;
+        r->since_ms = now;
+        r->value_c = NAN;
+        return r;
+}
+
+/* Warn at the lowest passive trip, crit 5 C below the lowest hot or critical
+ * trip; 75 and 85 C on sensors without them. Every temperature sensor. */
+static struct alert_rule *rule_default(int64_t now) {
+        struct alert_rule_config cfg = {
+                .name = "default", .sensor = "*", .hysteresis_c = ALERT_HYSTERESIS_DEFAULT_C,
+                .warn = { ALERT_THRESHOLD_TRIP, 0, "passive" },
+                .crit = { ALERT_THRESHOLD_TRIP, -DEFAULT_CRIT_MARGIN_C, TRIP_HOT_OR_CRITICAL },
+                .exec_timeout_ms = 30000,
+        };
+        struct alert_rule *r = rule_new(&cfg, now);
+
+        if (r) {
+                r->warn_fallback_c = DEFAULT_WARN_C;
+                r->crit_fallback_c = DEFAULT_CRIT_C;
+        }
+        return r;
+}
+
+static void rule_free(struct alert_rule *r) {
+        if (!r)
+                return;
+        if (r->hook)
+                r->hook->rule = NULL;   /* it finishes on its own */
+        free(r);
+}
+
+static bool rule_config_equal(const struct alert_rule_config *x, const struct alert_rule_config *y) {
+        struct alert_rule_config a = *x, b = *y;
+
+        a.line = b.line = 0;            /* moving a section in the file changes nothing */
+        return memcmp(&a, &b, sizeof a) == 0;
+}
+
+int alerts_configure(struct alerts *a, const struct alert_config *cfg, char *err, size_t errlen) {
+        size_t n = cfg->n_rules ? cfg->n_rules : 1;
+        struct alert_rule **rules = calloc(n, sizeof *rules);
+        int64_t now = util_now_ms();
+
+        if (!rules) {
+                snprintf(err, errlen, "out of memory");
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < n; i++) {
+                /* an unchanged rule keeps its state, its since and its running hook */
+                for (size_t k = 0; cfg->n_rules && k < a->n_rules && !rules[i]; k++)
+                        if (a->rules[k] && rule_config_equal(&a->rules[k]->cfg, &cfg->rules[i])) {
+                                rules[i] = a->rules[k];
+                                a->rules[k] = NULL;
+                        }
+                if (!rules[i])
+                        rules[i] = cfg->n_rules ? rule_new(&cfg->rules[i], now) : rule_default(now);
+                if (!rules[i]) {
+                        for (size_t k = 0; k < i; k++)
+                                rule_free(rules[k]);
+                        free(rules);
+                        snprintf(err, errlen, "out of memory");
+                        return -ENOMEM;
+                }
+        }
+        for (size_t k = 0; k < a->n_rules; k++)
+                rule_free(a->rules[k]);
+        free(a->rules);
+        a->rules = rules;
+        a->n_rules = n;
+        a->is_default = cfg->n_rules == 0;
+        if (a->sensors)
+                alerts_on_sensors(a, a->sensors);
+        return 0;
+}
+
+int alerts_new(const struct alerts_host *host, const struct alert_config *cfg, struct alerts **ret,
+               char *err, size_t errlen) {
+        struct alerts *a = calloc(1, sizeof *a);
+        int r;
+
+        if (!a) {
+                snprintf(err, errlen, "out of memory");
+                return -ENOMEM;
+        }
+        a->host = *host;
+        if (host->state_dir && asprintf(&a->log_path, "%s/alerts.json", host->state_dir) < 0)
+                a->log_path = NULL;
+        log_load(a);
+        r = alerts_configure(a, cfg, err, errlen);
+        if (r < 0) {
+                alerts_free(a);
+                return r;
+        }
+        *ret = a;
+        return 0;
+}
+
+void alerts_free(struct alerts *a) {
+        if (!a)
+                return;
+        for (size_t i = 0; i < a->n_rules; i++)
+                rule_free(a->rules[i]);
+        while (a->hooks) {
+                struct alert_hook *h = a->hooks;
+                a->hooks = h->next;
+                if (!h->finished) {
+                        kill(-h->pid, SIGKILL);
+                        kill(h->pid, SIGKILL);
+                        sd_event_source_disable_unref(h->child);
+                        h->child = NULL;
+                        waitpid(h->pid, NULL, 0);
+                }
+                hook_free(h);
+        }
+        free(a->rules);
+        free(a->log_path);
+        free(a);
+}
+
+/* ---- what the API shows */
+
+size_t alerts_count(const struct alerts *a) {
+        return a->n_rules;
+}
+
+void alerts_status(const struct alerts *a, size_t i, struct alert_status *ret) {
+        const struct alert_rule *r = a->rules[i];
+        const struct temp_sensor *t = NULL;
+        struct rule_reading rd;
+
+        if (a->sensors) {
+                rule_read(r, a->sensors, &rd);
+                t = rd.decider;
+        }
+        *ret = (struct alert_status) {
+                .name = r->cfg.name, .sensor = r->cfg.sensor, .state = r->state, .since_ms = r->since_ms,
+                .value_c = r->value_c, .value_sensor = r->value_sensor,
+                .warn_c = t ? rule_threshold(r, ALERT_WARN, t) : NAN,
+                .crit_c = t ? rule_threshold(r, ALERT_CRIT, t) : NAN,
+                .hook_running = r->hook != NULL, .gpio = r->cfg.gpio, .gpio_error = "",
+        };
+}
+
+size_t alerts_log_count(const struct alerts *a) {
+        return a->log_n;
+}
+
+const struct alert_transition *alerts_log_at(const struct alerts *a, size_t i) {
+        return &a->log[(a->log_start + i) % ALERTS_LOG_MAX];
+}
+
+static json_object *rule_to_json(const struct alerts *a, size_t i) {
+        const struct alert_rule *r = a->rules[i];
+        json_object *o = json_object_new_object();
+        struct alert_status st;
+        char buf[48];
+
+        alerts_status(a, i, &st);
+        json_object_object_add(o, "name", json_object_new_string(st.name));
+        json_object_object_add(o, "sensor", json_object_new_string(st.sensor));
+        json_object_object_add(o, "state", json_object_new_string(state_names[st.state]));
+        json_object_object_add(o, "since_ms", json_object_new_int64(st.since_ms));
+        json_object_object_add(o, "value_c", json_new_number(st.value_c, 3));
+        json_object_object_add(o, "value_sensor", json_new_string_or_null(st.value_sensor));
+        json_object_object_add(o, "warn", r->cfg.warn.kind ? json_object_new_string(
+                                       alert_threshold_format(&r->cfg.warn, buf, sizeof buf)) : NULL);
+        json_object_object_add(o, "crit", r->cfg.crit.kind ? json_object_new_string(
+                                       alert_threshold_format(&r->cfg.crit, buf, sizeof buf)) : NULL);
+        json_object_object_add(o, "warn_c", json_new_number(st.warn_c, 3));
+        json_object_object_add(o, "crit_c", json_new_number(st.crit_c, 3));
+        json_object_object_add(o, "hysteresis_c", json_new_number(r->cfg.hysteresis_c, 2));
+        json_object_object_add(o, "for_s", json_new_number((double) r->cfg.for_ms / 1000.0, 3));
+        json_object_object_add(o, "lost", json_object_new_boolean(r->cfg.lost));
+        json_object_object_add(o, "exec", json_new_string_or_null(r->cfg.exec));
+        json_object_object_add(o, "hook_running", json_object_new_boolean(st.hook_running));
+        json_object_object_add(o, "gpio", json_new_string_or_null(st.gpio));
+        json_object_object_add(o, "gpio_error", json_new_string_or_null(st.gpio_error));
+        return o;
+}
+
+json_object *alerts_to_json(const struct alerts *a) {
+        json_object *root = json_object_new_object(), *rules = json_object_new_array();
+
+        for (size_t i = 0; i < a->n_rules; i++)
+                json_object_array_add(rules, rule_to_json(a, i));
+        json_object_object_add(root, "default_rule", json_object_new_boolean(a->is_default));
+        json_object_object_add(root, "rules", rules);
+        json_object_object_add(root, "transitions", log_to_json(a));
+        return root;
+}
+
+json_object *alerts_active_to_json(const struct alerts *a) {
+        json_object *list = json_object_new_array();
+
+        for (size_t i = 0; i < a->n_rules; i++) {
+                const struct alert_rule *r = a->rules[i];
+                if (r->state == ALERT_OK)
+                        continue;
+                json_object *o = json_object_new_object();
+                json_object_object_add(o, "name", json_object_new_string(r->cfg.name));
+                json_object_object_add(o, "state", json_object_new_string(state_names[r->state]));
+                json_object_object_add(o, "sensor", json_new_string_or_null(r->value_sensor));
+                json_object_object_add(o, "value_c", json_new_number(r->value_c, 3));
+                json_object_object_add(o, "since_ms", json_object_new_int64(r->since_ms));
+                json_object_array_add(list, o);
+        }
+        return list;
+}

@@ -1,0 +1,252 @@
+"""Alert rules through the real heatcurved: transitions, the journal fields, hooks, lost sensors,
+reloads, a run's load stopped at crit, the kept log, the default rule on every board."""
+import json
+import os
+import signal
+import stat
+import time
+
+import pytest
+
+from conftest import fixture_path, start_tree, write_in_place
+
+ZONE = "sys/class/thermal/thermal_zone0/temp"
+
+
+def alerts(d):
+    return d.get("/api/v1/alerts")[1]
+
+
+def rule(d, name):
+    return next(r for r in alerts(d)["rules"] if r["name"] == name)
+
+
+def wait_rule_state(d, name, state, timeout=10):
+    return d.wait_for(lambda: (lambda r: r if r["state"] == state else None)(rule(d, name)),
+                      timeout=timeout, what=f"alert {name} in {state}")
+
+
+def write_conf(tmp_path, text, name="alerts.conf"):
+    conf = tmp_path / name
+    conf.write_text(text)
+    return str(conf)
+
+
+def write_hook(tmp_path, body, name="hook.sh"):
+    hook = tmp_path / name
+    hook.write_text("#!/bin/sh\n" + body)
+    hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
+    return str(hook)
+
+
+def set_zone(root, celsius):
+    write_in_place(os.path.join(root, ZONE), f"{int(round(celsius * 1000))}\n")
+
+
+def test_transitions_log_fields_status_and_hook_environment(start_daemon, fixture_copy, tmp_path):
+    root = fixture_copy("rpi4")
+    out = tmp_path / "hook-out"
+    out.mkdir()
+    # written aside, then renamed: the test never reads a half-written file
+    hook = write_hook(tmp_path, f'env | grep ^HEATCURVE_ | sort > "{out}/.$HEATCURVE_STATE"\n'
+                                f'mv "{out}/.$HEATCURVE_STATE" "{out}/$HEATCURVE_STATE"\n')
+    conf = write_conf(tmp_path, f"[alert soc]\nsensor = thermal_zone0\nwarn = 60\ncrit = 75\n"
+                                f"hysteresis = 2\nexec = {hook}\n")
+    set_zone(root, 45)
+    d = start_tree(start_daemon, root, "--config", conf)
+    assert rule(d, "soc")["state"] == "ok" and alerts(d)["default_rule"] is False
+
+    set_zone(root, 62.5)
+    r = wait_rule_state(d, "soc", "warn")
+    assert r["value_c"] == 62.5 and r["value_sensor"] == "thermal_zone0" and r["warn_c"] == 60
+    active = d.get("/api/v1/status")[1]["active_alerts"]
+    assert [a["name"] for a in active] == ["soc"] and active[0]["state"] == "warn"
+    metrics = d.get("/metrics")[1]
+    assert 'heatcurve_alert_state{alert="soc",sensor="thermal_zone0",state="warn"} 1\n' in metrics
+    assert 'heatcurve_alert_state{alert="soc",sensor="thermal_zone0",state="ok"} 0\n' in metrics
+    d.wait_for(lambda: (out / "warn").exists(), what="hook ran for warn")
+    env = dict(line.split("=", 1) for line in (out / "warn").read_text().split())
+    assert env == {"HEATCURVE_ALERT": "soc", "HEATCURVE_SENSOR": "thermal_zone0", "HEATCURVE_STATE": "warn",
+                   "HEATCURVE_PREVIOUS": "ok", "HEATCURVE_TEMP_C": "62.500", "HEATCURVE_THRESHOLD_C": "60.000"}
+
+    set_zone(root, 80)
+    wait_rule_state(d, "soc", "crit")
+    set_zone(root, 40)
+    wait_rule_state(d, "soc", "ok")
+    d.wait_for(lambda: (out / "ok").exists(), what="hook ran for ok")
+    log = d.logs()
+    assert "ALERT=soc SENSOR=thermal_zone0 STATE=warn PREVIOUS=ok TEMP_C=62.500" in log
+    assert "STATE=crit PREVIOUS=warn" in log and "STATE=ok PREVIOUS=crit" in log
+    # only transitions act: one line each, not one per sample
+    assert log.count("Alert soc: ") == 3 + log.count("Alert soc: hook")
+    states = [(t["previous"], t["state"]) for t in alerts(d)["transitions"]]
+    assert states == [("ok", "warn"), ("warn", "crit"), ("crit", "ok")]
+
+
+def test_hooks_one_at_a_time_timeout_and_failures(start_daemon, fixture_copy, tmp_path):
+    root = fixture_copy("rpi4")
+    spans = tmp_path / "spans"
+    slow = write_hook(tmp_path, f'echo "start $(date +%s%N) $HEATCURVE_STATE" >> "{spans}"\nsleep 0.6\n'
+                                f'echo "end $(date +%s%N) $HEATCURVE_STATE" >> "{spans}"\n', "slow.sh")
+    stuck = write_hook(tmp_path, "exec sleep 30\n", "stuck.sh")
+    failing = write_hook(tmp_path, "exit 3\n", "failing.sh")
+    conf = write_conf(tmp_path,
+                      f"[alert slow]\nsensor = thermal_zone0\nwarn = 60\nhysteresis = 0\nexec = {slow}\n\n"
+                      f"[alert stuck]\nsensor = thermal_zone0\nwarn = 60\nexec = {stuck}\nexec_timeout = 1s\n\n"
+                      f"[alert failing]\nsensor = thermal_zone0\nwarn = 60\nexec = {failing}\n\n"
+                      f"[alert missing]\nsensor = thermal_zone0\nwarn = 60\nexec = /nonexistent/notify\n")
+    set_zone(root, 40)
+    d = start_tree(start_daemon, root, "--config", conf)
+    # four transitions within ~0.4 s: the slow hook runs for each, never two at once
+    for c in (65, 40, 65, 40):
+        set_zone(root, c)
+        d.wait_for(lambda: rule(d, "slow")["state"] == ("warn" if c == 65 else "ok"), what=f"slow at {c}")
+    d.wait_for(lambda: "Alert stuck: hook still running after 1000 ms, killing it" in d.logs(), timeout=10,
+               what="stuck hook killed")
+    d.wait_for(lambda: spans.exists() and spans.read_text().count("end") >= 2 and not rule(d, "slow")["hook_running"],
+               timeout=15, what="slow hooks done")
+    events = [line.split() for line in spans.read_text().splitlines()]
+    running = 0
+    for kind, _, _ in events:
+        running += 1 if kind == "start" else -1
+        assert running in (0, 1), events
+    assert events[-1][2] == "ok"            # the latest transition ran last
+    log = d.logs()
+    assert "Alert failing: hook exited with status 3" in log
+    assert "Alert missing: cannot run hook /nonexistent/notify: No such file or directory" in log
+    assert "hook killed by signal 9" in log
+
+
+def test_lost_sensor_is_a_state(start_daemon, fixture_copy, tmp_path):
+    root = fixture_copy("rpi4")
+    conf = write_conf(tmp_path, "[alert soc]\nsensor = thermal_zone0\nwarn = 60\nlost = yes\n\n"
+                                "[alert quiet]\nsensor = thermal_zone0\nwarn = 60\n")
+    set_zone(root, 45)
+    d = start_tree(start_daemon, root, "--config", conf)
+    write_in_place(os.path.join(root, ZONE), "garbage\n")
+    r = wait_rule_state(d, "soc", "lost")
+    assert r["value_c"] is None
+    assert rule(d, "quiet")["state"] == "ok"
+    assert "Alert soc: lost, no sensor answers, was ok" in d.logs()
+    set_zone(root, 61)
+    wait_rule_state(d, "soc", "warn")
+
+
+def test_reload_with_a_bad_rule_keeps_the_old_rules(start_daemon, fixture_copy, tmp_path):
+    root = fixture_copy("rpi4")
+    conf = tmp_path / "alerts.conf"
+    conf.write_text("[alert soc]\nsensor = thermal_zone0\nwarn = 60\n")
+    set_zone(root, 65)
+    d = start_tree(start_daemon, root, "--config", str(conf))
+    wait_rule_state(d, "soc", "warn")
+    conf.write_text("[alert soc]\nsensor = thermal_zone0\nwarn = 60\n\n[alert new]\nsensor = *\nwarn = trip:balmy\n")
+    d.signal(signal.SIGHUP)
+    d.wait_for(lambda: "Reload failed" in d.logs(), what="reload refused")
+    assert f"{conf}:7: [alert new] warn: \"trip:balmy\" is not a temperature" in d.logs()
+    assert [r["name"] for r in alerts(d)["rules"]] == ["soc"] and rule(d, "soc")["state"] == "warn"
+    # a good reload: the unchanged rule keeps its state and since, the new one starts
+    since = rule(d, "soc")["since_ms"]
+    conf.write_text("[alert soc]\nsensor = thermal_zone0\nwarn = 60\n\n[alert new]\nsensor = *\nwarn = 90\n")
+    d.signal(signal.SIGHUP)
+    d.wait_for(lambda: len(alerts(d)["rules"]) == 2, what="new rule loaded")
+    assert rule(d, "soc")["since_ms"] == since and rule(d, "new")["state"] == "ok"
+
+
+def test_crit_stops_a_running_load(start_daemon, fixture_copy, tmp_path):
+    root = fixture_copy("rpi4")
+    conf = write_conf(tmp_path, "[alert board]\nsensor = hottest\nwarn = 60\ncrit = 70\n")
+    set_zone(root, 45)
+    d = start_tree(start_daemon, root, "--config", conf)
+    status, run = d.request("POST", "/api/v1/runs", body={
+        "safety_limit_c": 100,
+        "phases": [{"kind": "stress", "duration": "5m", "load": {"type": "cpu", "workers": 1}}]})
+    assert status == 201, run
+    set_zone(root, 72)
+    done = d.wait_for(lambda: (lambda doc: doc if doc["state"] != "running" else None)(
+        d.get(f"/api/v1/runs/{run['id']}")[1]), what="run aborted")
+    assert done["state"] == "aborted"
+    assert done["abort_reason"] == "alert board reached crit: thermal_zone0 at 72.0 C"
+
+
+def test_transitions_survive_a_restart(start_daemon, fixture_copy, tmp_path):
+    root = fixture_copy("rpi4")
+    state = str(tmp_path / "state")
+    conf = write_conf(tmp_path, "[alert soc]\nsensor = thermal_zone0\nwarn = 60\n")
+    set_zone(root, 65)
+    d = start_tree(start_daemon, root, "--config", conf, state_dir=state)
+    wait_rule_state(d, "soc", "warn")
+    d.stop()
+    with open(os.path.join(state, "alerts.json")) as f:
+        kept = json.load(f)["transitions"]
+    assert kept[-1]["rule"] == "soc" and kept[-1]["state"] == "warn"
+    d2 = start_tree(start_daemon, root, "--config", conf, state_dir=state)
+    assert alerts(d2)["transitions"][0] == kept[0]
+
+
+BOARDS = sorted(b for b in os.listdir(fixture_path("")) if os.path.isdir(fixture_path(b)))
+
+
+def lowest_trip(sensor, types):
+    temps = [t["celsius"] for t in sensor.get("trips", []) if t["type"] in types and t["celsius"] is not None]
+    return min(temps) if temps else None
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_trip_relative_thresholds_on_every_board(start_daemon, tmp_path, board):
+    """The default rule and a trip-relative one resolve on each board's own trips (or limits)."""
+    conf = write_conf(tmp_path, "[alert rel]\nsensor = *\nwarn = trip:passive-5\ncrit = trip:critical-10\n")
+    for args in ((), ("--config", conf)):
+        d = start_tree(start_daemon, fixture_path(board), *args)
+        doc = alerts(d)
+        sensors = {t["id"]: t for t in d.get("/api/v1/sensors")[1]["temperatures"]}
+        r = doc["rules"][0]
+        assert doc["default_rule"] is (not args)
+        if not sensors:
+            assert r["warn_c"] is None and r["crit_c"] is None
+            d.stop()
+            continue
+        # at rest the deciding sensor is the hottest answering one
+        hot = max((t for t in sensors.values() if t["ok"]), key=lambda t: t["celsius"])
+        passive = lowest_trip(hot, ("passive",))
+        if hot["source"] == "hwmon" and passive is None:
+            passive = hot.get("max_celsius")
+        if not args:
+            hotcrit = lowest_trip(hot, ("hot", "critical"))
+            if hotcrit is None and hot["source"] == "hwmon":
+                hotcrit = hot.get("crit_celsius")
+            assert r["warn_c"] == (passive if passive is not None else 75), (board, hot)
+            assert r["crit_c"] == (hotcrit - 5 if hotcrit is not None else 85), (board, hot)
+        else:
+            critical = lowest_trip(hot, ("critical",))
+            if critical is None and hot["source"] == "hwmon":
+                critical = hot.get("crit_celsius")
+            assert r["warn_c"] == (None if passive is None else pytest.approx(passive - 5)), (board, hot)
+            assert r["crit_c"] == (None if critical is None else pytest.approx(critical - 10)), (board, hot)
+        d.stop()
+
+
+def test_default_rule_on_the_heated_simulator(start_daemon, tmp_path, burner):
+    """The simulated ODROID-C2 (passive trip 70 C) heated by `stress --cpu 2`: the default rule warns."""
+    conf = write_conf(tmp_path, "[simulate]\nambient = 25\ntau = 3s\nrise = 55\nquantize = yes\n")
+    d = start_daemon("--config", conf, "--simulate", "--interval", "200ms")
+    burner()
+    r = d.wait_for(lambda: (lambda r: r if r["state"] in ("warn", "crit") else None)(alerts(d)["rules"][0]),
+                   timeout=40, what="default rule warns")
+    assert r["name"] == "default" and r["warn_c"] == 70
+    assert "Alert default: warn, thermal_zone0 at" in d.logs()
+    assert any(t["state"] == "warn" for t in alerts(d)["transitions"])
+
+
+def test_the_example_rule_in_the_shipped_config_is_valid(heatcurved_bin, tmp_path):
+    src = os.path.join(os.path.dirname(__file__), "..", "..", "systemd", "heatcurved.conf")
+    lines, inside = [], False
+    for line in open(src):
+        inside = inside or line.startswith("#   [alert ")
+        if inside and line.startswith("#   "):
+            lines.append(line[4:])
+    assert lines and lines[0].startswith("[alert ")
+    conf = tmp_path / "example.conf"
+    conf.write_text("".join(lines))
+    import subprocess
+    r = subprocess.run([heatcurved_bin, "--check-config", "--config", str(conf)], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout == "configuration ok\n", r.stdout + r.stderr

@@ -1,0 +1,134 @@
+"""heatcurvectl analyse: a real recording replayed through a fixture thermal zone into a daemon run gives the run's own metrics offline."""
+import csv
+import json
+import os
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import start_tree, write_in_place
+
+HEATCURVECTL = os.environ.get("HEATCURVECTL", "")
+DATA = os.path.join(os.path.dirname(__file__), "..", "data")
+SPEEDUP = 10                    # 1 Hz recording replayed at the daemon's 100 ms interval
+
+
+@pytest.fixture
+def analyse():
+    if not HEATCURVECTL or not os.access(HEATCURVECTL, os.X_OK):
+        pytest.skip("HEATCURVECTL is not set to the built client (run through meson test)")
+
+    def run(*args):
+        return subprocess.run([HEATCURVECTL, "analyse", *args], capture_output=True, text=True, timeout=60)
+    return run
+
+
+def recording(name, rows):
+    with open(os.path.join(DATA, name)) as f:
+        return list(csv.DictReader(f))[:rows]
+
+
+class Replay(threading.Thread):
+    """Writes one recorded temperature per daemon interval into the zone's temp file."""
+
+    def __init__(self, path, temps_c):
+        super().__init__(daemon=True)
+        self.path, self.temps_c, self.stop = path, temps_c, threading.Event()
+
+    def run(self):
+        start = time.monotonic()
+        for i, t in enumerate(self.temps_c):
+            write_in_place(self.path, "%d\n" % round(t * 1000))
+            if self.stop.wait(max(0.0, start + (i + 1) / SPEEDUP - time.monotonic())):
+                return
+
+
+def test_replayed_recording_metrics_equal_analyse(start_daemon, fixture_copy, analyse, tmp_path):
+    rows = recording("monipi-rpi4-cooled.csv", 541)        # 0-60 s idle, 300 s load, 180 s rest
+    phases = [r["phase"] for r in rows]
+    assert phases.count("idle") == 61 and phases.count("stress") == 300 and phases[-1] == "cooldown"
+    root = fixture_copy("rpi4")
+    zone = os.path.join(root, "sys/class/thermal/thermal_zone0/temp")
+    write_in_place(zone, "%d\n" % round(float(rows[0]["temp_c"]) * 1000))
+    d = start_tree(start_daemon, root)
+    replay = Replay(zone, [float(r["temp_c"]) for r in rows])
+    status, run = d.request("POST", "/api/v1/runs", body={
+        "label": "replay", "ambient_c": 21.5, "sensor": "thermal_zone0",
+        "phases": [{"kind": "idle", "duration": "6s"},
+                   {"kind": "stress", "duration": "30s", "load": {"type": "command", "argv": ["sleep", "1000"]}},
+                   {"kind": "cooldown", "duration": "18s"}]})
+    replay.start()
+    try:
+        assert status == 201, run
+        done = d.wait_for(lambda: (lambda doc: doc if doc["state"] in ("finished", "aborted") else None)(
+            d.get(f"/api/v1/runs/{run['id']}")[1]), timeout=120, what="the run to end")
+    finally:
+        replay.stop.set()
+        replay.join()
+    assert done["state"] == "finished", done["abort_reason"]
+    metrics = done["metrics"]
+    assert metrics["plateau_c"] is not None and metrics["tau_heat_s"] is not None, metrics
+
+    samples = os.path.join(d.state_dir, "runs", str(run["id"]), "samples.csv")
+    offline = analyse("--json", "--ambient", "21.5", samples)
+    assert offline.returncode == 0, offline.stderr
+    got = json.loads(offline.stdout)
+    assert {k: got[k] for k in metrics} == metrics
+    assert got["predicted_plateau_c"] == metrics["plateau_c"]
+    assert got["predicted_plateau_ci95_c"] == metrics["plateau_ci95_c"]
+
+    # the same through the API's export, CSV and JSON
+    for fmt in ("csv", "json"):
+        status, body = d.get(f"/api/v1/runs/{run['id']}/samples?format={fmt}")
+        assert status == 200
+        exported = tmp_path / f"export.{fmt}"
+        exported.write_text(body if isinstance(body, str) else json.dumps(body))
+        r = analyse("--json", "--ambient", "21.5", str(exported))
+        assert r.returncode == 0, r.stderr
+        assert {k: v for k, v in json.loads(r.stdout).items() if k in metrics} == metrics, fmt
+
+    table = analyse("--ambient", "21.5", samples)
+    assert table.returncode == 0, table.stderr
+    assert "plateau °C" in table.stdout and "predicted_plateau_c" in table.stdout
+
+
+def test_the_recording_itself_and_errors(analyse, tmp_path):
+    path = os.path.join(DATA, "monipi-rpi4-cooled.csv")
+    r = analyse("--json", path)
+    assert r.returncode == 0, r.stderr
+    m = json.loads(r.stdout)
+    assert m["baseline_c"] == 35.0 and m["peak_c"] == 57.0
+    assert m["fit_model"] in ("exp1", "exp2") and m["tau_heat_s"] > 0
+    # the load given in seconds instead of the phase column: the same first load
+    r2 = analyse("--json", "--time", "elapsed_s", "--temp", "temp_c", "--load-start", "60.5", "--load-end", "360.5",
+                 path)
+    assert r2.returncode == 0, r2.stderr
+    m2 = json.loads(r2.stdout)
+    assert m2["plateau_c"] == m["plateau_c"] and m2["tau_heat_s"] == m["tau_heat_s"]
+
+    iso = tmp_path / "iso.csv"
+    with open(iso, "w") as f:
+        f.write("Timestamp;CPU Temp (millidegrees)\n")
+        for i in range(300):
+            f.write("2024-05-01T12:%02d:%02d+02:00;%d\n" % (i // 60, i % 60, 40000 + round(15000 * (1 - 0.97 ** i))))
+    r = analyse("--json", str(iso))
+    assert r.returncode == 0, r.stderr
+    assert abs(json.loads(r.stdout)["plateau_c"] - 55.0) < 0.05
+
+    cases = [
+        ("time,temp\n1,40\n2,41\n2,42\n3,43\n", [], ":4: time 2 is not after"),
+        ("time,temp\n1,40\nsoon,41\n", [], ":3: time \"soon\""),
+        ("time,temp\n1,40\n2,41\n3,42\n", [], "3 samples with a temperature"),
+        ("time,temp\n1,40\n2,41\n3,42\n4,43\n", ["--temp", "cpu"], ":1: no column \"cpu\""),
+        ("when,temp\n1,40\n", [], ":1: no time column"),
+        ("time,temp,phase\n1,40,idle\n2,41,warm\n", [], ":3: phase \"warm\""),
+    ]
+    for i, (text, args, needle) in enumerate(cases):
+        bad = tmp_path / f"bad{i}.csv"
+        bad.write_text(text)
+        r = analyse(*args, str(bad))
+        assert r.returncode == 1 and needle in r.stderr and r.stderr.count("\n") == 1, (text, r.stderr)
+    r = analyse("--phase", "phase", "--load-start", "3", str(iso))
+    assert r.returncode == 2 and "exclude" in r.stderr

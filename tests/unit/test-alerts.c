@@ -1,0 +1,327 @@
+/* test-alerts.c — unit tests for alert rules: thresholds, hysteresis, for, lost, the default rule, reloads. */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "alerts.h"
+#include "config.h"
+
+#define T0 1700000000000LL              /* Unix ms of the first sample */
+
+static struct temp_sensor temps[3];
+static struct sensors board;
+static uint64_t ticks;
+
+/* thermal_zone0 with a passive trip at 70 and a critical one at 90; an
+ * hwmon chip with only a crit limit at 100; a zone with no trips at all. */
+static void board_reset(void) {
+        memset(temps, 0, sizeof temps);
+        snprintf(temps[0].id, sizeof temps[0].id, "thermal_zone0");
+        temps[0].n_trips = 2;
+        temps[0].trips[0] = (struct trip_point) { 0, "passive", true, 70000, false, 0 };
+        temps[0].trips[1] = (struct trip_point) { 1, "critical", true, 90000, false, 0 };
+        snprintf(temps[1].id, sizeof temps[1].id, "hwmon:nvme/temp1");
+        temps[1].source = TEMP_SOURCE_HWMON;
+        temps[1].has_crit = true;
+        temps[1].crit_mc = 100000;
+        snprintf(temps[2].id, sizeof temps[2].id, "thermal_zone1");
+        for (size_t i = 0; i < 3; i++) {
+                temps[i].ok = true;
+                temps[i].temp_mc = 40000;
+        }
+        board = (struct sensors) { .temps = temps, .n_temps = 3 };
+        ticks = 0;
+}
+
+static void set_temp(size_t i, double c) {
+        temps[i].ok = true;
+        temps[i].temp_mc = (int32_t) lround(c * 1000.0);
+}
+
+/* One sample at second s. */
+static void sample(struct alerts *a, int64_t s) {
+        struct snapshot snap = { &board, T0 + s * 1000, 5000 + s * 1000, ++ticks, -1 };
+
+        alerts_on_sample(a, &snap);
+}
+
+static struct alerts *alerts_from(const char *const *lines) {
+        struct alerts_host host = { NULL, NULL, NULL, NULL };
+        struct alert_config ac = {};
+        struct alerts *a = NULL;
+        char err[256];
+
+        for (size_t i = 0; lines[i]; i += 3) {
+                int r = alert_config_set(&ac, lines[i], lines[i + 1], lines[i + 2], err, sizeof err);
+                if (r < 0)
+                        fail_msg("[%s] %s = %s: %s", lines[i], lines[i + 1], lines[i + 2], err);
+        }
+        assert_int_equal(alert_config_validate(&ac, &(unsigned) { 0 }, err, sizeof err), 0);
+        assert_int_equal(alerts_new(&host, &ac, &a, err, sizeof err), 0);
+        alerts_on_sensors(a, &board);
+        return a;
+}
+
+static enum alert_state state_of(const struct alerts *a, size_t i) {
+        struct alert_status st;
+
+        alerts_status(a, i, &st);
+        return st.state;
+}
+
+/* 0.5 C of noise around a level neither fires early nor flaps. */
+static void test_hysteresis_and_for_with_noise(void **state) {
+        static const char *const cfg[] = {
+                "alert soc", "sensor", "thermal_zone0", "alert soc", "warn", "70",
+                "alert soc", "hysteresis", "2", "alert soc", "for", "3s", NULL,
+        };
+        struct alerts *a;
+        int64_t s = 0;
+
+        board_reset();
+        a = alerts_from(cfg);
+        /* around 70: never above it for 3 s in a row (ending below it) */
+        for (int i = 0; i < 60; i++) {
+                set_temp(0, i % 2 ? 69.75 : 70.25);
+                sample(a, s++);
+        }
+        assert_int_equal(state_of(a, 0), ALERT_OK);
+        assert_int_equal(alerts_log_count(a), 0);
+        /* 71 +- 0.5: fires once, 3 s after it began */
+        int64_t began = s;
+        for (int i = 0; i < 20; i++) {
+                set_temp(0, 71.0 + (i % 2 ? 0.5 : -0.5));
+                sample(a, s++);
+                if (s - 1 - began < 3)
+                        assert_int_equal(state_of(a, 0), ALERT_OK);
+        }
+        assert_int_equal(state_of(a, 0), ALERT_WARN);
+        assert_int_equal(alerts_log_count(a), 1);
+        assert_int_equal(alerts_log_at(a, 0)->time_ms, T0 + (began + 3) * 1000);
+        assert_true(alerts_log_at(a, 0)->threshold_c == 70.0);
+        assert_string_equal(alerts_log_at(a, 0)->sensor, "thermal_zone0");
+        /* down to 69 +- 0.5: within the hysteresis, still warn, no flapping */
+        for (int i = 0; i < 60; i++) {
+                set_temp(0, 69.0 + (i % 2 ? 0.5 : -0.5));
+                sample(a, s++);
+        }
+        assert_int_equal(state_of(a, 0), ALERT_WARN);
+        assert_int_equal(alerts_log_count(a), 1);
+        /* below 68: clears at once */
+        set_temp(0, 67.9);
+        sample(a, s++);
+        assert_int_equal(state_of(a, 0), ALERT_OK);
+        assert_int_equal(alerts_log_count(a), 2);
+        assert_int_equal(alerts_log_at(a, 1)->previous, ALERT_WARN);
+        alerts_free(a);
+}
+
+static void test_levels_up_and_down(void **state) {
+        static const char *const cfg[] = {
+                "alert soc", "sensor", "thermal_zone*", "alert soc", "warn", "60",
+                "alert soc", "crit", "80", NULL,
+        };
+        struct alerts *a;
+
+        board_reset();
+        a = alerts_from(cfg);
+        set_temp(2, 85);                /* straight to crit, on the second zone */
+        sample(a, 0);
+        assert_int_equal(state_of(a, 0), ALERT_CRIT);
+        assert_string_equal(alerts_log_at(a, 0)->sensor, "thermal_zone1");
+        set_temp(2, 77.5);              /* below crit - hysteresis: down to warn */
+        sample(a, 1);
+        assert_int_equal(state_of(a, 0), ALERT_WARN);
+        assert_true(alerts_log_at(a, 1)->threshold_c == 80.0);  /* the level it left */
+        set_temp(2, 40);
+        sample(a, 2);
+        assert_int_equal(state_of(a, 0), ALERT_OK);
+        assert_int_equal(alerts_log_count(a), 3);
+        alerts_free(a);
+}
+
+/* trip:TYPE+-N is resolved on each sensor's own trips; a sensor without one cannot reach that level. */
+static void test_trip_relative(void **state) {
+        static const char *const cfg[] = {
+                "alert t", "sensor", "*", "alert t", "warn", "trip:passive-5",
+                "alert t", "crit", "trip:critical-10", NULL,
+        };
+        struct alerts *a;
+        struct alert_status st;
+
+        board_reset();
+        a = alerts_from(cfg);
+        set_temp(0, 66);                /* above 70 - 5 */
+        sample(a, 0);
+        alerts_status(a, 0, &st);
+        assert_int_equal(st.state, ALERT_WARN);
+        assert_true(st.warn_c == 65.0 && st.crit_c == 80.0);
+        set_temp(0, 40);
+        set_temp(1, 91);                /* hwmon: crit limit 100 - 10; no passive trip */
+        sample(a, 1);
+        assert_int_equal(state_of(a, 0), ALERT_CRIT);
+        assert_string_equal(alerts_log_at(a, 1)->sensor, "hwmon:nvme/temp1");
+        set_temp(1, 40);
+        set_temp(2, 150);               /* no trips: neither level exists there */
+        sample(a, 2);
+        assert_int_equal(state_of(a, 0), ALERT_OK);
+        alerts_free(a);
+}
+
+static void test_default_rule(void **state) {
+        static const char *const none[] = { NULL };
+        struct alerts *a;
+        struct alert_status st;
+
+        board_reset();
+        a = alerts_from(none);
+        assert_int_equal(alerts_count(a), 1);
+        set_temp(0, 70);                /* the passive trip */
+        sample(a, 0);
+        alerts_status(a, 0, &st);
+        assert_string_equal(st.name, "default");
+        assert_int_equal(st.state, ALERT_WARN);
+        assert_true(st.warn_c == 70.0 && st.crit_c == 85.0);     /* critical 90 - 5 */
+        set_temp(0, 40);
+        set_temp(2, 76);                /* no trips: 75 / 85 */
+        sample(a, 1);
+        alerts_status(a, 0, &st);
+        assert_int_equal(st.state, ALERT_WARN);
+        assert_string_equal(st.value_sensor, "thermal_zone0");  /* what triggered it */
+        set_temp(2, 86);
+        sample(a, 2);
+        assert_int_equal(state_of(a, 0), ALERT_CRIT);
+        alerts_free(a);
+}
+
+static void test_lost(void **state) {
+        static const char *const cfg[] = {
+                "alert a", "sensor", "thermal_zone0", "alert a", "warn", "60", "alert a", "lost", "yes",
+                "alert b", "sensor", "thermal_zone0", "alert b", "warn", "60", NULL,
+        };
+        struct alerts *a;
+
+        board_reset();
+        a = alerts_from(cfg);
+        set_temp(0, 65);
+        sample(a, 0);
+        assert_int_equal(state_of(a, 0), ALERT_WARN);
+        assert_int_equal(state_of(a, 1), ALERT_WARN);
+        temps[0].ok = false;
+        sample(a, 1);
+        assert_int_equal(state_of(a, 0), ALERT_LOST);
+        assert_int_equal(state_of(a, 1), ALERT_WARN);   /* lost = no: the state stays */
+        assert_true(isnan(alerts_log_at(a, 2)->value_c));
+        set_temp(0, 40);
+        sample(a, 2);
+        assert_int_equal(state_of(a, 0), ALERT_OK);
+        assert_int_equal(state_of(a, 1), ALERT_OK);
+        alerts_free(a);
+}
+
+static void test_hottest(void **state) {
+        static const char *const cfg[] = { "alert h", "sensor", "hottest", "alert h", "warn", "50", NULL };
+        struct alerts *a;
+
+        board_reset();
+        a = alerts_from(cfg);
+        set_temp(1, 55);
+        sample(a, 0);
+        assert_int_equal(state_of(a, 0), ALERT_WARN);
+        assert_string_equal(alerts_log_at(a, 0)->sensor, "hwmon:nvme/temp1");
+        alerts_free(a);
+}
+
+/* A reload keeps the state of a rule whose settings did not change, and starts a changed one afresh. */
+static void test_reload_keeps_unchanged(void **state) {
+        static const char *const cfg[] = {
+                "alert a", "sensor", "thermal_zone0", "alert a", "warn", "60",
+                "alert b", "sensor", "thermal_zone0", "alert b", "warn", "61", NULL,
+        };
+        struct alert_config ac = {};
+        struct alerts *a;
+        char err[256];
+
+        board_reset();
+        a = alerts_from(cfg);
+        set_temp(0, 65);
+        sample(a, 0);
+        assert_int_equal(state_of(a, 0), ALERT_WARN);
+        assert_int_equal(state_of(a, 1), ALERT_WARN);
+        assert_int_equal(alert_config_set(&ac, "alert a", "sensor", "thermal_zone0", err, sizeof err), 0);
+        assert_int_equal(alert_config_set(&ac, "alert a", "warn", "60", err, sizeof err), 0);
+        assert_int_equal(alert_config_set(&ac, "alert b", "sensor", "thermal_zone0", err, sizeof err), 0);
+        assert_int_equal(alert_config_set(&ac, "alert b", "warn", "62", err, sizeof err), 0);
+        assert_int_equal(alerts_configure(a, &ac, err, sizeof err), 0);
+        assert_int_equal(state_of(a, 0), ALERT_WARN);
+        assert_int_equal(state_of(a, 1), ALERT_OK);
+        sample(a, 1);
+        assert_int_equal(state_of(a, 1), ALERT_WARN);
+        alerts_free(a);
+}
+
+/* The log is a bounded ring: the oldest transitions go. */
+/* "for" is measured on the monotonic clock: a wall clock step (NTP after
+ * boot on a board without an RTC) neither fires a level early nor holds it back. */
+static void test_for_ignores_wall_clock_steps(void **state) {
+        static const char *const cfg[] = {
+                "alert soc", "sensor", "thermal_zone0", "alert soc", "warn", "60", "alert soc", "for", "10s", NULL,
+        };
+        struct alerts *a;
+
+        board_reset();
+        a = alerts_from(cfg);
+        set_temp(0, 65);
+        for (int i = 0; i < 5; i++) {
+                /* the wall clock jumps an hour forward at the second sample */
+                struct snapshot snap = { &board, T0 + i * 1000 + (i >= 1 ? 3600000 : 0), 5000 + i * 1000, ++ticks, -1 };
+                alerts_on_sample(a, &snap);
+        }
+        assert_int_equal(state_of(a, 0), ALERT_OK);
+        for (int i = 5; i <= 10; i++) {
+                struct snapshot snap = { &board, T0 + 3600000 + i * 1000, 5000 + i * 1000, ++ticks, -1 };
+                alerts_on_sample(a, &snap);
+        }
+        assert_int_equal(state_of(a, 0), ALERT_WARN);
+        assert_int_equal(alerts_log_at(a, 0)->time_ms, T0 + 3600000 + 10000);  /* labelled with the wall clock */
+        alerts_free(a);
+}
+
+static void test_log_bounded(void **state) {
+        static const char *const cfg[] = { "alert a", "sensor", "thermal_zone0", "alert a", "warn", "60", NULL };
+        struct alerts *a;
+
+        board_reset();
+        a = alerts_from(cfg);
+        for (int i = 0; i < 2 * ALERTS_LOG_MAX + 3; i++) {
+                set_temp(0, i % 2 ? 40 : 65);
+                sample(a, i);
+        }
+        assert_int_equal(alerts_log_count(a), ALERTS_LOG_MAX);
+        assert_int_equal(alerts_log_at(a, ALERTS_LOG_MAX - 1)->time_ms, T0 + (2 * ALERTS_LOG_MAX + 2) * 1000);
+        assert_int_equal(alerts_log_at(a, 0)->time_ms, T0 + (ALERTS_LOG_MAX + 3) * 1000);
+        alerts_free(a);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_hysteresis_and_for_with_noise),
+                cmocka_unit_test(test_levels_up_and_down),
+                cmocka_unit_test(test_trip_relative),
+                cmocka_unit_test(test_default_rule),
+                cmocka_unit_test(test_lost),
+                cmocka_unit_test(test_hottest),
+                cmocka_unit_test(test_reload_keeps_unchanged),
+                cmocka_unit_test(test_for_ignores_wall_clock_steps),
+                cmocka_unit_test(test_log_bounded),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
