@@ -386,6 +386,47 @@ static void test_plot_data_from_documents(void **state) {
         json_object_put(bad);
 }
 
+/* Degenerate input still gives a well-formed document: no samples, only
+ * missing values, a flat line, a live phase without an end. */
+static void test_degenerate_input(void **state) {
+        static const double t[4] = { 0, 1, 2, 3 }, nan4[4] = { NAN, NAN, NAN, NAN }, flat[4] = { 50, 50, 50, 50 };
+        static const int64_t tm[2] = { 1000, 2000 };
+        static const double one[2] = { NAN, NAN };
+        struct plot_phase ph[2] = { { ANALYSIS_PHASE_IDLE, 0, 1 }, { ANALYSIS_PHASE_STRESS, 1, NAN } };
+        struct plot_run r = { .n_phases = 2, .phases = ph };
+        struct plot_curve c[2] = { { .n = 0 }, { .n = 4, .t_s = t, .temp_c = nan4 } };
+        struct plot_band band = { "x", PLOT_KIND_LOAD, one, one, one };
+        char *svg = NULL;
+        size_t len;
+
+        analysis_metrics_init(&r.metrics, NAN);
+        analysis_metrics_init(&c[0].metrics, NAN);
+        analysis_metrics_init(&c[1].metrics, NAN);
+        assert_int_equal(plot_run_svg(&r, 400, 400, &svg, &len), 0);
+        assert_null(strstr(svg, "nan"));
+        free(svg);
+        r.n = 4;
+        r.t_s = t;
+        r.temp_c = nan4;
+        assert_int_equal(plot_run_svg(&r, 400, 400, &svg, &len), 0);
+        free(svg);
+        r.temp_c = flat;
+        assert_int_equal(plot_run_svg(&r, 400, 400, &svg, &len), 0);
+        assert_null(strstr(svg, "nan"));
+        assert_null(strstr(svg, "inf"));
+        free(svg);
+        assert_int_equal(plot_compare_svg(c, 2, false, 400, 400, &svg, &len), 0);
+        free(svg);
+        assert_int_equal(plot_compare_svg(c, 2, true, 400, 400, &svg, &len), 0);
+        assert_null(strstr(svg, "nan"));
+        free(svg);
+        assert_int_equal(plot_history_svg(tm, 2, 1000, 1000, 3000, &band, 1, 400, 400, &svg, &len), 0);
+        assert_null(strstr(svg, "nan"));
+        free(svg);
+        assert_int_equal(plot_history_svg(tm, 2, 0, 1000, 3000, &band, 1, 400, 400, &svg, &len), -EINVAL);
+        assert_int_equal(plot_history_svg(tm, 2, 1000, 3000, 1000, &band, 1, 400, 400, &svg, &len), -EINVAL);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_run_golden),
@@ -395,6 +436,7 @@ int main(void) {
                 cmocka_unit_test(test_bad_arguments),
                 cmocka_unit_test(test_svg_helpers),
                 cmocka_unit_test(test_plot_data_from_documents),
+                cmocka_unit_test(test_degenerate_input),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
