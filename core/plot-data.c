@@ -108,6 +108,33 @@ int plot_data_append(struct plot_data *d, double t_s, double temp_c, double freq
         return 0;
 }
 
+int plot_data_adopt(struct plot_data *d, double *t_s, double *temp_c, double *freq_hz, double *work_rate,
+                    enum analysis_phase *phase, size_t n) {
+        size_t k = 0;
+
+        if (d->n || d->t_s)
+                return -EBUSY;
+        /* what plot_data_append() would have kept, compacted in place */
+        for (size_t i = 0; i < n; i++) {
+                if (!isfinite(t_s[i]) || (k && t_s[i] <= t_s[k - 1]))
+                        continue;
+                t_s[k] = t_s[i];
+                temp_c[k] = temp_c[i];
+                freq_hz[k] = freq_hz[i];
+                work_rate[k] = work_rate[i];
+                phase[k] = phase[i];
+                k++;
+        }
+        d->t_s = t_s;
+        d->temp_c = temp_c;
+        d->freq_hz = freq_hz;
+        d->work_rate = work_rate;
+        d->phase = phase;
+        d->n = k;
+        d->cap = n;
+        return 0;
+}
+
 static int column_index(json_object *columns, enum samples_column c) {
         size_t n = json_object_array_length(columns);
 

@@ -36,6 +36,11 @@ int plot_data_from_doc(struct plot_data *d, json_object *run_doc, char *err, siz
 /* One sample; -ENOMEM. Samples with a time not after the previous one are skipped. */
 int plot_data_append(struct plot_data *d, double t_s, double temp_c, double freq_hz, double work_rate,
                      enum analysis_phase phase);
+/* The same for whole arrays of n samples, malloc()ed, which d takes over
+ * (the caller must not free them) instead of copying: a day at 1 Hz is
+ * 86,400 samples. Only when d holds no samples yet; -EBUSY otherwise. */
+int plot_data_adopt(struct plot_data *d, double *t_s, double *temp_c, double *freq_hz, double *work_rate,
+                    enum analysis_phase *phase, size_t n);
 /* Every row of a samples document ({"columns": [...], "rows": [[...]]}),
  * columns found by their samples.csv names. -EINVAL (err says why), -ENOMEM. */
 int plot_data_samples_from_json(struct plot_data *d, json_object *samples, char *err, size_t errlen);

@@ -78,8 +78,13 @@ static int plot_data_for_run(struct api *a, const struct run *run, struct plot_d
         if (e < 0)
                 return e;
         e = runs_series(a->ctx.runs, run->id, &s, unit, sizeof unit);
-        for (size_t i = 0; e >= 0 && i < s.n; i++)
-                e = plot_data_append(d, s.t_s[i], s.temp_c[i], s.freq_hz[i], s.work_rate[i], s.phase[i]);
+        if (e >= 0 && s.n)
+                e = plot_data_adopt(d, s.t_s, s.temp_c, s.freq_hz, s.work_rate, s.phase, s.n);
+        if (e >= 0 && s.n) {
+                /* d has them now: a day of samples is not copied */
+                s.t_s = s.temp_c = s.freq_hz = s.work_rate = NULL;
+                s.phase = NULL;
+        }
         run_series_free(&s);
         if (e < 0) {
                 snprintf(err, errlen, "cannot read the samples of run %u: %s", run->id, strerror(-e));

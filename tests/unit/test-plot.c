@@ -427,6 +427,27 @@ static void test_degenerate_input(void **state) {
         assert_int_equal(plot_history_svg(tm, 2, 1000, 3000, 1000, &band, 1, 400, 400, &svg, &len), -EINVAL);
 }
 
+/* Adopted arrays are compacted as plot_data_append() would filter them. */
+static void test_plot_data_adopt(void **state) {
+        double *t = malloc(4 * sizeof *t), *y = malloc(4 * sizeof *y), *f = malloc(4 * sizeof *f);
+        double *w = malloc(4 * sizeof *w);
+        enum analysis_phase *ph = malloc(4 * sizeof *ph);
+        struct plot_data d = { .n = 0 };
+
+        assert_true(t && y && f && w && ph);
+        for (size_t i = 0; i < 4; i++) {
+                t[i] = i == 2 ? 1.0 : (double) i;       /* the third does not move time forward */
+                y[i] = 40.0 + (double) i;
+                f[i] = w[i] = NAN;
+                ph[i] = ANALYSIS_PHASE_IDLE;
+        }
+        assert_int_equal(plot_data_adopt(&d, t, y, f, w, ph, 4), 0);
+        assert_int_equal(d.n, 3);
+        assert_true(d.t_s[2] == 3.0 && d.temp_c[2] == 43.0);
+        assert_int_equal(plot_data_adopt(&d, NULL, NULL, NULL, NULL, NULL, 0), -EBUSY);
+        plot_data_free(&d);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_run_golden),
@@ -437,6 +458,7 @@ int main(void) {
                 cmocka_unit_test(test_svg_helpers),
                 cmocka_unit_test(test_plot_data_from_documents),
                 cmocka_unit_test(test_degenerate_input),
+                cmocka_unit_test(test_plot_data_adopt),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
