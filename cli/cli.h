@@ -61,3 +61,4 @@ void metrics_print(json_object *runs);
 int cmd_show(struct client *c, int argc, char **argv);
 int cmd_alerts(struct client *c, int argc, char **argv);
 int cmd_compare(struct client *c, int argc, char **argv);
+int cmd_plot(struct client *c, int argc, char **argv);      /* plot.c */

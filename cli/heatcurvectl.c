@@ -32,6 +32,9 @@ static void help(void) {
                "  show ID                     one run: phases and every metric\n"
                "  compare ID|URL/ID ...       metrics side by side, also across boards\n"
                "                              (URL/ID: http://host:port/3 is run 3 there)\n"
+               "  plot ID|URL/ID ... [-o FILE] [--rise]\n"
+               "                              the run as SVG (several: compared, aligned on\n"
+               "                              the load start; --rise: over ambient)\n"
                "  export ID [--format csv|json]  the samples, to stdout\n"
                "  analyse FILE [--time COL] [--temp COL] [--phase COL | --load-start S\n"
                "      [--load-end S]] [--ambient C]\n"
@@ -521,6 +524,7 @@ int main(int argc, char **argv) {
         } commands[] = {
                 { "status", cmd_status }, { "sensors", cmd_sensors }, { "run", cmd_run }, { "watch", cmd_watch },
                 { "runs", cmd_runs }, { "show", cmd_show }, { "compare", cmd_compare }, { "export", cmd_export },
+                { "plot", cmd_plot },
                 { "stop", cmd_stop_delete }, { "delete", cmd_stop_delete }, { "analyse", cmd_analyse },
                 { "alerts", cmd_alerts },
         };

@@ -22,6 +22,7 @@ static const char *const column_names[SAMPLES_FIXED_COLUMNS] = {
         [SAMPLES_LOAD] = "load",
         [SAMPLES_WORK_RATE] = "work_rate_per_s",
         [SAMPLES_WORK_UNIT] = "work_unit",
+        [SAMPLES_T_SINCE_LOAD_S] = "t_since_load_s",
 };
 
 /* Longest field written for a number: sign, 20 digits, point, decimals. */
@@ -101,6 +102,7 @@ int samples_format_row(const struct samples_row *row, const double *temps_c, siz
         put_number(&b, row->load, 4);
         put_number(&b, row->work_rate, 1);
         put(&b, ",%s", row->work_unit ? row->work_unit : "");
+        put_number(&b, row->t_since_load_s, 3);
         for (size_t i = 0; i < n_temps; i++)
                 put_number(&b, temps_c[i], 3);
         for (size_t i = 0; i < n_policies; i++)
@@ -120,7 +122,7 @@ static double field_number(const char *field) {
 }
 
 int samples_parse_row(char *line, struct samples_row *ret) {
-        char *f[SAMPLES_FIXED_COLUMNS], *rest = line;
+        char *f[SAMPLES_WORK_UNIT + 1], *rest = line;
         size_t n = 0;
 
         /* strsep, not strtok: an empty field (a failed sensor) is a column too */
@@ -140,6 +142,7 @@ int samples_parse_row(char *line, struct samples_row *ret) {
                 .load = field_number(f[SAMPLES_LOAD]),
                 .work_rate = field_number(f[SAMPLES_WORK_RATE]),
                 .work_unit = f[SAMPLES_WORK_UNIT],
+                .t_since_load_s = NAN,
         };
         return 0;
 }

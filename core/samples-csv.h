@@ -10,7 +10,9 @@
 /* The fixed leading columns, in file order. After them comes one "<id>_c"
  * column per temperature sensor, then one "<policy>_hz" per cpufreq policy,
  * as the header names them. An empty field is a value that was not known
- * (a failed sensor, no load running). */
+ * (a failed sensor, no load running). Columns are only ever added at the end
+ * of the fixed ones, so readers that go by name (or by the first positions)
+ * keep working; files written before a column existed lack it. */
 enum samples_column {
         SAMPLES_TIME_MS,                /* Unix ms of the tick (wall clock: a label) */
         SAMPLES_ELAPSED_S,              /* s since the run started */
@@ -23,6 +25,14 @@ enum samples_column {
         SAMPLES_LOAD,                   /* measured CPU load, 0..1 */
         SAMPLES_WORK_RATE,              /* work_unit per second of the stress load */
         SAMPLES_WORK_UNIT,              /* "ops", "bytes", "ios", "none", or empty */
+        /* s since the first load started (the start of the first stress
+         * phase), for overlaying runs; empty in the rows written before it,
+         * since a row is written once, when the load start is not yet known
+         * (until: stable ends when it ends). For negative times in those
+         * rows: the load started at elapsed_s - t_since_load_s of any row
+         * that has a value. Files written before this column existed lack
+         * it; samples_parse_row() does not read it back. */
+        SAMPLES_T_SINCE_LOAD_S,
         SAMPLES_FIXED_COLUMNS,
 };
 
@@ -37,6 +47,7 @@ struct samples_row {
         double load;
         double work_rate;
         const char *work_unit;
+        double t_since_load_s;          /* written only; NaN when read */
 };
 
 /* Header name of a fixed column. */
@@ -53,8 +64,9 @@ int samples_format_row(const struct samples_row *row, const double *temps_c, siz
                        const double *policies_hz, size_t n_policies, char *buf, size_t size);
 size_t samples_row_size(size_t n_temps, size_t n_policies);
 
-/* The fixed columns of one data line (its '\n' already removed); the line is
- * cut up in place. -EINVAL when it has fewer fields than the fixed columns. */
+/* The fixed columns of one data line (its '\n' already removed) up to
+ * work_unit, which every file has; the line is cut up in place. -EINVAL
+ * when it has fewer fields than those. */
 int samples_parse_row(char *line, struct samples_row *ret);
 
 /* Calls row() for the header (header true) and then for every complete data

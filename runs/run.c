@@ -329,6 +329,15 @@ static double run_work_rate(struct run *r, int64_t mono_ms) {
         return rate;
 }
 
+/* s from the start of the first stress phase to elapsed_s, on the monotonic
+ * clock like elapsed_s; NaN while no load has started. */
+static double run_since_load_s(const struct run *r, double elapsed_s) {
+        for (size_t k = 0; k <= r->phase_index && k < r->n_phases; k++)
+                if (r->phases[k].kind == ANALYSIS_PHASE_STRESS && r->phases[k].started_ms)
+                        return elapsed_s - (double) (r->phases[k].started_mono_ms - r->created_mono_ms) / 1000.0;
+        return NAN;
+}
+
 /* One whole row per write(): a crash never leaves half a row behind, and a
  * write cut short (a full disk) is taken back. */
 static void run_csv_row(struct run *r, int64_t now_ms, double hottest, double load) {
@@ -341,6 +350,7 @@ static void run_csv_row(struct run *r, int64_t now_ms, double hottest, double lo
                 .temp_c = s->temp_c[i], .hottest_c = hottest, .freq_hz = s->freq_hz[i],
                 .max_allowed_hz = s->max_hz[i], .cooling_active = s->cooling[i], .load = load,
                 .work_rate = s->work_rate[i], .work_unit = isfinite(s->work_rate[i]) ? r->work_unit : "",
+                .t_since_load_s = run_since_load_s(r, s->t_s[i]),
         };
         off_t end;
         int len, ret;

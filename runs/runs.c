@@ -311,6 +311,17 @@ int runs_open_samples(const struct runs *rs, unsigned id, int *ret_fd) {
         return *ret_fd < 0 ? -errno : 0;
 }
 
+int runs_series(const struct runs *rs, unsigned id, struct run_series *ret, char *unit, size_t unitlen) {
+        char dir[PATH_MAX];
+
+        *ret = (struct run_series) {};
+        unit[0] = '\0';
+        if (!runs_find(rs, id) || run_store_dir(rs->set.state_dir, id, dir, sizeof dir) < 0)
+                return -ENOENT;
+        run_store_read_series(dir, ret, unit, unitlen);
+        return 0;
+}
+
 json_object *runs_curve(const struct runs *rs, unsigned id, size_t points) {
         struct run_series s = {};
         json_object *o, *t, *y;

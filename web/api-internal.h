@@ -13,9 +13,24 @@ struct api {
         char *sensors_json;             /* GET /api/v1/sensors of the last tick, serialised on first use */
         size_t sensors_json_len;        /* bytes */
         bool sensors_json_stale;        /* a tick came since it was serialised */
+        struct api_plot_cache *plots;   /* plots of ended runs already drawn (api-plots.c) */
 };
 
 #define API_POINTS_MAX 10000
+
+/* A history query as the request asks it. */
+struct history_request {
+        int64_t from_ms, to_ms;
+        size_t points;
+        size_t cols[256];
+        size_t n_cols;
+};
+
+/* from, to, sensors and points of a history request; any parameter not in
+ * the NULL-terminated known list is refused. -EINVAL with a message naming
+ * the parameter. */
+int api_history_parse(const struct history *h, struct http_request *r, const char *const *known,
+                      struct history_request *q, char *err, size_t errlen);
 
 /* The "points" argument: 1..API_POINTS_MAX, default when absent. -EINVAL
  * with a message naming it. */
@@ -29,3 +44,6 @@ bool api_trusted(const struct api *a, struct http_request *r);
 
 /* Answers and returns true when the path belongs to runs or compare. (api-runs.c) */
 bool api_runs_dispatch(struct api *a, struct http_request *r);
+/* Answers and returns true when the path is a plot (.svg). (api-plots.c) */
+bool api_plots_dispatch(struct api *a, struct http_request *r);
+void api_plots_free(struct api *a);

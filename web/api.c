@@ -197,13 +197,6 @@ static int api_parse_time(const char *text, int64_t now, int64_t *ret) {
         return 0;
 }
 
-struct history_request {
-        int64_t from_ms, to_ms;
-        size_t points;
-        size_t cols[256];
-        size_t n_cols;
-};
-
 static bool api_history_default_column(const char *id) {
         /* per-CPU load is there when asked for; by default the overview */
         return strncmp(id, "load:cpu", 8) != 0 || id[8] == '\0';
@@ -267,15 +260,18 @@ int api_arg_points(struct http_request *r, size_t def, size_t *ret, char *err, s
         return 0;
 }
 
-static int api_history_parse(const struct history *h, struct http_request *r, struct history_request *q,
-                             char *err, size_t errlen) {
-        static const char *const known[] = { "from", "to", "sensors", "points", NULL };
+int api_history_parse(const struct history *h, struct http_request *r, const char *const *known,
+                      struct history_request *q, char *err, size_t errlen) {
         const char *from = http_arg(r, "from"), *to = http_arg(r, "to");
         const char *unknown = http_unknown_arg(r, known);
         int64_t now = util_now_ms();
 
         if (unknown) {
-                snprintf(err, errlen, "%s: unknown parameter (known: from, to, sensors, points)", unknown);
+                int n = snprintf(err, errlen, "%s: unknown parameter (known:", unknown);
+                for (size_t i = 0; known[i] && n > 0 && (size_t) n < errlen; i++)
+                        n += snprintf(err + n, errlen - (size_t) n, "%s %s", i ? "," : "", known[i]);
+                if (n > 0 && (size_t) n < errlen)
+                        snprintf(err + n, errlen - (size_t) n, ")");
                 return -EINVAL;
         }
         q->to_ms = now;
@@ -355,7 +351,9 @@ static void api_get_history(struct api *a, struct http_request *r) {
         char err[256];
         int ret;
 
-        if (api_history_parse(h, r, &q, err, sizeof err) < 0) {
+        static const char *const known[] = { "from", "to", "sensors", "points", NULL };
+
+        if (api_history_parse(h, r, known, &q, err, sizeof err) < 0) {
                 http_reply_error(r, 400, "bad_parameter", "%s", err);
                 return;
         }
@@ -445,7 +443,7 @@ void api_method_not_allowed(struct http_request *r, const char *allowed) {
 void api_dispatch(void *userdata, struct http_request *r) {
         struct api *a = userdata;
 
-        if (api_runs_dispatch(a, r))
+        if (api_runs_dispatch(a, r) || api_plots_dispatch(a, r))
                 return;
         for (size_t i = 0; i < ELEMENTSOF(api_routes); i++) {
                 if (strcmp(r->url, api_routes[i].path) != 0)
@@ -474,6 +472,7 @@ void api_free(struct api *a) {
         if (!a)
                 return;
         free(a->sensors_json);
+        api_plots_free(a);
         free(a);
 }
 

@@ -1,0 +1,61 @@
+/* plot-data.h — what a run plot is drawn from, built from the API's documents, so the daemon and heatcurvectl draw the same bytes. */
+#pragma once
+
+#include <json-c/json.h>
+#include <stddef.h>
+
+#include "plot.h"
+
+/*
+ * The daemon and heatcurvectl (for runs on other daemons, fetched over
+ * HTTP) fill this the same way: the run document (GET /api/v1/runs/{id},
+ * run.json) gives label, board, date, sensor, phases, metrics and the safety
+ * limit; the samples come one by one (the daemon from samples.csv) or from
+ * the samples document (GET /api/v1/runs/{id}/samples); trip points are
+ * added as levels. plot_data_finish() fits the curves and points `run` at
+ * the arrays. The metrics are taken from the document, as rounded there, so
+ * both sides draw the same numbers. Limitation: the document gives the
+ * phases' starts in wall-clock ms while elapsed_s runs on the monotonic
+ * clock, so after a wall clock step during a run the shaded phases (and
+ * the compare alignment) are off by the step.
+ */
+struct plot_data {
+        struct plot_run run;            /* valid after plot_data_finish() */
+        unsigned id;
+        double *t_s, *temp_c, *freq_hz, *work_rate;
+        enum analysis_phase *phase;
+        size_t n, cap;
+        struct plot_phase phases[16];   /* the run's phases, s since it started */
+        size_t n_phases;
+        double safety_limit_c;          /* C, NaN when unknown */
+        char label[128], board[128], date[32], sensor[128], work_unit[16];
+};
+
+/* Starts d (zeroed) from a run document; err names a missing field. -EINVAL. */
+int plot_data_from_doc(struct plot_data *d, json_object *run_doc, char *err, size_t errlen);
+/* One sample; -ENOMEM. Samples with a time not after the previous one are skipped. */
+int plot_data_append(struct plot_data *d, double t_s, double temp_c, double freq_hz, double work_rate,
+                     enum analysis_phase phase);
+/* The same for whole arrays of n samples, malloc()ed, which d takes over
+ * (the caller must not free them) instead of copying: a day at 1 Hz is
+ * 86,400 samples. Only when d holds no samples yet; -EBUSY otherwise. */
+int plot_data_adopt(struct plot_data *d, double *t_s, double *temp_c, double *freq_hz, double *work_rate,
+                    enum analysis_phase *phase, size_t n);
+/* Every row of a samples document ({"columns": [...], "rows": [[...]]}),
+ * columns found by their samples.csv names. -EINVAL (err says why), -ENOMEM. */
+int plot_data_samples_from_json(struct plot_data *d, json_object *samples, char *err, size_t errlen);
+/* A trip point as a level ("passive", "critical" ...); the same value twice is drawn once. */
+void plot_data_add_level(struct plot_data *d, double temp_c, const char *label);
+/* The trip points (and hwmon max/crit) of the run sensor, from a sensors
+ * document (GET /api/v1/sensors); nothing when the sensor is not in it. */
+void plot_data_levels_from_sensors(struct plot_data *d, json_object *sensors_doc);
+/* Adds the safety limit as a level, fits the heating and cooling curves,
+ * and fills d->run. */
+void plot_data_finish(struct plot_data *d);
+void plot_data_free(struct plot_data *d);
+
+/* The curve of a compare plot: times shifted so that 0 is the load start
+ * (the start of the first stress phase, as t_since_load_s in samples.csv;
+ * else the first stress sample; else the first sample). The
+ * arrays point into d, whose t_s is shifted in place. */
+void plot_data_curve(struct plot_data *d, const char *origin, struct plot_curve *ret);

@@ -1,0 +1,764 @@
+/* plot.c — the three plots (a run, runs compared, the history) as SVG, from plain data: no I/O, no daemon. */
+#include "plot.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "svg.h"
+#include "util.h"
+
+#define FONT 12                         /* px, labels */
+#define FONT_SMALL 11                   /* px, ticks */
+#define FONT_TITLE 15                   /* px */
+#define AXIS "#333333"
+#define GRID "#e4e4e4"
+#define MUTED "#666666"
+#define LEVEL_COLOUR "#b2182b"          /* trips and the safety limit */
+#define FIT_POINTS 240                  /* points of a fitted curve */
+#define DASH_REF "6 4"                  /* baseline, ambient */
+#define DASH_FIT "3 2"
+
+/* A plot area in px and the data range it shows. */
+struct panel {
+        double x, y, w, h;              /* px */
+        double x0, x1, y0, y1;          /* data */
+};
+
+static double px(const struct panel *p, double t) {
+        return p->x + (t - p->x0) / (p->x1 - p->x0) * p->w;
+}
+
+static double py(const struct panel *p, double v) {
+        return p->y + p->h - (v - p->y0) / (p->y1 - p->y0) * p->h;
+}
+
+static bool in_y(const struct panel *p, double v) {
+        return isfinite(v) && v >= p->y0 && v <= p->y1;
+}
+
+struct range {
+        double lo, hi;
+};
+
+#define RANGE_EMPTY ((struct range) { INFINITY, -INFINITY })
+
+static void range_add(struct range *r, double v) {
+        if (!isfinite(v))
+                return;
+        r->lo = fmin(r->lo, v);
+        r->hi = fmax(r->hi, v);
+}
+
+static void range_add_array(struct range *r, const double *v, size_t n, double offset, double scale) {
+        for (size_t i = 0; v && i < n; i++)
+                range_add(r, (v[i] - offset) * scale);
+}
+
+/* Rounds the y range out to whole ticks, with a little room; a flat or
+ * empty range gets a span of its own. */
+static void panel_y_range(struct panel *p, struct range r, double min_span) {
+        double step, first;
+
+        if (!(r.lo <= r.hi)) {
+                r.lo = 0;
+                r.hi = min_span;
+        }
+        if (r.hi - r.lo < min_span) {
+                double mid = 0.5 * (r.lo + r.hi);
+                r.lo = mid - 0.5 * min_span;
+                r.hi = mid + 0.5 * min_span;
+        }
+        svg_ticks(r.lo, r.hi, 6, &step, &first);
+        p->y0 = floor(r.lo / step + 1e-9) * step;
+        p->y1 = ceil(r.hi / step - 1e-9) * step;
+        if (p->y1 - p->y0 < step)
+                p->y1 = p->y0 + step;
+}
+
+static void panel_x_range(struct panel *p, double lo, double hi) {
+        if (!(lo < hi) || !isfinite(lo) || !isfinite(hi)) {
+                lo = isfinite(lo) ? lo : 0;
+                hi = lo + 1;
+        }
+        p->x0 = lo;
+        p->x1 = hi;
+}
+
+static void draw_frame(struct svg *s, const struct panel *p) {
+        svg_raw(s, "<rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"none\" stroke=\"%s\"/>\n",
+                svg_num(p->x, 1, (char[32]) {}, 32), svg_num(p->y, 1, (char[32]) {}, 32),
+                svg_num(p->w, 1, (char[32]) {}, 32), svg_num(p->h, 1, (char[32]) {}, 32), AXIS);
+}
+
+/* Horizontal grid lines and labels on the left (or right) edge; title along the axis. */
+static void draw_y_axis(struct svg *s, const struct panel *p, double scale_div, bool right, const char *title,
+                        const char *colour) {
+        double step, first, x = right ? p->x + p->w + 4 : p->x - 4;
+        size_t n = svg_ticks(p->y0, p->y1, p->h >= 160 ? 6 : 3, &step, &first);
+        int dec = svg_step_decimals(step / scale_div);
+        char buf[32];
+
+        for (size_t i = 0; i < n; i++) {
+                double v = first + (double) i * step, y = py(p, v);
+                if (!right)
+                        svg_line(s, p->x, y, p->x + p->w, y, GRID, 1, NULL);
+                svg_text(s, x, y + 4, right ? "start" : "end", FONT_SMALL, colour, svg_num(v / scale_div, dec, buf, sizeof buf));
+        }
+        svg_raw(s, "<text transform=\"translate(%s %s) rotate(-90)\" font-size=\"%d\" fill=\"%s\" text-anchor=\"middle\">",
+                svg_num(right ? p->x + p->w + 46 : p->x - 46, 1, buf, sizeof buf),
+                svg_num(p->y + p->h / 2, 1, (char[32]) {}, 32), FONT, colour);
+        svg_escaped(s, title);
+        svg_raw(s, "</text>\n");
+}
+
+/* Time of a run: s, min or h, whichever keeps the labels short. */
+struct time_unit {
+        double s;
+        const char *name;
+};
+
+static struct time_unit time_unit_for(double span_s) {
+        if (span_s <= 180)
+                return (struct time_unit) { 1, "s" };
+        if (span_s <= 3 * 3600)
+                return (struct time_unit) { 60, "min" };
+        return (struct time_unit) { 3600, "h" };
+}
+
+static void draw_x_axis(struct svg *s, const struct panel *p, bool labels, const char *title) {
+        struct time_unit u = time_unit_for(p->x1 - p->x0);
+        double step, first;
+        size_t n = svg_ticks(p->x0 / u.s, p->x1 / u.s, (size_t) fmax(2, p->w / 90), &step, &first);
+        int dec = svg_step_decimals(step);
+        char buf[32], t[96];
+
+        for (size_t i = 0; i < n; i++) {
+                double x = px(p, (first + (double) i * step) * u.s);
+                svg_line(s, x, p->y, x, p->y + p->h, GRID, 1, NULL);
+                if (labels)
+                        svg_text(s, x, p->y + p->h + 15, "middle", FONT_SMALL, AXIS,
+                                 svg_num(first + (double) i * step, dec, buf, sizeof buf));
+        }
+        if (labels) {
+                snprintf(t, sizeof t, "%s (%s)", title, u.name);
+                svg_text(s, p->x + p->w / 2, p->y + p->h + 32, "middle", FONT, AXIS, t);
+        }
+}
+
+/* min and max of each bucket of the samples in [x0, x1], in time order: at
+ * most 2 x buckets points whatever n. A bucket whose samples are all
+ * missing lifts the pen. */
+static void draw_series(struct svg *s, const struct panel *p, const double *t, const double *y, size_t n,
+                        double offset, double scale, const char *colour, double width) {
+        size_t nb = (size_t) fmin(PLOT_BUCKETS_MAX, fmax(1, floor(p->w))), cur = SIZE_MAX;
+        size_t imin = 0, imax = 0;
+        bool any = false, seen = false;
+        struct svg_path path;
+
+        svg_path_begin(&path, s);
+        for (size_t i = 0; i <= n; i++) {
+                size_t b = 0;
+                if (i < n) {
+                        if (!isfinite(t[i]) || t[i] < p->x0 || t[i] > p->x1)
+                                continue;
+                        b = (size_t) fmin((double) nb - 1, floor((t[i] - p->x0) / (p->x1 - p->x0) * (double) nb));
+                }
+                if (i == n || b != cur) {
+                        if (any) {
+                                size_t a = imin < imax ? imin : imax, c = imin < imax ? imax : imin;
+                                svg_path_point(&path, px(p, t[a]), py(p, (y[a] - offset) * scale));
+                                if (c != a)
+                                        svg_path_point(&path, px(p, t[c]), py(p, (y[c] - offset) * scale));
+                        } else if (seen) {
+                                svg_path_point(&path, NAN, NAN);
+                        }
+                        if (i == n)
+                                break;
+                        cur = b;
+                        any = false;
+                        seen = true;
+                }
+                if (!isfinite(y[i]))
+                        continue;
+                if (!any || y[i] < y[imin])
+                        imin = i;
+                if (!any || y[i] > y[imax])
+                        imax = i;
+                any = true;
+        }
+        svg_path_end(&path, colour, width, NULL, NULL, 1);
+}
+
+static void draw_fit(struct svg *s, const struct panel *p, const struct analysis_fit *f, double from, double to,
+                     const char *colour) {
+        struct svg_path path;
+
+        if (f->model == ANALYSIS_MODEL_NONE || !(to > from))
+                return;
+        svg_path_begin(&path, s);
+        for (size_t i = 0; i <= FIT_POINTS; i++) {
+                double t = from + (to - from) * (double) i / FIT_POINTS, v = analysis_fit_eval(f, t);
+                svg_path_point(&path, px(p, t), in_y(p, v) ? py(p, v) : NAN);
+        }
+        svg_path_end(&path, colour, 2, DASH_FIT, NULL, 1);
+}
+
+/* A horizontal line across the panel with its label at the right end. */
+static void draw_level(struct svg *s, const struct panel *p, double v, const char *colour, const char *dash,
+                       const char *label) {
+        char text[96];
+
+        if (!in_y(p, v))
+                return;
+        svg_line(s, p->x, py(p, v), p->x + p->w, py(p, v), colour, 1.2, dash);
+        snprintf(text, sizeof text, "%s %s °C", label, svg_num(v, 1, (char[32]) {}, 32));
+        svg_text(s, p->x + p->w - 4, py(p, v) - 3, "end", FONT_SMALL, colour, text);
+}
+
+static void fmt_c(char *buf, size_t size, double v) {
+        if (isfinite(v))
+                snprintf(buf, size, "%s °C", svg_num(v, 1, (char[32]) {}, 32));
+        else
+                snprintf(buf, size, "—");
+}
+
+static void fmt_duration(char *buf, size_t size, double v) {
+        if (!isfinite(v))
+                snprintf(buf, size, "—");
+        else if (fabs(v) < 120)
+                snprintf(buf, size, "%s s", svg_num(v, 0, (char[32]) {}, 32));
+        else if (fabs(v) < 7200)
+                snprintf(buf, size, "%s min", svg_num(v / 60, 1, (char[32]) {}, 32));
+        else
+                snprintf(buf, size, "%s h", svg_num(v / 3600, 2, (char[32]) {}, 32));
+}
+
+void plot_run_fits(const double *t_s, const double *temp_c, const enum analysis_phase *phase, size_t n,
+                   struct analysis_fit *heat, struct analysis_fit *cool) {
+        size_t a = 0, b, c, d;
+
+        heat->model = cool->model = ANALYSIS_MODEL_NONE;
+        while (a < n && phase[a] != ANALYSIS_PHASE_STRESS)
+                a++;
+        for (b = a; b < n && phase[b] == ANALYSIS_PHASE_STRESS; b++)
+                ;
+        if (b > a && analysis_fit_auto(t_s + a, temp_c + a, b - a, heat) < 0)
+                heat->model = ANALYSIS_MODEL_NONE;
+        for (c = b; c < n && phase[c] != ANALYSIS_PHASE_COOLDOWN; c++)
+                ;
+        for (d = c; d < n && phase[d] == ANALYSIS_PHASE_COOLDOWN; d++)
+                ;
+        if (d > c && analysis_fit_auto(t_s + c, temp_c + c, d - c, cool) < 0)
+                cool->model = ANALYSIS_MODEL_NONE;
+}
+
+static int check_size(unsigned width, unsigned height) {
+        return width < PLOT_SIZE_MIN || width > PLOT_SIZE_MAX || height < PLOT_SIZE_MIN || height > PLOT_SIZE_MAX ?
+               -EINVAL : 0;
+}
+
+static const char *phase_fill(enum analysis_phase k) {
+        return k == ANALYSIS_PHASE_STRESS ? "#E69F00" : k == ANALYSIS_PHASE_COOLDOWN ? "#56B4E9" : "#999999";
+}
+
+static const char *phase_name(enum analysis_phase k) {
+        return k == ANALYSIS_PHASE_STRESS ? "stress" : k == ANALYSIS_PHASE_COOLDOWN ? "cooldown" : "idle";
+}
+
+static void draw_phases(struct svg *s, const struct plot_run *r, const struct panel *top, const struct panel *bottom) {
+        for (size_t i = 0; i < r->n_phases; i++) {
+                const struct plot_phase *ph = &r->phases[i];
+                double a = fmax(top->x0, ph->start_s), b = fmin(top->x1, ph->end_s);
+                if (!(b > a))
+                        continue;
+                svg_rect(s, px(top, a), top->y, px(top, b) - px(top, a), top->h, phase_fill(ph->kind), 0.14);
+                svg_rect(s, px(bottom, a), bottom->y, px(bottom, b) - px(bottom, a), bottom->h,
+                         phase_fill(ph->kind), 0.14);
+                if (px(top, b) - px(top, a) >= 48)
+                        svg_text(s, 0.5 * (px(top, a) + px(top, b)), top->y + 14, "middle", FONT, MUTED,
+                                 phase_name(ph->kind));
+        }
+}
+
+/* [start, end] of the first phase of that kind (from index `from`), NaN when none. */
+static bool run_phase_span(const struct plot_run *r, enum analysis_phase kind, double after, double *a, double *b) {
+        for (size_t i = 0; i < r->n_phases; i++)
+                if (r->phases[i].kind == kind && r->phases[i].start_s >= after) {
+                        *a = r->phases[i].start_s;
+                        *b = r->phases[i].end_s;
+                        return true;
+                }
+        return false;
+}
+
+/* The temperature range: samples, fits, the plateau band, reference lines;
+ * levels only when near the data (the others are named as off scale). */
+static struct range run_temp_range(const struct plot_run *r) {
+        const struct run_metrics *m = &r->metrics;
+        struct range d = RANGE_EMPTY, all;
+
+        range_add_array(&d, r->temp_c, r->n, 0, 1);
+        all = d;
+        if (isfinite(m->plateau_c) && isfinite(m->plateau_ci95_c) && m->plateau_ci95_c < 20) {
+                range_add(&all, m->plateau_c - m->plateau_ci95_c);
+                range_add(&all, m->plateau_c + m->plateau_ci95_c);
+        }
+        range_add(&all, m->baseline_c);
+        if (isfinite(m->ambient_c) && d.lo - m->ambient_c < 40)
+                range_add(&all, m->ambient_c);
+        for (size_t i = 0; i < r->n_levels; i++)
+                if (r->levels[i].temp_c <= d.hi + 20)
+                        range_add(&all, r->levels[i].temp_c);
+        return all;
+}
+
+static void draw_run_temps(struct svg *s, const struct plot_run *r, const struct panel *p) {
+        const struct run_metrics *m = &r->metrics;
+        double a = NAN, b = NAN, c, d;
+        char off[256] = "";
+
+        if (run_phase_span(r, ANALYSIS_PHASE_STRESS, -INFINITY, &a, &b) && isfinite(m->plateau_c) &&
+            isfinite(m->plateau_ci95_c)) {
+                double hi = fmin(p->y1, m->plateau_c + m->plateau_ci95_c);
+                double lo = fmax(p->y0, m->plateau_c - m->plateau_ci95_c);
+                if (hi > lo)
+                        svg_rect(s, px(p, a), py(p, hi), px(p, fmin(p->x1, b)) - px(p, a), py(p, lo) - py(p, hi),
+                                 svg_palette(1), 0.15);
+                draw_level(s, p, m->plateau_c, svg_palette(1), DASH_FIT, "plateau");
+        }
+        draw_level(s, p, m->baseline_c, MUTED, DASH_REF, "baseline");
+        draw_level(s, p, m->ambient_c, MUTED, "2 3", "ambient");
+        for (size_t i = 0; i < r->n_levels; i++) {
+                const struct plot_level *l = &r->levels[i];
+                if (in_y(p, l->temp_c))
+                        draw_level(s, p, l->temp_c, LEVEL_COLOUR, "8 3 2 3", l->label);
+                else
+                        snprintf(off + strlen(off), sizeof off - strlen(off), "%s%s %s °C", off[0] ? ", " : "",
+                                 l->label, svg_num(l->temp_c, 1, (char[32]) {}, 32));
+        }
+        if (off[0])
+                svg_textf(s, p->x + 4, p->y + p->h - 6, "start", FONT_SMALL, LEVEL_COLOUR, "off scale: %s", off);
+        draw_series(s, p, r->t_s, r->temp_c, r->n, 0, 1, svg_palette(0), 1.5);
+        if (run_phase_span(r, ANALYSIS_PHASE_STRESS, -INFINITY, &a, &b))
+                draw_fit(s, p, &r->heat, r->heat.t_origin_s, fmin(b, p->x1), svg_palette(1));
+        if (run_phase_span(r, ANALYSIS_PHASE_COOLDOWN, isfinite(b) ? b : -INFINITY, &c, &d))
+                draw_fit(s, p, &r->cool, r->cool.t_origin_s, fmin(d, p->x1), svg_palette(2));
+}
+
+static void draw_run_lower(struct svg *s, const struct plot_run *r, const struct panel *p_in) {
+        struct panel p = *p_in, w = *p_in;
+        struct range fr = RANGE_EMPTY, wr = RANGE_EMPTY;
+        bool work = r->work_rate && r->work_unit && r->work_unit[0];
+        char title[64];
+        double div;
+
+        range_add_array(&fr, r->freq_hz, r->n, 0, 1e-6);
+        panel_y_range(&p, fr, 100);
+        p.y0 *= 1e6;
+        p.y1 *= 1e6;
+        draw_frame(s, &p);
+        draw_x_axis(s, &p, true, "time since the run started");
+        draw_y_axis(s, &p, 1e6, false, "CPU MHz", svg_palette(0));
+        if (r->freq_hz)
+                draw_series(s, &p, r->t_s, r->freq_hz, r->n, 0, 1, svg_palette(0), 1.2);
+        if (!work)
+                return;
+        range_add_array(&wr, r->work_rate, r->n, 0, 1);
+        if (!(wr.lo <= wr.hi))
+                return;
+        wr.lo = fmin(0, wr.lo);
+        panel_y_range(&w, wr, 1);
+        /* SI prefixes keep the labels of billions of ops/s short */
+        div = w.y1 >= 1e10 ? 1e9 : w.y1 >= 1e7 ? 1e6 : w.y1 >= 1e4 ? 1e3 : 1;
+        snprintf(title, sizeof title, "work %s%s/s", div == 1e9 ? "G" : div == 1e6 ? "M" : div == 1e3 ? "k" : "",
+                 r->work_unit);
+        draw_y_axis(s, &w, div, true, title, svg_palette(2));
+        draw_series(s, &w, r->t_s, r->work_rate, r->n, 0, 1, svg_palette(2), 1.2);
+}
+
+static void draw_legend_line(struct svg *s, double x, double y, const char *colour, const char *dash,
+                             const char *text) {
+        svg_line(s, x, y - 4, x + 22, y - 4, colour, 2, dash);
+        svg_text(s, x + 28, y, "start", FONT_SMALL, AXIS, text);
+}
+
+static void draw_run_box(struct svg *s, const struct plot_run *r, double x, double y, double w) {
+        const struct run_metrics *m = &r->metrics;
+        char a[48], b[48], line[128];
+        double yy = y + 18;
+
+        svg_raw(s, "<rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"176\" fill=\"#f7f7f7\" stroke=\"#cccccc\"/>\n",
+                svg_num(x, 1, (char[32]) {}, 32), svg_num(y, 1, (char[32]) {}, 32), svg_num(w, 1, (char[32]) {}, 32));
+        fmt_c(a, sizeof a, m->plateau_c);
+        if (isfinite(m->plateau_c) && isfinite(m->plateau_ci95_c))
+                snprintf(a, sizeof a, "%s ± %s °C", svg_num(m->plateau_c, 1, (char[32]) {}, 32),
+                         svg_num(m->plateau_ci95_c, 1, (char[32]) {}, 32));
+        snprintf(line, sizeof line, "plateau %s", a);
+        svg_text(s, x + 8, yy, "start", FONT, AXIS, line);
+        fmt_c(a, sizeof a, m->rise_over_ambient_c);
+        snprintf(line, sizeof line, "rise over ambient %s", a);
+        svg_text(s, x + 8, yy += 17, "start", FONT, AXIS, line);
+        fmt_duration(a, sizeof a, m->tau_heat_s);
+        fmt_duration(b, sizeof b, m->t90_heat_s);
+        snprintf(line, sizeof line, "τ heat %s, t90 %s", a, b);
+        svg_text(s, x + 8, yy += 17, "start", FONT, AXIS, line);
+        fmt_duration(a, sizeof a, m->tau_cool_s);
+        snprintf(line, sizeof line, "τ cool %s", a);
+        svg_text(s, x + 8, yy += 17, "start", FONT, AXIS, line);
+        if (isfinite(m->throttled_fraction))
+                snprintf(line, sizeof line, "throttled %s %%", svg_num(100 * m->throttled_fraction, 0, (char[32]) {}, 32));
+        else
+                snprintf(line, sizeof line, "throttled —");
+        svg_text(s, x + 8, yy += 17, "start", FONT, AXIS, line);
+        draw_legend_line(s, x + 8, yy += 24, svg_palette(0), NULL, r->sensor && r->sensor[0] ? r->sensor : "samples");
+        draw_legend_line(s, x + 8, yy += 17, svg_palette(1), DASH_FIT, "heat-up fit");
+        draw_legend_line(s, x + 8, yy += 17, svg_palette(2), DASH_FIT, "cool-down fit");
+        svg_rect(s, x + 8, (yy += 17) - 9, 22, 10, svg_palette(1), 0.15);
+        svg_text(s, x + 36, yy, "start", FONT_SMALL, AXIS, "plateau 95 % band");
+}
+
+static void draw_title(struct svg *s, double x, double y, const char *a, const char *b, const char *c) {
+        char t[512];
+
+        snprintf(t, sizeof t, "%s%s%s%s%s", a, b[0] && a[0] ? " — " : "", b, c[0] && (a[0] || b[0]) ? " — " : "", c);
+        svg_text(s, x, y, "start", FONT_TITLE, AXIS, t);
+}
+
+static const char *str(const char *s) {
+        return s ? s : "";
+}
+
+int plot_run_svg(const struct plot_run *r, unsigned width, unsigned height, char **ret, size_t *ret_len) {
+        double box_w = fmin(210, width * 0.28), plot_h;
+        struct panel top, bottom;
+        struct svg s;
+        double t_end;
+
+        if (!r || check_size(width, height) < 0 || (r->n && (!r->t_s || !r->temp_c)) ||
+            (r->n_phases && !r->phases) || r->n_levels > PLOT_LEVELS_MAX)
+                return -EINVAL;
+        if (svg_begin(&s, width, height, r->label && r->label[0] ? r->label : "heatcurve run") < 0)
+                return -ENOMEM;
+        draw_title(&s, 12, 22, str(r->label)[0] ? r->label : "run", str(r->board), str(r->date));
+        plot_h = height - 40.0 - 58.0;
+        top = (struct panel) { .x = 64, .y = 40, .w = width - 64 - box_w - 70, .h = plot_h * 0.68 - 10 };
+        bottom = top;
+        bottom.y = top.y + top.h + 20;
+        bottom.h = plot_h - top.h - 20;
+        t_end = r->n ? r->t_s[r->n - 1] : 0;
+        for (size_t i = 0; i < r->n_phases; i++)
+                if (isfinite(r->phases[i].end_s))
+                        t_end = fmax(t_end, r->phases[i].end_s);
+        panel_x_range(&top, r->n ? fmin(0, r->t_s[0]) : 0, t_end);
+        panel_x_range(&bottom, top.x0, top.x1);
+        panel_y_range(&top, run_temp_range(r), 5);
+        draw_phases(&s, r, &top, &bottom);
+        draw_frame(&s, &top);
+        draw_x_axis(&s, &top, false, NULL);
+        draw_y_axis(&s, &top, 1, false, "temperature °C", AXIS);
+        draw_run_temps(&s, r, &top);
+        draw_run_lower(&s, r, &bottom);
+        draw_run_box(&s, r, width - box_w - 8, top.y, box_w);
+        return svg_end(&s, ret, ret_len);
+}
+
+/* What the compare plot subtracts for y=rise: ambient, else the baseline. */
+static double curve_reference(const struct plot_curve *c, bool *over_baseline) {
+        *over_baseline = !isfinite(c->metrics.ambient_c);
+        return *over_baseline ? c->metrics.baseline_c : c->metrics.ambient_c;
+}
+
+static void curve_name(const struct plot_curve *c, char *buf, size_t size) {
+        if (str(c->label)[0])
+                snprintf(buf, size, "%s", c->label);
+        else
+                snprintf(buf, size, "run %u", c->id);
+        if (c->origin && c->origin[0])
+                snprintf(buf + strlen(buf), size - strlen(buf), " (%s)", c->origin);
+}
+
+static void draw_compare_legend(struct svg *s, const struct plot_curve *curves, size_t n, bool rise,
+                                const struct panel *p) {
+        svg_rect(s, p->x + 4, p->y + 4, fmin(p->w - 8, 420), 15.0 * (double) n + 8, "#ffffff", 0.85);
+        for (size_t i = 0; i < n; i++) {
+                char name[160], plateau[48], t90[48], line[320];
+                bool over_baseline;
+                double ref = rise ? curve_reference(&curves[i], &over_baseline) : 0;
+
+                curve_name(&curves[i], name, sizeof name);
+                fmt_c(plateau, sizeof plateau, curves[i].metrics.plateau_c - ref);
+                fmt_duration(t90, sizeof t90, curves[i].metrics.t90_heat_s);
+                snprintf(line, sizeof line, "%s: %s %s, t90 %s%s", name, rise ? "rise" : "plateau", plateau, t90,
+                         rise && over_baseline ? " (over baseline: no ambient)" : "");
+                draw_legend_line(s, p->x + 8, p->y + 16 + 15.0 * (double) i, svg_palette(i), NULL, line);
+        }
+}
+
+/* "+1.2 °C" / "−30 s" against the first run; "" for the first run or unknowns. */
+static void fmt_diff(char *buf, size_t size, double v, double first, bool duration) {
+        char tmp[48];
+
+        if (!isfinite(v) || !isfinite(first)) {
+                snprintf(buf, size, "—");
+                return;
+        }
+        if (duration)
+                fmt_duration(tmp, sizeof tmp, v - first);
+        else
+                fmt_c(tmp, sizeof tmp, v - first);
+        snprintf(buf, size, "%s%s", v - first >= 0 ? "+" : "", tmp);
+}
+
+#define TABLE_ROW 16.0                  /* px */
+
+static void draw_compare_table(struct svg *s, const struct plot_curve *curves, size_t n, double x, double y,
+                               double w) {
+        static const char *const head[] = { "run", "plateau", "Δ plateau", "t90 heat", "Δ t90", "τ cool", "Δ τ cool" };
+        const double col[] = { 0, 0.34, 0.45, 0.56, 0.67, 0.78, 0.89 };
+        const struct run_metrics *f = &curves[0].metrics;
+
+        for (size_t k = 0; k < ELEMENTSOF(head); k++)
+                svg_text(s, x + col[k] * w, y, "start", FONT, AXIS, head[k]);
+        svg_line(s, x, y + 4, x + w, y + 4, AXIS, 1, NULL);
+        for (size_t i = 0; i < n; i++) {
+                const struct run_metrics *m = &curves[i].metrics;
+                double yy = y + TABLE_ROW * (double) (i + 1);
+                char cell[7][160];
+
+                curve_name(&curves[i], cell[0], sizeof cell[0]);
+                fmt_c(cell[1], sizeof cell[1], m->plateau_c);
+                fmt_duration(cell[3], sizeof cell[3], m->t90_heat_s);
+                fmt_duration(cell[5], sizeof cell[5], m->tau_cool_s);
+                fmt_diff(cell[2], sizeof cell[2], m->plateau_c, f->plateau_c, false);
+                fmt_diff(cell[4], sizeof cell[4], m->t90_heat_s, f->t90_heat_s, true);
+                fmt_diff(cell[6], sizeof cell[6], m->tau_cool_s, f->tau_cool_s, true);
+                if (i == 0)
+                        snprintf(cell[2], sizeof cell[2], "%s", "");
+                if (i == 0)
+                        cell[4][0] = cell[6][0] = '\0';
+                svg_rect(s, x, yy - 9, 10, 10, svg_palette(i), 1);
+                svg_text(s, x + 14, yy, "start", FONT_SMALL, AXIS, cell[0]);
+                for (size_t k = 1; k < ELEMENTSOF(head); k++)
+                        svg_text(s, x + col[k] * w, yy, "start", FONT_SMALL, AXIS, cell[k]);
+        }
+}
+
+int plot_compare_svg(const struct plot_curve *curves, size_t n, bool rise, unsigned width, unsigned height,
+                     char **ret, size_t *ret_len) {
+        double table_h = TABLE_ROW * (double) (n + 1) + 16;
+        struct range yr = RANGE_EMPTY;
+        double lo = INFINITY, hi = -INFINITY;
+        struct panel p;
+        struct svg s;
+
+        if (!curves || n == 0 || n > PLOT_COMPARE_MAX || check_size(width, height) < 0)
+                return -EINVAL;
+        if (height < 40 + 50 + 120 + table_h)
+                return -ERANGE;
+        for (size_t i = 0; i < n; i++) {
+                bool ob;
+                double ref = rise ? curve_reference(&curves[i], &ob) : 0;
+                if (curves[i].n && (!curves[i].t_s || !curves[i].temp_c))
+                        return -EINVAL;
+                if (curves[i].n) {
+                        lo = fmin(lo, curves[i].t_s[0]);
+                        hi = fmax(hi, curves[i].t_s[curves[i].n - 1]);
+                }
+                if (isfinite(ref) || !rise)
+                        range_add_array(&yr, curves[i].temp_c, curves[i].n, ref, 1);
+        }
+        if (svg_begin(&s, width, height, rise ? "heatcurve: rise compared" : "heatcurve: runs compared") < 0)
+                return -ENOMEM;
+        draw_title(&s, 12, 22, rise ? "Rise over ambient, aligned on the load start" :
+                   "Temperature, aligned on the load start", "", "");
+        p = (struct panel) { .x = 64, .y = 40, .w = width - 64 - 24, .h = height - 40 - 50 - table_h };
+        panel_x_range(&p, lo, hi);
+        panel_y_range(&p, yr, 5);
+        draw_frame(&s, &p);
+        draw_x_axis(&s, &p, true, "time since the load started");
+        draw_y_axis(&s, &p, 1, false, rise ? "rise °C" : "temperature °C", AXIS);
+        if (p.x0 < 0 && p.x1 > 0) {
+                svg_line(&s, px(&p, 0), p.y, px(&p, 0), p.y + p.h, MUTED, 1, DASH_REF);
+                svg_text(&s, px(&p, 0) + 4, p.y + p.h - 6, "start", FONT_SMALL, MUTED, "load start");
+        }
+        for (size_t i = 0; i < n; i++) {
+                bool ob;
+                double ref = rise ? curve_reference(&curves[i], &ob) : 0;
+                if (isfinite(ref) || !rise)
+                        draw_series(&s, &p, curves[i].t_s, curves[i].temp_c, curves[i].n, ref, 1, svg_palette(i), 1.6);
+        }
+        draw_compare_legend(&s, curves, n, rise, &p);
+        draw_compare_table(&s, curves, n, p.x, p.y + p.h + 56, p.w);
+        return svg_end(&s, ret, ret_len);
+}
+
+/* Unix days to a civil date (H. Hinnant's algorithm): no time_t, so 32-bit
+ * boards format dates after 2038 too, and no locale or time zone. */
+static void civil_from_days(int64_t z, int *y, unsigned *m, unsigned *d) {
+        z += 719468;
+        int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+        unsigned doe = (unsigned) (z - era * 146097);
+        unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+        unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        unsigned mp = (5 * doy + 2) / 153;
+
+        *d = doy - (153 * mp + 2) / 5 + 1;
+        *m = mp < 10 ? mp + 3 : mp - 9;
+        *y = (int) (yoe + era * 400 + (*m <= 2));
+}
+
+void plot_format_utc(int64_t ms, char *buf, size_t size) {
+        int64_t sec = ms >= 0 ? ms / 1000 : (ms - 999) / 1000, days = sec >= 0 ? sec / 86400 : (sec - 86399) / 86400;
+        int64_t rem = sec - days * 86400;
+        unsigned m, d;
+        int y;
+
+        civil_from_days(days, &y, &m, &d);
+        snprintf(buf, size, "%04d-%02u-%02u %02u:%02u:%02u", y, m, d, (unsigned) (rem / 3600),
+                 (unsigned) (rem / 60 % 60), (unsigned) (rem % 60));
+}
+
+static const double time_steps_s[] = { 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200,
+                                       10800, 21600, 43200, 86400, 172800, 604800 };
+
+/* Wall-clock ticks: x is seconds since from_ms, labels are UTC times of day
+ * (dates when a step is a day or more). */
+static void draw_clock_axis(struct svg *s, const struct panel *p, int64_t from_ms, bool labels) {
+        double span = p->x1 - p->x0, target = fmax(2, p->w / 110), step = time_steps_s[ELEMENTSOF(time_steps_s) - 1];
+        double t0 = (double) from_ms / 1000.0;
+        char buf[32];
+
+        for (size_t i = 0; i < ELEMENTSOF(time_steps_s); i++)
+                if (span / time_steps_s[i] <= target) {
+                        step = time_steps_s[i];
+                        break;
+                }
+        for (double t = ceil((t0 + p->x0) / step) * step; t <= t0 + p->x1 + 1e-6; t += step) {
+                double x = px(p, t - t0);
+                svg_line(s, x, p->y, x, p->y + p->h, GRID, 1, NULL);
+                if (!labels)
+                        continue;
+                plot_format_utc((int64_t) llround(t * 1000), buf, sizeof buf);
+                if (step >= 86400) {
+                        buf[10] = '\0';                 /* "YYYY-MM-DD" */
+                } else {
+                        memmove(buf, buf + 11, 8);      /* "HH:MM:SS" */
+                        buf[step >= 60 ? 5 : 8] = '\0';
+                }
+                svg_text(s, x, p->y + p->h + 15, "middle", FONT_SMALL, AXIS, buf);
+        }
+        if (labels) {
+                plot_format_utc(from_ms, buf, sizeof buf);
+                svg_textf(s, p->x + p->w / 2, p->y + p->h + 32, "middle", FONT, AXIS, "time (UTC) from %s", buf);
+        }
+}
+
+static double kind_scale(enum plot_kind k) {
+        return k == PLOT_KIND_FREQ ? 1e-6 : k == PLOT_KIND_LOAD ? 100 : 1;
+}
+
+static const char *kind_title(enum plot_kind k) {
+        return k == PLOT_KIND_FREQ ? "CPU MHz" : k == PLOT_KIND_LOAD ? "load %" : "temperature °C";
+}
+
+/* One band (max forward, min back) and the mean line per run of buckets
+ * without a gap; colour i of the palette. */
+static void draw_band(struct svg *s, const struct panel *p, const double *x, size_t n, int64_t gap,
+                      const int64_t *t_ms, const struct plot_band *b, double scale, const char *colour) {
+        struct svg_path band, mean;
+
+        for (size_t a = 0, e; a < n; a = e) {
+                for (e = a + 1; e < n && t_ms[e] - t_ms[e - 1] <= gap; e++)
+                        ;
+                svg_path_begin(&band, s);
+                for (size_t i = a; i < e; i++)
+                        if (isfinite(b->max[i]))
+                                svg_path_point(&band, x[i], py(p, b->max[i] * scale));
+                for (size_t i = e; i-- > a; )
+                        if (isfinite(b->min[i]))
+                                svg_path_point(&band, x[i], py(p, b->min[i] * scale));
+                svg_path_end(&band, NULL, 0, NULL, colour, 0.25);
+        }
+        svg_path_begin(&mean, s);
+        for (size_t i = 0; i < n; i++) {
+                if (i > 0 && t_ms[i] - t_ms[i - 1] > gap)
+                        svg_path_point(&mean, NAN, NAN);
+                svg_path_point(&mean, x[i], isfinite(b->mean[i]) ? py(p, b->mean[i] * scale) : NAN);
+        }
+        svg_path_end(&mean, colour, 1.4, NULL, NULL, 1);
+}
+
+static void draw_history_panel(struct svg *s, const struct panel *p_in, enum plot_kind kind, const double *x,
+                               const int64_t *t_ms, size_t n, int64_t bucket_ms, const struct plot_band *bands,
+                               size_t n_bands, int64_t from_ms, bool last) {
+        struct panel p = *p_in;
+        struct range r = RANGE_EMPTY;
+        double scale = kind_scale(kind);
+        size_t k = 0;
+
+        for (size_t i = 0; i < n_bands; i++)
+                if (bands[i].kind == kind) {
+                        range_add_array(&r, bands[i].min, n, 0, scale);
+                        range_add_array(&r, bands[i].max, n, 0, scale);
+                }
+        panel_y_range(&p, r, kind == PLOT_KIND_TEMP ? 5 : 10);
+        draw_frame(s, &p);
+        draw_clock_axis(s, &p, from_ms, last);
+        draw_y_axis(s, &p, 1, false, kind_title(kind), AXIS);
+        for (size_t i = 0; i < n_bands; i++) {
+                if (bands[i].kind != kind)
+                        continue;
+                draw_band(s, &p, x, n, 2 * bucket_ms, t_ms, &bands[i], scale, svg_palette(i));
+                draw_legend_line(s, p.x + 8, p.y + 16 + 15.0 * (double) k++, svg_palette(i), NULL, bands[i].id);
+        }
+}
+
+int plot_history_svg(const int64_t *t_ms, size_t n_buckets, int64_t bucket_ms, int64_t from_ms, int64_t to_ms,
+                     const struct plot_band *bands, size_t n_bands, unsigned width, unsigned height,
+                     char **ret, size_t *ret_len) {
+        bool present[_PLOT_KIND_MAX] = {};
+        size_t n_panels = 0, k = 0;
+        double *x, panel_h;
+        struct svg s;
+        char a[32], b[32];
+
+        if (check_size(width, height) < 0 || to_ms < from_ms || n_buckets > PLOT_BUCKETS_MAX ||
+            (n_buckets && !t_ms) || (n_bands && !bands) || bucket_ms <= 0)
+                return -EINVAL;
+        for (size_t i = 0; i < n_bands; i++) {
+                if (bands[i].kind >= _PLOT_KIND_MAX || (n_buckets && (!bands[i].min || !bands[i].max || !bands[i].mean)))
+                        return -EINVAL;
+                n_panels += !present[bands[i].kind];
+                present[bands[i].kind] = true;
+        }
+        x = malloc((n_buckets ? n_buckets : 1) * sizeof *x);
+        if (!x)
+                return -ENOMEM;
+        if (svg_begin(&s, width, height, "heatcurve: history") < 0) {
+                free(x);
+                return -ENOMEM;
+        }
+        plot_format_utc(from_ms, a, sizeof a);
+        plot_format_utc(to_ms, b, sizeof b);
+        svg_textf(&s, 12, 22, "start", FONT_TITLE, AXIS, "History %s — %s UTC", a, b + 11);
+        if (n_panels == 0)
+                svg_text(&s, width / 2.0, height / 2.0, "middle", FONT_TITLE, MUTED, "no sensors selected");
+        panel_h = (height - 40.0 - 50.0 - 14.0 * (double) (n_panels ? n_panels - 1 : 0)) / (double) (n_panels ? n_panels : 1);
+        for (enum plot_kind kind = 0; kind < _PLOT_KIND_MAX; kind++) {
+                struct panel p = { .x = 64, .y = 40 + (panel_h + 14) * (double) k, .w = width - 64 - 24, .h = panel_h };
+                if (!present[kind])
+                        continue;
+                panel_x_range(&p, 0, (double) (to_ms - from_ms) / 1000.0);
+                /* a bucket is drawn at its middle */
+                for (size_t i = 0; i < n_buckets; i++)
+                        x[i] = fmin(p.x + p.w, px(&p, ((double) (t_ms[i] - from_ms) + 0.5 * (double) bucket_ms) / 1000.0));
+                k++;
+                draw_history_panel(&s, &p, kind, x, t_ms, n_buckets, bucket_ms, bands, n_bands, from_ms, k == n_panels);
+        }
+        free(x);
+        return svg_end(&s, ret, ret_len);
+}

@@ -1,0 +1,250 @@
+"""The SVG plots through the real heatcurved: a run, runs compared, the history; valid XML, deterministic, named 400s; rendered by Chromium."""
+import json
+import os
+import shutil
+import struct
+import subprocess
+import urllib.error
+import urllib.request
+import xml.etree.ElementTree as ET
+import zlib
+
+import pytest
+
+from conftest import fixture_path, start_tree
+
+SVG_NS = "{http://www.w3.org/2000/svg}"
+HEATCURVECTL = os.environ.get("HEATCURVECTL", "")
+
+
+def fetch(d, path):
+    """(status, content type, body bytes)"""
+    try:
+        with urllib.request.urlopen(d.url + path, timeout=20) as resp:
+            return resp.status, resp.headers.get("Content-Type", ""), resp.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers.get("Content-Type", ""), e.read()
+
+
+def parse_svg(body):
+    """The root element; fails unless the body is well-formed SVG 1.1."""
+    root = ET.fromstring(body)
+    assert root.tag == SVG_NS + "svg" and root.get("version") == "1.1"
+    return root
+
+
+def texts(root):
+    return [t.text or "" for t in root.iter(SVG_NS + "text")]
+
+
+def xmllint_ok(body, tmp_path):
+    """libxml2's own check too, when xmllint is installed."""
+    if not shutil.which("xmllint"):
+        return True
+    f = tmp_path / "check.svg"
+    f.write_bytes(body)
+    return subprocess.run(["xmllint", "--noout", str(f)], capture_output=True).returncode == 0
+
+
+def run_protocol(label):
+    return {"label": label, "phases": [
+        {"kind": "idle", "duration": "500ms"},
+        {"kind": "stress", "duration": "1500ms", "load": {"type": "cpu", "workers": 1}},
+        {"kind": "cooldown", "duration": "800ms"}]}
+
+
+def finished_run(d, label):
+    status, run = d.request("POST", "/api/v1/runs", body=run_protocol(label))
+    assert status == 201, run
+    d.wait_for(lambda: d.get(f"/api/v1/runs/{run['id']}")[1]["state"] in ("finished", "aborted"),
+               timeout=60, what=f"run {run['id']} ends")
+    return run["id"]
+
+
+@pytest.fixture
+def two_runs(start_daemon):
+    d = start_tree(start_daemon, fixture_path("rpi4"))
+    return d, [finished_run(d, "case <A> & fan"), finished_run(d, "case B")]
+
+
+def test_run_plot(two_runs, tmp_path):
+    d, (a, _) = two_runs
+    status, ctype, body = fetch(d, f"/api/v1/runs/{a}/plot.svg")
+    assert status == 200 and ctype.startswith("image/svg+xml"), (status, ctype, body[:200])
+    root = parse_svg(body)
+    assert xmllint_ok(body, tmp_path)
+    words = " ".join(texts(root))
+    assert "case <A> & fan" in words                   # escaped in the file, itself once parsed
+    for needle in ("idle", "stress", "cooldown", "CPU MHz", "throttled", "safety limit", "temperature °C"):
+        assert needle in words, needle
+    assert fetch(d, f"/api/v1/runs/{a}/plot.svg")[2] == body      # deterministic
+    status, _, small = fetch(d, f"/api/v1/runs/{a}/plot.svg?width=400&height=320")
+    assert status == 200 and parse_svg(small).get("width") == "400"
+
+
+def test_compare_and_history_plots(two_runs, tmp_path):
+    d, (a, b) = two_runs
+    for q in (f"runs={a},{b}", f"runs={a},{b}&y=rise", f"runs={b}&width=700&height=500"):
+        status, ctype, body = fetch(d, "/api/v1/compare.svg?" + q)
+        assert status == 200 and ctype.startswith("image/svg+xml"), (q, body[:300])
+        words = " ".join(texts(parse_svg(body)))
+        assert xmllint_ok(body, tmp_path)
+        assert "case B" in words and "Δ plateau" in words, words
+    status, ctype, body = fetch(d, "/api/v1/history.svg?from=-1m&width=800&height=500")
+    assert status == 200 and ctype.startswith("image/svg+xml")
+    root = parse_svg(body)
+    assert root.get("width") == "800" and root.get("height") == "500"
+    words = " ".join(texts(root))
+    assert "thermal_zone0" in words and "temperature °C" in words and "CPU MHz" in words
+    status, _, body = fetch(d, "/api/v1/history.svg?sensors=thermal_zone0")
+    assert status == 200 and "CPU MHz" not in " ".join(texts(parse_svg(body)))
+
+
+BAD_REQUESTS = [
+    ("/api/v1/runs/{a}/plot.svg?width=10", "width"),
+    ("/api/v1/runs/{a}/plot.svg?height=abc", "height"),
+    ("/api/v1/runs/{a}/plot.svg?colour=red", "colour"),
+    ("/api/v1/compare.svg", "runs"),
+    ("/api/v1/compare.svg?runs={a},x", "runs"),
+    ("/api/v1/compare.svg?runs=999", "runs"),
+    ("/api/v1/compare.svg?runs={a},{a},{a},{a},{a},{a},{a},{a}", "runs"),
+    ("/api/v1/compare.svg?runs={a}&y=kelvin", "y"),
+    ("/api/v1/compare.svg?runs={a},{a},{a},{a},{a},{a},{a}&height=320", "height"),
+    ("/api/v1/history.svg?sensors=nope", "sensors"),
+    ("/api/v1/history.svg?from=yesterday", "from"),
+    ("/api/v1/history.svg?points=5", "points"),
+    ("/api/v1/history.svg?width=99999", "width"),
+]
+
+
+def test_bad_plot_requests_name_the_parameter(two_runs):
+    d, (a, _) = two_runs
+    for path, param in BAD_REQUESTS:
+        status, _, body = fetch(d, path.format(a=a))
+        assert status == 400, (path, status, body[:300])
+        assert json.loads(body)["error"]["message"].startswith(param + ":"), (path, body)
+
+
+def test_plot_of_unknown_run_is_404(start_daemon):
+    d = start_tree(start_daemon, fixture_path("rpi4"))
+    assert fetch(d, "/api/v1/runs/7/plot.svg")[0] == 404
+    assert fetch(d, "/api/v1/runs/7/plot.svgx")[0] == 404
+    assert d.request("POST", "/api/v1/history.svg")[0] == 405
+
+
+def png_non_white(path):
+    """Share of pixels that are not white in an 8-bit RGB(A) PNG, without PIL."""
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, width, height, ctype = 8, b"", 0, 0, 0
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        chunk = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, ctype = struct.unpack(">IIBB", chunk[:10])
+            assert depth == 8 and ctype in (2, 6), (depth, ctype)
+        elif kind == b"IDAT":
+            idat += chunk
+        pos += 12 + length
+    bpp = 4 if ctype == 6 else 3
+    raw, stride = zlib.decompress(idat), width * bpp
+    prev, non_white = bytearray(stride), 0
+    for y in range(height):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        non_white += sum(1 for x in range(0, stride, bpp) if min(line[x:x + 3]) < 235)
+        prev = line
+    return non_white / (width * height)
+
+
+def chromium_screenshot(svg_path, png_path):
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not exe:
+        pytest.skip("chromium is not installed (Debian package chromium; make deps installs it)")
+    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+           "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
+           f"--screenshot={png_path}", "--window-size=1000,700", f"file://{svg_path}"]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "HOME": os.path.dirname(png_path)})
+    except subprocess.TimeoutExpired:
+        pytest.skip("chromium did not finish a screenshot within 120 s")
+    if not os.path.exists(png_path):
+        pytest.skip(f"chromium cannot start here (exit {p.returncode}): {p.stderr[-500:]}")
+
+
+def test_plots_render_in_chromium(two_runs, tmp_path):
+    d, (a, b) = two_runs
+    for name, path, legend in (("run", f"/api/v1/runs/{a}/plot.svg", "heat-up fit"),
+                               ("compare", f"/api/v1/compare.svg?runs={a},{b}", "case B")):
+        status, _, body = fetch(d, path)
+        assert status == 200
+        assert legend in " ".join(texts(parse_svg(body)))
+        svg, png = tmp_path / f"{name}.svg", tmp_path / f"{name}.png"
+        svg.write_bytes(body)
+        chromium_screenshot(str(svg), str(png))
+        share = png_non_white(str(png))
+        assert 0.01 < share < 0.9, f"{name}: {share:.3f} of the pixels are not white"
+
+
+def ctl(d, *args):
+    if not HEATCURVECTL or not os.access(HEATCURVECTL, os.X_OK):
+        pytest.skip("HEATCURVECTL is not set to the built client (run through meson test)")
+    env = {k: v for k, v in os.environ.items() if k != "HEATCURVE_URL"}
+    return subprocess.run([HEATCURVECTL, "--url", d.url, *args], capture_output=True, timeout=60, env=env)
+
+
+def test_heatcurvectl_plot_draws_what_the_daemon_draws(two_runs, tmp_path):
+    """The same core code on both sides: the client's SVG is the daemon's, byte for byte."""
+    d, (a, b) = two_runs
+    out = tmp_path / "a.svg"
+    p = ctl(d, "plot", str(a), "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    assert out.read_bytes() == fetch(d, f"/api/v1/runs/{a}/plot.svg")[2]
+    p = ctl(d, "plot", str(a), str(b))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == fetch(d, f"/api/v1/compare.svg?runs={a},{b}")[2]
+    p = ctl(d, "plot", "--rise", str(a), str(b), f"--output={out}")
+    assert p.returncode == 0, p.stderr
+    assert out.read_bytes() == fetch(d, f"/api/v1/compare.svg?runs={a},{b}&y=rise")[2]
+    # a run given by URL is fetched from that daemon and says where it came from
+    p = ctl(d, "plot", str(a), f"{d.url}/{b}")
+    assert p.returncode == 0, p.stderr
+    words = " ".join(texts(parse_svg(p.stdout)))
+    assert f"case B ({d.url.split('://')[1]})" in words
+    assert ctl(d, "plot").returncode == 2
+    assert ctl(d, "plot", "x").returncode == 2
+    p = ctl(d, "plot", "999")
+    assert p.returncode == 1 and b"404" in p.stderr, p.stderr
+
+
+def test_samples_csv_counts_seconds_since_the_load_started(two_runs):
+    """t_since_load_s: empty before the load, then elapsed_s minus the load start; the file stays a plain CSV."""
+    import csv
+    import io
+    d, (a, _) = two_runs
+    with urllib.request.urlopen(f"{d.url}/api/v1/runs/{a}/samples?format=csv", timeout=20) as resp:
+        rows = list(csv.DictReader(io.StringIO(resp.read().decode())))
+    assert rows and "t_since_load_s" in rows[0]
+    assert all(len(r) == len(rows[0]) and None not in r for r in rows)     # every row as wide as the header
+    doc = d.get(f"/api/v1/runs/{a}")[1]
+    load_start = (doc["phases"][1]["started_ms"] - doc["created_ms"]) / 1000
+    for r in rows:
+        if r["phase"] == "idle":
+            assert r["t_since_load_s"] == "", r
+        else:
+            assert float(r["t_since_load_s"]) == pytest.approx(float(r["elapsed_s"]) - load_start, abs=0.002), r
+    first = next(r for r in rows if r["phase"] == "stress")
+    assert 0 <= float(first["t_since_load_s"]) < 1.0

@@ -1,0 +1,345 @@
+/* api-plots.c — the plots over HTTP: a run, runs compared and the history as SVG, drawn by core/plot.c. */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api-internal.h"
+#include "history.h"
+#include "json-sensors.h"
+#include "plot-data.h"
+#include "plot.h"
+#include "runs.h"
+
+#define SVG_TYPE "image/svg+xml"
+
+/* width / height: PLOT_SIZE_MIN..PLOT_SIZE_MAX px. */
+static int arg_size(struct http_request *r, const char *name, unsigned def, unsigned *ret, char *err, size_t errlen) {
+        const char *v = http_arg(r, name);
+        char *end;
+        long n;
+
+        *ret = def;
+        if (!v)
+                return 0;
+        errno = 0;
+        n = strtol(v, &end, 10);
+        if (errno || end == v || *end || n < PLOT_SIZE_MIN || n > PLOT_SIZE_MAX) {
+                snprintf(err, errlen, "%s: \"%s\" is not a number of pixels from %d to %d", name, v, PLOT_SIZE_MIN,
+                         PLOT_SIZE_MAX);
+                return -EINVAL;
+        }
+        *ret = (unsigned) n;
+        return 0;
+}
+
+/* Unknown parameters, width and height; answers 400 and returns false on any. */
+static bool plot_args(struct http_request *r, const char *const *known, const char *known_text,
+                      unsigned *width, unsigned *height) {
+        const char *unknown = http_unknown_arg(r, known);
+        char err[256];
+
+        if (unknown) {
+                http_reply_error(r, 400, "bad_parameter", "%s: unknown parameter (known: %s)", unknown, known_text);
+                return false;
+        }
+        if (arg_size(r, "width", PLOT_WIDTH_DEFAULT, width, err, sizeof err) < 0 ||
+            arg_size(r, "height", PLOT_HEIGHT_DEFAULT, height, err, sizeof err) < 0) {
+                http_reply_error(r, 400, "bad_parameter", "%s", err);
+                return false;
+        }
+        return true;
+}
+
+static void reply_svg(struct http_request *r, int e, char *svg, size_t len, const char *what) {
+        if (e == -ENOMEM)
+                http_reply_error(r, 500, "internal", "out of memory drawing %s", what);
+        else if (e < 0)
+                http_reply_error(r, 500, "internal", "cannot draw %s: %s", what, strerror(-e));
+        else
+                http_reply(r, 200, SVG_TYPE, svg, len);
+        free(svg);
+}
+
+/* What heatcurvectl would get over HTTP, parsed back: the run document and
+ * the samples, so the daemon's plot and heatcurvectl's are the same bytes. */
+static int plot_data_for_run(struct api *a, const struct run *run, struct plot_data *d, char *err, size_t errlen) {
+        json_object *doc = runs_document(a->ctx.runs, run), *parsed, *sensors;
+        struct run_series s;
+        char unit[16];
+        int e;
+
+        parsed = json_tokener_parse(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN));
+        json_object_put(doc);
+        e = plot_data_from_doc(d, parsed, err, errlen);
+        json_object_put(parsed);
+        if (e < 0)
+                return e;
+        e = runs_series(a->ctx.runs, run->id, &s, unit, sizeof unit);
+        if (e >= 0 && s.n)
+                e = plot_data_adopt(d, s.t_s, s.temp_c, s.freq_hz, s.work_rate, s.phase, s.n);
+        if (e >= 0 && s.n) {
+                /* d has them now: a day of samples is not copied */
+                s.t_s = s.temp_c = s.freq_hz = s.work_rate = NULL;
+                s.phase = NULL;
+        }
+        run_series_free(&s);
+        if (e < 0) {
+                snprintf(err, errlen, "cannot read the samples of run %u: %s", run->id, strerror(-e));
+                plot_data_free(d);
+                return e;
+        }
+        if (a->sensors) {
+                sensors = json_sensors_document(a->sensors);
+                plot_data_levels_from_sensors(d, sensors);
+                json_object_put(sensors);
+        }
+        plot_data_finish(d);
+        return 0;
+}
+
+/* An ended run does not change, but drawing it means reading all of
+ * samples.csv and fitting its curves (about 0.2 s for 24 h at 1 Hz on a
+ * PC, more on a board, on the event loop): the last few plots are kept,
+ * about 40 KiB each. The sensors pointer changes when they are re-probed,
+ * and with it the trip points. */
+#define PLOT_CACHE_SIZE 4
+
+struct api_plot_cache {
+        struct plot_cache_entry {
+                unsigned id, width, height;
+                size_t n_samples;
+                enum run_state state;
+                const struct sensors *sensors;
+                char *svg;
+                size_t len;
+        } e[PLOT_CACHE_SIZE];
+        size_t next;                    /* the entry replaced next */
+};
+
+static struct plot_cache_entry *plot_cache_find(struct api *a, const struct run *run, unsigned width,
+                                                unsigned height) {
+        for (size_t i = 0; a->plots && i < PLOT_CACHE_SIZE; i++) {
+                struct plot_cache_entry *e = &a->plots->e[i];
+                if (e->svg && e->id == run->id && e->width == width && e->height == height &&
+                    e->n_samples == run->n_samples && e->state == run->state && e->sensors == a->sensors)
+                        return e;
+        }
+        return NULL;
+}
+
+/* Keeps a copy; a failure only means the next request draws it again. */
+static void plot_cache_add(struct api *a, const struct run *run, unsigned width, unsigned height,
+                           const char *svg, size_t len) {
+        struct plot_cache_entry *e;
+        char *copy;
+
+        if (run->state == RUN_RUNNING || (!a->plots && !(a->plots = calloc(1, sizeof *a->plots))))
+                return;
+        if (!(copy = malloc(len)))
+                return;
+        memcpy(copy, svg, len);
+        e = &a->plots->e[a->plots->next];
+        a->plots->next = (a->plots->next + 1) % PLOT_CACHE_SIZE;
+        free(e->svg);
+        *e = (struct plot_cache_entry) { run->id, width, height, run->n_samples, run->state, a->sensors, copy, len };
+}
+
+void api_plots_free(struct api *a) {
+        for (size_t i = 0; a->plots && i < PLOT_CACHE_SIZE; i++)
+                free(a->plots->e[i].svg);
+        free(a->plots);
+        a->plots = NULL;
+}
+
+static void api_plot_run(struct api *a, struct http_request *r, unsigned id) {
+        static const char *const known[] = { "width", "height", NULL };
+        const struct run *run = runs_find(a->ctx.runs, id);
+        const struct plot_cache_entry *cached;
+        struct plot_data d;
+        unsigned width, height;
+        char err[256], *svg = NULL;
+        size_t len = 0;
+        int e;
+
+        if (!plot_args(r, known, "width, height", &width, &height))
+                return;
+        if (!run) {
+                http_reply_error(r, 404, "not_found", "no run %u", id);
+                return;
+        }
+        if ((cached = plot_cache_find(a, run, width, height))) {
+                http_reply(r, 200, SVG_TYPE, cached->svg, cached->len);
+                return;
+        }
+        if (plot_data_for_run(a, run, &d, err, sizeof err) < 0) {
+                http_reply_error(r, 500, "internal", "%s", err);
+                return;
+        }
+        e = plot_run_svg(&d.run, width, height, &svg, &len);
+        plot_data_free(&d);
+        if (e >= 0)
+                plot_cache_add(a, run, width, height, svg, len);
+        reply_svg(r, e, svg, len, "the run");
+}
+
+static int compare_ids(const char *list, unsigned *ids, size_t *n, char *err, size_t errlen) {
+        *n = 0;
+        for (const char *p = list; p && *p; ) {
+                char *end;
+                unsigned long v = strtoul(p, &end, 10);
+                if (end == p || (*end != ',' && *end != '\0') || v == 0 || v > UINT_MAX) {
+                        snprintf(err, errlen, "runs: \"%s\" is not a comma-separated list of run ids", list);
+                        return -EINVAL;
+                }
+                if (*n == PLOT_COMPARE_MAX) {
+                        snprintf(err, errlen, "runs: at most %d runs in one plot (one colour each)", PLOT_COMPARE_MAX);
+                        return -EINVAL;
+                }
+                ids[(*n)++] = (unsigned) v;
+                p = *end ? end + 1 : end;
+        }
+        if (*n == 0) {
+                snprintf(err, errlen, "runs: give the ids to compare, e.g. runs=1,4");
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static void api_plot_compare(struct api *a, struct http_request *r) {
+        static const char *const known[] = { "runs", "y", "width", "height", NULL };
+        const char *y = http_arg(r, "y");
+        struct plot_data d[PLOT_COMPARE_MAX] = {};
+        struct plot_curve c[PLOT_COMPARE_MAX];
+        unsigned ids[PLOT_COMPARE_MAX], width, height;
+        char err[256], *svg = NULL;
+        size_t n = 0, done = 0, len = 0;
+        int e = 0;
+
+        if (!plot_args(r, known, "runs, y, width, height", &width, &height))
+                return;
+        if (y && strcmp(y, "temp") != 0 && strcmp(y, "rise") != 0) {
+                http_reply_error(r, 400, "bad_parameter", "y: \"%s\" is neither temp nor rise", y);
+                return;
+        }
+        if (compare_ids(http_arg(r, "runs"), ids, &n, err, sizeof err) < 0) {
+                http_reply_error(r, 400, "bad_parameter", "%s", err);
+                return;
+        }
+        for (size_t i = 0; i < n; i++)
+                if (!runs_find(a->ctx.runs, ids[i])) {
+                        http_reply_error(r, 400, "bad_parameter", "runs: no run %u", ids[i]);
+                        return;
+                }
+        for (; done < n && e >= 0; done++) {
+                e = plot_data_for_run(a, runs_find(a->ctx.runs, ids[done]), &d[done], err, sizeof err);
+                if (e >= 0)
+                        plot_data_curve(&d[done], NULL, &c[done]);
+        }
+        if (e >= 0)
+                e = plot_compare_svg(c, n, y && strcmp(y, "rise") == 0, width, height, &svg, &len);
+        for (size_t i = 0; i < done; i++)
+                plot_data_free(&d[i]);
+        if (e == -ERANGE)
+                http_reply_error(r, 400, "bad_parameter", "height: %u px is too small for %zu runs and their table",
+                                 height, n);
+        else
+                reply_svg(r, e, svg, len, "the comparison");
+}
+
+static enum plot_kind plot_kind_of(enum history_kind k) {
+        return k == HISTORY_FREQ ? PLOT_KIND_FREQ : k == HISTORY_LOAD ? PLOT_KIND_LOAD : PLOT_KIND_TEMP;
+}
+
+/* The buckets' per-column values as one array per series and statistic. */
+static int history_bands(const struct history *h, const struct history_request *q, const struct history_result *res,
+                         struct plot_band *bands, int64_t *t_ms, double **ret_values) {
+        size_t nb = res->n_buckets;
+        double *v = malloc((nb ? nb : 1) * 3 * (q->n_cols ? q->n_cols : 1) * sizeof *v);
+
+        if (!v)
+                return -ENOMEM;
+        for (size_t b = 0; b < nb; b++)
+                t_ms[b] = res->buckets[b].t_ms;
+        for (size_t i = 0; i < q->n_cols; i++) {
+                double *mn = v + 3 * i * nb, *mx = mn + nb, *mean = mx + nb;
+                for (size_t b = 0; b < nb; b++) {
+                        mn[b] = res->buckets[b].min[i];
+                        mx[b] = res->buckets[b].max[i];
+                        mean[b] = res->buckets[b].mean[i];
+                }
+                bands[i] = (struct plot_band) { history_column_id(h, q->cols[i]),
+                                                plot_kind_of(history_column_kind(h, q->cols[i])), mn, mx, mean };
+        }
+        *ret_values = v;
+        return 0;
+}
+
+static void api_plot_history(struct api *a, struct http_request *r) {
+        static const char *const known[] = { "from", "to", "sensors", "width", "height", NULL };
+        const struct history *h = a->ctx.hist;
+        struct history_request q = {};
+        struct history_result res = {};
+        struct plot_band *bands = NULL;
+        int64_t *t_ms = NULL;
+        double *values = NULL;
+        unsigned width, height;
+        char err[256], *svg = NULL;
+        size_t len = 0;
+        int e;
+
+        if (!plot_args(r, known, "from, to, sensors, width, height", &width, &height))
+                return;
+        if (api_history_parse(h, r, known, &q, err, sizeof err) < 0) {
+                http_reply_error(r, 400, "bad_parameter", "%s", err);
+                return;
+        }
+        /* about one bucket per pixel column of the plot area */
+        q.points = width > 2 * PLOT_BUCKETS_MAX ? PLOT_BUCKETS_MAX : width / 2;
+        e = history_query(h, q.from_ms, q.to_ms, q.cols, q.n_cols, q.points, &res);
+        if (e >= 0) {
+                bands = calloc(q.n_cols ? q.n_cols : 1, sizeof *bands);
+                t_ms = calloc(res.n_buckets ? res.n_buckets : 1, sizeof *t_ms);
+                e = bands && t_ms ? history_bands(h, &q, &res, bands, t_ms, &values) : -ENOMEM;
+        }
+        if (e >= 0)
+                e = plot_history_svg(t_ms, res.n_buckets, res.bucket_ms, q.from_ms, q.to_ms, bands, q.n_cols,
+                                     width, height, &svg, &len);
+        history_result_free(&res);
+        free(bands);
+        free(t_ms);
+        free(values);
+        reply_svg(r, e, svg, len, "the history");
+}
+
+/* "/api/v1/runs/12/plot.svg" -> 12. */
+static bool parse_plot_path(const char *url, unsigned *id) {
+        const char *p = url + strlen("/api/v1/runs/");
+        char *end;
+        unsigned long v;
+
+        if (strncmp(url, "/api/v1/runs/", 13) != 0 || *p < '1' || *p > '9')
+                return false;
+        v = strtoul(p, &end, 10);
+        if (v > UINT_MAX || strcmp(end, "/plot.svg") != 0)
+                return false;
+        *id = (unsigned) v;
+        return true;
+}
+
+bool api_plots_dispatch(struct api *a, struct http_request *r) {
+        bool get = strcmp(r->method, "GET") == 0 || strcmp(r->method, "HEAD") == 0;
+        unsigned id;
+
+        if (strcmp(r->url, "/api/v1/compare.svg") == 0)
+                get ? api_plot_compare(a, r) : api_method_not_allowed(r, "GET");
+        else if (strcmp(r->url, "/api/v1/history.svg") == 0)
+                get ? api_plot_history(a, r) : api_method_not_allowed(r, "GET");
+        else if (parse_plot_path(r->url, &id))
+                get ? api_plot_run(a, r, id) : api_method_not_allowed(r, "GET");
+        else
+                return false;
+        return true;
+}
