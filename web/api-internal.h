@@ -36,6 +36,10 @@ int api_history_parse(const struct history *h, struct http_request *r, const cha
  * with a message naming it. */
 int api_arg_points(struct http_request *r, size_t def, size_t *ret, char *err, size_t errlen);
 
+/* The "runs" argument: a comma-separated list of 1..max run ids. -EINVAL
+ * with a message naming it. */
+int api_arg_runs(struct http_request *r, unsigned *ids, size_t max, size_t *n, char *err, size_t errlen);
+
 void api_method_not_allowed(struct http_request *r, const char *allowed);
 
 /* The request may change state: it carries the token when one is configured,

@@ -185,29 +185,6 @@ static void api_plot_run(struct api *a, struct http_request *r, unsigned id) {
         reply_svg(r, e, svg, len, "the run");
 }
 
-static int compare_ids(const char *list, unsigned *ids, size_t *n, char *err, size_t errlen) {
-        *n = 0;
-        for (const char *p = list; p && *p; ) {
-                char *end;
-                unsigned long v = strtoul(p, &end, 10);
-                if (end == p || (*end != ',' && *end != '\0') || v == 0 || v > UINT_MAX) {
-                        snprintf(err, errlen, "runs: \"%s\" is not a comma-separated list of run ids", list);
-                        return -EINVAL;
-                }
-                if (*n == PLOT_COMPARE_MAX) {
-                        snprintf(err, errlen, "runs: at most %d runs in one plot (one colour each)", PLOT_COMPARE_MAX);
-                        return -EINVAL;
-                }
-                ids[(*n)++] = (unsigned) v;
-                p = *end ? end + 1 : end;
-        }
-        if (*n == 0) {
-                snprintf(err, errlen, "runs: give the ids to compare, e.g. runs=1,4");
-                return -EINVAL;
-        }
-        return 0;
-}
-
 static void api_plot_compare(struct api *a, struct http_request *r) {
         static const char *const known[] = { "runs", "y", "width", "height", NULL };
         const char *y = http_arg(r, "y");
@@ -224,7 +201,7 @@ static void api_plot_compare(struct api *a, struct http_request *r) {
                 http_reply_error(r, 400, "bad_parameter", "y: \"%s\" is neither temp nor rise", y);
                 return;
         }
-        if (compare_ids(http_arg(r, "runs"), ids, &n, err, sizeof err) < 0) {
+        if (api_arg_runs(r, ids, PLOT_COMPARE_MAX, &n, err, sizeof err) < 0) {
                 http_reply_error(r, 400, "bad_parameter", "%s", err);
                 return;
         }

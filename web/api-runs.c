@@ -167,29 +167,6 @@ static void api_run_delete(struct api *a, struct http_request *r, unsigned id) {
                 http_reply(r, 204, "application/json", "", 0);
 }
 
-static int compare_parse(const char *list, unsigned *ids, size_t *n, char *err, size_t errlen) {
-        *n = 0;
-        for (const char *p = list; p && *p; ) {
-                char *end;
-                unsigned long v = strtoul(p, &end, 10);
-                if (end == p || (*end != ',' && *end != '\0') || v == 0 || v > UINT_MAX) {
-                        snprintf(err, errlen, "runs: \"%s\" is not a comma-separated list of run ids", list);
-                        return -EINVAL;
-                }
-                if (*n == COMPARE_RUNS_MAX) {
-                        snprintf(err, errlen, "runs: at most %d runs", COMPARE_RUNS_MAX);
-                        return -EINVAL;
-                }
-                ids[(*n)++] = (unsigned) v;
-                p = *end ? end + 1 : end;
-        }
-        if (*n == 0) {
-                snprintf(err, errlen, "runs: give the ids to compare, e.g. runs=1,4,7");
-                return -EINVAL;
-        }
-        return 0;
-}
-
 static void api_compare(struct api *a, struct http_request *r) {
         static const char *const known[] = { "runs", "points", NULL };
         const char *unknown = http_unknown_arg(r, known);
@@ -203,7 +180,7 @@ static void api_compare(struct api *a, struct http_request *r) {
                 return;
         }
         if (api_arg_points(r, COMPARE_POINTS_DEFAULT, &points, err, sizeof err) < 0 ||
-            compare_parse(http_arg(r, "runs"), ids, &n, err, sizeof err) < 0) {
+            api_arg_runs(r, ids, COMPARE_RUNS_MAX, &n, err, sizeof err) < 0) {
                 http_reply_error(r, 400, "bad_parameter", "%s", err);
                 return;
         }

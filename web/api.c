@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <microhttpd.h>
 #include <stdio.h>
@@ -257,6 +258,31 @@ int api_arg_points(struct http_request *r, size_t def, size_t *ret, char *err, s
                 return -EINVAL;
         }
         *ret = (size_t) v;
+        return 0;
+}
+
+int api_arg_runs(struct http_request *r, unsigned *ids, size_t max, size_t *n, char *err, size_t errlen) {
+        const char *list = http_arg(r, "runs");
+
+        *n = 0;
+        for (const char *p = list; p && *p; ) {
+                char *end;
+                unsigned long v = strtoul(p, &end, 10);
+                if (end == p || (*end != ',' && *end != '\0') || v == 0 || v > UINT_MAX) {
+                        snprintf(err, errlen, "runs: \"%s\" is not a comma-separated list of run ids", list);
+                        return -EINVAL;
+                }
+                if (*n == max) {
+                        snprintf(err, errlen, "runs: at most %zu runs", max);
+                        return -EINVAL;
+                }
+                ids[(*n)++] = (unsigned) v;
+                p = *end ? end + 1 : end;
+        }
+        if (*n == 0) {
+                snprintf(err, errlen, "runs: give the ids to compare, e.g. runs=1,4");
+                return -EINVAL;
+        }
         return 0;
 }
 
