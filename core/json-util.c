@@ -67,8 +67,11 @@ json_object *json_new_number(double v, int decimals) {
                 return NULL;
         if (!format_fixed(v, decimals, buf, sizeof buf)) {
                 int n = snprintf(buf, sizeof buf, "%.*f", decimals, v);
-                while (decimals > 0 && n > 2 && buf[n - 1] == '0' && buf[n - 2] != '.')
-                        buf[--n] = '\0';
+                if (n < 0 || (size_t) n >= sizeof buf)  /* beyond 1e40 or so: exponent form */
+                        snprintf(buf, sizeof buf, "%.17g", v);
+                else
+                        while (decimals > 0 && n > 2 && buf[n - 1] == '0' && buf[n - 2] != '.')
+                                buf[--n] = '\0';
         }
         return json_object_new_double_s(v, buf);
 }

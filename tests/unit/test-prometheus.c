@@ -306,6 +306,7 @@ static void assert_has(const char *text, const char *line) {
 }
 
 static void assert_lacks(const char *text, const char *part) {
+        assert_non_null(text);
         if (strstr(text, part))
                 fail_msg("unexpected: %s\nin:\n%s", part, text);
 }

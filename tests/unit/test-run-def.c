@@ -326,6 +326,43 @@ static void test_json_round_trip(void **state) {
         run_free(r);
 }
 
+/* Metrics far outside any board's range (a run.json edited by hand) are
+ * written back as numbers, not cut off mid-text. */
+static void test_json_huge_metrics(void **state) {
+        char err[600];
+        struct run *r = NULL, *back = NULL;
+        json_object *doc, *again, *metrics, *v;
+
+        assert_int_equal(parse("{\"phases\": [{\"kind\": \"idle\", \"duration\": \"1m\"}]}",
+                               &r, err, sizeof err), 0);
+        r->id = 3;
+        r->state = RUN_FINISHED;
+        r->created_ms = 1700000000000;
+        r->metrics.baseline_c = 1e300;
+        r->metrics.plateau_c = -1.5e200;
+        doc = run_to_json(r, false);
+        assert_true(json_object_object_get_ex(doc, "metrics", &metrics));
+        assert_true(json_object_object_get_ex(metrics, "baseline_c", &v));
+        assert_true(json_object_get_double(v) == 1e300);
+        assert_true(json_object_object_get_ex(metrics, "plateau_c", &v));
+        assert_true(json_object_get_double(v) == -1.5e200);
+        again = json_tokener_parse(json_object_to_json_string(doc));     /* the text, not the object */
+        assert_non_null(again);
+        assert_true(json_object_object_get_ex(again, "metrics", &metrics));
+        assert_true(json_object_object_get_ex(metrics, "baseline_c", &v));
+        assert_true(json_object_get_double(v) == 1e300);
+        assert_true(json_object_object_get_ex(metrics, "plateau_c", &v));
+        assert_true(json_object_get_double(v) == -1.5e200);
+        json_object_put(again);
+        assert_int_equal(run_from_json(doc, &back, err, sizeof err), 0);
+        again = run_to_json(back, false);
+        assert_string_equal(json_object_to_json_string(again), json_object_to_json_string(doc));
+        json_object_put(doc);
+        json_object_put(again);
+        run_free(back);
+        run_free(r);
+}
+
 static void test_json_refused(void **state) {
         static const char *const docs[] = {
                 "[]",
@@ -357,6 +394,7 @@ int main(void) {
                 cmocka_unit_test(test_defaults),
                 cmocka_unit_test(test_every_field),
                 cmocka_unit_test(test_json_round_trip),
+                cmocka_unit_test(test_json_huge_metrics),
                 cmocka_unit_test(test_json_refused),
         };
 
