@@ -637,8 +637,14 @@ static void draw_clock_axis(struct svg *s, const struct panel *p, int64_t from_m
                         step = time_steps_s[i];
                         break;
                 }
-        for (double t = ceil((t0 + p->x0) / step) * step; t <= t0 + p->x1 + 1e-6; t += step) {
-                double x = px(p, t - t0);
+        if (span / step > target)       /* months and more: whole weeks, as many as fit */
+                step *= ceil(span / step / target);
+        /* counted, not only compared: far from 1970 a small step no longer moves t */
+        for (size_t i = 0, n = (size_t) target + 2; i < n; i++) {
+                double t = (ceil((t0 + p->x0) / step) + (double) i) * step, x = px(p, t - t0);
+
+                if (t > t0 + p->x1 + 1e-6)
+                        break;
                 svg_line(s, x, p->y, x, p->y + p->h, GRID, 1, NULL);
                 if (!labels)
                         continue;

@@ -100,6 +100,18 @@ def test_compare_and_history_plots(two_runs, tmp_path):
     assert status == 200 and "CPU MHz" not in " ".join(texts(parse_svg(body)))
 
 
+def test_history_plot_of_any_time_range_is_bounded(start_daemon):
+    """Ranges no history has, up to the largest time the API takes: an answer, a few ticks, no hang."""
+    d = start_tree(start_daemon, fixture_path("rpi4"))
+    far = 9_000_000_000_000_000_000
+    for q in ("from=0", f"from=0&to={far}", f"from={far - 10_000}&to={far}", f"from={far - 86_400_000}&to={far}"):
+        status, _, body = fetch(d, "/api/v1/history.svg?" + q)
+        assert status == 200, (q, body[:300])
+        lines = parse_svg(body).iter(SVG_NS + "line")
+        assert sum(1 for _ in lines) < 200, q
+    assert d.get("/api/v1/status")[0] == 200
+
+
 BAD_REQUESTS = [
     ("/api/v1/runs/{a}/plot.svg?width=10", "width"),
     ("/api/v1/runs/{a}/plot.svg?height=abc", "height"),
