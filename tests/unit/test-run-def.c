@@ -283,11 +283,25 @@ static void test_every_field(void **state) {
         run_free(r);
 }
 
-/* run.json written by run_to_json() reads back into the same document. */
+/* run.json written by run_to_json() reads back into the same document. Frees r. */
+static void assert_round_trip(struct run *r) {
+        char err[600];
+        struct run *back = NULL;
+        json_object *doc = run_to_json(r, false), *again;
+
+        assert_int_equal(run_from_json(doc, &back, err, sizeof err), 0);
+        again = run_to_json(back, false);
+        assert_string_equal(json_object_to_json_string(again), json_object_to_json_string(doc));
+        json_object_put(doc);
+        json_object_put(again);
+        run_free(back);
+        run_free(r);
+}
+
+/* Every field of a run goes to run.json and comes back. */
 static void test_json_round_trip(void **state) {
         char err[600];
-        struct run *r = NULL, *back = NULL;
-        json_object *doc, *again;
+        struct run *r = NULL;
 
         assert_int_equal(parse("{\"label\": \"rt\", \"ambient_c\": 21, \"phases\": ["
                                " {\"kind\": \"idle\", \"until\": \"stable\"},"
@@ -316,22 +330,27 @@ static void test_json_round_trip(void **state) {
         r->recording_ok = true;
         r->n_samples = 100;
 
-        doc = run_to_json(r, false);
-        assert_int_equal(run_from_json(doc, &back, err, sizeof err), 0);
-        again = run_to_json(back, false);
-        assert_string_equal(json_object_to_json_string(again), json_object_to_json_string(doc));
+        assert_round_trip(r);
+}
+
+static double metric_in_text(const char *text, const char *name) {
+        json_object *doc = json_tokener_parse(text), *metrics, *v;
+        double ret;
+
+        assert_non_null(doc);
+        assert_true(json_object_object_get_ex(doc, "metrics", &metrics));
+        assert_true(json_object_object_get_ex(metrics, name, &v));
+        ret = json_object_get_double(v);
         json_object_put(doc);
-        json_object_put(again);
-        run_free(back);
-        run_free(r);
+        return ret;
 }
 
 /* Metrics far outside any board's range (a run.json edited by hand) are
  * written back as numbers, not cut off mid-text. */
 static void test_json_huge_metrics(void **state) {
         char err[600];
-        struct run *r = NULL, *back = NULL;
-        json_object *doc, *again, *metrics, *v;
+        struct run *r = NULL;
+        json_object *doc;
 
         assert_int_equal(parse("{\"phases\": [{\"kind\": \"idle\", \"duration\": \"1m\"}]}",
                                &r, err, sizeof err), 0);
@@ -340,27 +359,11 @@ static void test_json_huge_metrics(void **state) {
         r->created_ms = 1700000000000;
         r->metrics.baseline_c = 1e300;
         r->metrics.plateau_c = -1.5e200;
-        doc = run_to_json(r, false);
-        assert_true(json_object_object_get_ex(doc, "metrics", &metrics));
-        assert_true(json_object_object_get_ex(metrics, "baseline_c", &v));
-        assert_true(json_object_get_double(v) == 1e300);
-        assert_true(json_object_object_get_ex(metrics, "plateau_c", &v));
-        assert_true(json_object_get_double(v) == -1.5e200);
-        again = json_tokener_parse(json_object_to_json_string(doc));     /* the text, not the object */
-        assert_non_null(again);
-        assert_true(json_object_object_get_ex(again, "metrics", &metrics));
-        assert_true(json_object_object_get_ex(metrics, "baseline_c", &v));
-        assert_true(json_object_get_double(v) == 1e300);
-        assert_true(json_object_object_get_ex(metrics, "plateau_c", &v));
-        assert_true(json_object_get_double(v) == -1.5e200);
-        json_object_put(again);
-        assert_int_equal(run_from_json(doc, &back, err, sizeof err), 0);
-        again = run_to_json(back, false);
-        assert_string_equal(json_object_to_json_string(again), json_object_to_json_string(doc));
+        doc = run_to_json(r, false);    /* the text, not the object */
+        assert_true(metric_in_text(json_object_to_json_string(doc), "baseline_c") == 1e300);
+        assert_true(metric_in_text(json_object_to_json_string(doc), "plateau_c") == -1.5e200);
         json_object_put(doc);
-        json_object_put(again);
-        run_free(back);
-        run_free(r);
+        assert_round_trip(r);
 }
 
 static void test_json_refused(void **state) {
