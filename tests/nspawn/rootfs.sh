@@ -10,7 +10,7 @@ set -euo pipefail
 DIR=${1:?usage: rootfs.sh DIR}
 # systemd and apt for the service; curl to ask it; the daemon's libraries so
 # `apt install ./heatcurve_*.deb` needs no network.
-INCLUDE=systemd,systemd-sysv,dbus,curl,procps,iproute2,libmicrohttpd12,libjson-c5,libinih1,libcurl4
+INCLUDE=systemd,systemd-sysv,dbus,curl,procps,iproute2,libmicrohttpd12,libjson-c5,libinih1,libcurl4,libgpiod2
 STAMP="minbase bookworm $INCLUDE"
 
 if [ -f "$DIR/.heatcurve-rootfs" ] && [ "$(cat "$DIR/.heatcurve-rootfs")" = "$STAMP" ]; then
