@@ -170,12 +170,15 @@ TREADS=$BUILD/bench/tick-reads
 NE_REL_ARGS=(--collector.disable-defaults --collector.thermal_zone --collector.hwmon
              --collector.cpufreq --collector.cpu --collector.stat)
 
+# As root heatcurved starts no load unless [runs] allow_root says so; 2d runs one.
+HC_ROOT_ARGS=()
+[ "$(id -u)" -ne 0 ] || HC_ROOT_ARGS=(--allow-root)
 hc_start() {            # NAME INTERVAL STATE_DIR [wrapper...]: sets HC_PID, HC_URL
         local name=$1 interval=$2 state=$3; shift 3
         pick_port
         mkdir -p "$state"
         start "$name" "$@" "$HEATCURVED" --sysfs-root "$FIXTURE" --procfs-root "$FIXTURE" \
-                --listen "127.0.0.1:$PORT" --state-dir "$state" --interval "$interval"
+                --listen "127.0.0.1:$PORT" --state-dir "$state" --interval "$interval" "${HC_ROOT_ARGS[@]}"
         HC_PID=$LAST_PID
         HC_URL=http://127.0.0.1:$PORT
 }
@@ -269,7 +272,8 @@ fi
 # the plateau fit (at most once a second). Only the daemon's own threads are counted:
 # the load's workers are other processes.
 log "2d. CPU per tick during a run (cpu load on one worker, until=plateau), ${CPU_SECS} s"
-curl -sf --max-time 5 -X POST "$HC10_URL/api/v1/runs" -d '{"label":"bench","phases":[{"kind":"stress","until":"plateau","max":"10m","load":{"type":"cpu","workers":1}}]}' >/dev/null
+curl -sf --max-time 5 -X POST "$HC10_URL/api/v1/runs" -d '{"label":"bench","phases":[{"kind":"stress","until":"plateau","max":"10m","load":{"type":"cpu","workers":1}}]}' >/dev/null ||
+        { echo "run.sh: heatcurved refused the run of 2d (curl -X POST $HC10_URL/api/v1/runs says why)" >&2; exit 1; }
 sleep 2
 r0=$(ticks_of "$HC10_URL"); rc0=$(cpu_ns "$HC10")
 sleep "$CPU_SECS"

@@ -117,6 +117,8 @@ def main():
     state, conf = os.path.join(tmp, "state"), os.path.join(tmp, "soak.conf")
     with open(conf, "w") as f:     # a history that wraps within the soak, saved often
         f.write("[daemon]\nhistory = 1m\nhistory_save = 10s\n[simulate]\ntau = 3s\nrise = 20\n")
+        if os.geteuid() == 0:      # as root, runs with a load are refused unless allowed
+            f.write("[runs]\nallow_root = yes\n")
     d = Daemon(state, conf, free_port())
     d.start()
     counts = {"requests": 0, "failed": 0, "dropped": 0, "runs": 0, "kills": 0, "hups": 0}
@@ -189,7 +191,9 @@ def main():
           f"{rss_growth} KiB; open fds {min(v for _, v, _ in nfds)}..{max(v for _, v, _ in nfds)}, "
           f"last daemon grew {fd_growth}")
     print(f"soak: samples on disk against run.json: {len(lost)} runs differ; load workers left: {len(left)}")
-    bad = lost or left or fd_growth > 8 or rss_growth > 4096
+    bad = lost or left or fd_growth > 8 or rss_growth > 4096 or not counts["runs"]
+    if not counts["runs"]:
+        print("soak: no run started (see the daemon log)")
     for item in lost:
         print(f"soak: run {item[0]} ({item[1]}): run.json says {item[2]} samples, samples.csv has {item[3]}")
     print("soak: " + ("FAILED" if bad else "ok") + f"; state and log in {tmp}")

@@ -77,6 +77,7 @@ static const struct config_key config_keys[] = {
         STR("runs", "stress_dir", stress_dir, true),
         { "runs", "ambient_sensor", CONFIG_PATH, offsetof(struct config, ambient_sensor),
           sizeof(((struct config *) 0)->ambient_sensor), .empty_ok = true },
+        { "runs", "allow_root", CONFIG_BOOL, offsetof(struct config, allow_root) },
 };
 #define N_KEYS (sizeof(config_keys) / sizeof(config_keys[0]))
 

@@ -58,6 +58,7 @@ struct config {
         double safety_limit_c;          /* 0 for the default (lowest hot trip - 5, else 85) */
         char stress_dir[512];           /* where io loads put their file; "" = state_dir */
         char ambient_sensor[96];        /* a temperature sensor id measuring the room, "" for none */
+        bool allow_root;                /* runs with a load may start while heatcurved runs as root */
         struct alert_config alerts;     /* [alert NAME] and [fan NAME] sections */
 };
 

@@ -1,7 +1,8 @@
-/* json-util.h — json-c helpers: exact decimal numbers, nulls for missing values, error bodies. */
+/* json-util.h — json-c helpers: exact decimal numbers, nulls for missing values, error bodies, duplicate keys. */
 #pragma once
 
 #include <json-c/json.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Millidegrees as an exact decimal Celsius number (43125 -> 43.125, 43000 -> 43.0). */
@@ -12,3 +13,14 @@ json_object *json_new_number(double v, int decimals);
 json_object *json_new_string_or_null(const char *s);
 /* {"error": {"code": code, "message": message}} serialised, caller frees. */
 char *json_error_body(const char *code, const char *message);
+
+/* json-c keeps the last of two equal keys in an object without a word, so
+ * a body that says two things would be read as saying one. This finds the
+ * first key given twice in one object of text, which json-c has already
+ * parsed (so it is well formed, in json-c's non-strict dialect: single
+ * quotes, comments, trailing commas). Keys are compared as json-c stores
+ * them ("\u006cabel" is "label"). path gets where it is, as the run
+ * definition errors name fields: "label", "phases[1].load.workers".
+ * 1 when found, 0 when every key is unique, -ENOMEM, -E2BIG nested deeper
+ * than json-c's default limit, -EINVAL for text json-c would not take. */
+int json_find_duplicate_key(const char *text, size_t len, char *path, size_t pathlen);

@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,6 +45,37 @@ int util_mkdir_p(const char *path, mode_t mode) {
         if (stat(path, &st) < 0)
                 return -errno;
         return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
+/* rename() that fails with -EEXIST instead of replacing `to`. */
+static int rename_noreplace(const char *from, const char *to) {
+        struct stat st;
+
+        if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
+                return 0;
+        if (errno != EINVAL && errno != ENOSYS)
+                return -errno;
+        /* a file system without RENAME_NOREPLACE: look first (the callers'
+         * directories are their own, so nobody else makes the name meanwhile) */
+        if (lstat(to, &st) == 0)
+                return -EEXIST;
+        if (errno != ENOENT)
+                return -errno;
+        return rename(from, to) < 0 ? -errno : 0;
+}
+
+int util_rename_aside(const char *path, const char *tag, char *ret, size_t size) {
+        long long now = (long long) (util_now_ms() / 1000);
+        int n, r = -EEXIST;
+
+        for (unsigned i = 1; i <= 100 && r == -EEXIST; i++) {
+                n = i == 1 ? snprintf(ret, size, "%s.%s-%lld", path, tag, now) :
+                             snprintf(ret, size, "%s.%s-%lld.%u", path, tag, now, i);
+                if (n < 0 || (size_t) n >= size)
+                        return -ENAMETOOLONG;
+                r = rename_noreplace(path, ret);
+        }
+        return r;
 }
 
 const char *util_errno_name(int err) {

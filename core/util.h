@@ -17,6 +17,13 @@ uint64_t util_monotonic_ns(void);
 /* mkdir -p with mode for each missing component. */
 int util_mkdir_p(const char *path, mode_t mode);
 
+/* Moves a file (or whatever is there) out of the way without deleting
+ * anything: renames path to "<path>.<tag>-<unix seconds>" in the same
+ * directory, or, when that name is taken, to "<path>.<tag>-<seconds>.2",
+ * ".3" and on; never over an existing name. ret gets the new path. -errno;
+ * -EEXIST when 100 names are all taken. */
+int util_rename_aside(const char *path, const char *tag, char *ret, size_t size);
+
 /* Every byte of data to fd, retrying short writes and EINTR. -errno. */
 int util_write_all(int fd, const void *data, size_t len);
 

@@ -103,6 +103,48 @@ static void daemon_history_path(const struct daemon *d, char *buf, size_t size) 
         snprintf(buf, size, "%s/history.bin", d->cfg.state_dir);
 }
 
+/* What history_load() said about a file it could not read back whole, without its path. */
+static void daemon_history_damage(const struct daemon *d, int r, char *buf, size_t size) {
+        if (r > 0)
+                snprintf(buf, size, "%d damaged or truncated block%s dropped, %zu samples kept",
+                         r, r == 1 ? "" : "s", history_count(d->hist));
+        else if (r == -EBADMSG)
+                snprintf(buf, size, "not a heatcurved history file: bad header, or not a regular file");
+        else if (r == -EPROTONOSUPPORT)
+                snprintf(buf, size, "written in another format version");
+        else if (r == -EFBIG)
+                snprintf(buf, size, "larger than a history file can be");
+        else if (r == -EISDIR)
+                snprintf(buf, size, "a directory, not a file");
+        else
+                snprintf(buf, size, "%s", strerror(-r));
+}
+
+/* A history file that cannot be read back whole is renamed, never saved
+ * over: what it holds can still be looked at by hand, and the next save
+ * starts a good file. The samples of its good blocks, if any, stay loaded. */
+static void daemon_history_aside(struct daemon *d, const char *path, int r) {
+        char why[sizeof d->history_damage];
+        int e;
+
+        daemon_history_damage(d, r, why, sizeof why);
+        e = util_rename_aside(path, "corrupt", d->history_aside, sizeof d->history_aside);
+        if (e < 0) {
+                d->history_aside[0] = '\0';
+                d->history_blocked = true;
+                d->state_ok = false;
+                snprintf(d->state_error, sizeof d->state_error, "history file %s cannot be read back (%s) and "
+                         "cannot be moved aside: %s; history is not saved until it is moved away",
+                         path, why, strerror(-e));
+                log_error("History file %s cannot be read back (%s) and cannot be moved aside: %s; history is "
+                          "not saved until it is moved away", path, why, strerror(-e));
+                return;
+        }
+        snprintf(d->history_damage, sizeof d->history_damage, "%s", why);
+        log_warning("History file %s cannot be read back (%s); moved it to %s, starting %s",
+                    path, why, d->history_aside, r > 0 ? "with the samples it still held" : "with an empty history");
+}
+
 static void daemon_setup_state_dir(struct daemon *d) {
         char path[600];
         int r = util_mkdir_p(d->cfg.state_dir, 0755);
@@ -118,10 +160,10 @@ static void daemon_setup_state_dir(struct daemon *d) {
         }
         daemon_history_path(d, path, sizeof path);
         r = history_load(d->hist, path);
-        if (r < 0 && r != -ENOENT)
-                log_warning("Cannot load history from %s: %s, starting empty", path, strerror(-r));
-        else if (r >= 0)
+        if (r == 0)
                 log_info("Loaded %zu samples of history from %s", history_count(d->hist), path);
+        else if (r != -ENOENT)
+                daemon_history_aside(d, path, r);
 }
 
 static void daemon_runs_settings(const struct daemon *d, struct runs_settings *ret) {
@@ -130,6 +172,7 @@ static void daemon_runs_settings(const struct daemon *d, struct runs_settings *r
         snprintf(ret->stress_dir, sizeof ret->stress_dir, "%s", d->cfg.stress_dir);
         snprintf(ret->ambient_sensor, sizeof ret->ambient_sensor, "%s", d->cfg.ambient_sensor);
         ret->commands_allowed = d->token[0] != '\0';
+        ret->root_loads_refused = geteuid() == 0 && !d->cfg.allow_root;
         if (!d->state_dir_ok)
                 snprintf(ret->unusable, sizeof ret->unusable, "%s", d->state_error);
 }
@@ -147,6 +190,11 @@ static int daemon_setup_runs(struct daemon *d) {
         }
         if (warn[0])
                 log_warning("%s", warn);
+        /* said once at start, so a refused run is no surprise and an allowed one is on record */
+        if (geteuid() == 0)
+                log_notice("%s", d->cfg.allow_root ?
+                           "Running as root with [runs] allow_root = yes: loads run as root" :
+                           "Running as root: runs with a load are refused unless [runs] allow_root = yes");
         return 0;
 }
 
@@ -202,6 +250,14 @@ static void daemon_save_history(struct daemon *d) {
         if (!d->hist || !d->state_dir_ok)
                 return;
         daemon_history_path(d, path, sizeof path);
+        if (d->history_blocked) {
+                struct stat st;
+
+                /* the unreadable file is still there: not saved over */
+                if (lstat(path, &st) == 0 || errno != ENOENT)
+                        return;
+                d->history_blocked = false;
+        }
         r = history_save(d->hist, path);
         if (r < 0) {
                 if (d->state_ok)
@@ -354,6 +410,8 @@ static void daemon_api_status(void *userdata, struct api_daemon_status *ret) {
                 .storage_ok = d->state_ok,
                 .storage_error = d->state_error,
                 .history_saved_ms = d->history_saved_ms,
+                .history_moved_to = d->history_aside,
+                .history_damage = d->history_damage,
         };
 }
 

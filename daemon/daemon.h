@@ -61,6 +61,9 @@ struct daemon {
         bool state_dir_ok;              /* the state directory exists and is writable */
         bool state_ok;                  /* ... and the last save went through */
         char state_error[1200];         /* why it is not, "" when ok */
+        char history_aside[640];        /* where an unreadable history file went at start, "" for nowhere */
+        char history_damage[160];       /* why it could not be read back, "" when it could */
+        bool history_blocked;           /* ... and it could not be moved aside: never saved over */
         char token[256];                /* bearer token for mutating requests, "" for none */
         int stop_signal;                /* the signal that ended the loop, 0 while running */
 };

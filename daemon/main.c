@@ -22,6 +22,7 @@ static void help(void) {
                "      --procfs-root DIR    read DIR/proc instead of /proc\n"
                "      --simulate[=BOARD]   a simulated board heated by this machine's CPU load\n"
                "                           (default odroid-c2-3.14)\n"
+               "      --allow-root         let runs start loads while heatcurved runs as root\n"
                "      --once               print one sensors snapshot as JSON and exit\n"
                "      --version            print the version and exit\n"
                "  -h, --help               this text\n\n"
@@ -35,6 +36,7 @@ enum {
         OPT_SYSFS_ROOT,
         OPT_PROCFS_ROOT,
         OPT_SIMULATE,
+        OPT_ALLOW_ROOT,
         OPT_ONCE,
         OPT_VERSION,
 };
@@ -59,6 +61,7 @@ static int parse_argv(int argc, char *argv[], struct options *o) {
                 { "sysfs-root", required_argument, NULL, OPT_SYSFS_ROOT },
                 { "procfs-root", required_argument, NULL, OPT_PROCFS_ROOT },
                 { "simulate", optional_argument, NULL, OPT_SIMULATE },
+                { "allow-root", no_argument, NULL, OPT_ALLOW_ROOT },
                 { "once", no_argument, NULL, OPT_ONCE },
                 { "version", no_argument, NULL, OPT_VERSION },
                 { "help", no_argument, NULL, 'h' },
@@ -80,6 +83,7 @@ static int parse_argv(int argc, char *argv[], struct options *o) {
                         if (r >= 0 && optarg)
                                 r = options_add(o, "simulate", "board", optarg);
                         break;
+                case OPT_ALLOW_ROOT: r = options_add(o, "runs", "allow_root", "yes"); break;
                 case OPT_ONCE: o->once = true; break;
                 case OPT_VERSION: printf("heatcurved %s\n", HEATCURVE_VERSION); return 0;
                 case 'h': help(); return 0;

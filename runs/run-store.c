@@ -22,6 +22,35 @@ int run_store_dir(const char *state_dir, unsigned id, char *buf, size_t size) {
 }
 
 #define RUN_JSON_MAX (1024 * 1024)      /* bytes; a larger run.json is not one this daemon wrote */
+/* Bytes set aside for run.json on a full disk: a run.json is a few KiB, one
+ * with 16 phases and 4 KiB of notes in escapes stays well below. */
+#define RUN_JSON_SPARE_BYTES (64 * 1024)
+
+int run_store_reserve(const char *dir) {
+        char path[PATH_MAX];
+        int fd, r;
+
+        snprintf(path, sizeof path, "%s/run.json.spare", dir);
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return -errno;
+        /* allocated, not just a size: a sparse file would free nothing */
+        r = posix_fallocate(fd, 0, RUN_JSON_SPARE_BYTES);
+        close(fd);
+        if (r != 0) {
+                unlink(path);
+                return -r;
+        }
+        return 0;
+}
+
+/* 0 when there was a spare and it is gone now. */
+static int run_store_release(const char *dir) {
+        char path[PATH_MAX];
+
+        snprintf(path, sizeof path, "%s/run.json.spare", dir);
+        return unlink(path) < 0 ? -errno : 0;
+}
 
 int run_store_write(const struct run *r, const char *dir) {
         json_object *doc = run_to_json(r, false);
@@ -40,7 +69,13 @@ int run_store_write(const struct run *r, const char *dir) {
         json_object_put(doc);
         snprintf(path, sizeof path, "%s/run.json", dir);
         ret = atomic_file_replace(path, data, len + 1, 0644);
+        /* a full disk is a common way for a run to end: the spare makes the
+         * room for the run.json that says so */
+        if ((ret == -ENOSPC || ret == -EDQUOT) && run_store_release(dir) == 0)
+                ret = atomic_file_replace(path, data, len + 1, 0644);
         free(data);
+        if (ret == 0 && r->state != RUN_RUNNING)
+                (void) run_store_release(dir);
         return ret;
 }
 
@@ -92,7 +127,8 @@ static int run_store_read(const char *dir, struct run **ret, char *err, size_t e
  * run.json.corrupt-* (a damaged run.json moved aside). */
 static bool run_store_own_file(const char *name) {
         return strcmp(name, "run.json") == 0 || strcmp(name, "run.json.tmp") == 0 ||
-               strcmp(name, "samples.csv") == 0 || strncmp(name, "run.json.corrupt-", 17) == 0;
+               strcmp(name, "run.json.spare") == 0 || strcmp(name, "samples.csv") == 0 ||
+               strncmp(name, "run.json.corrupt-", 17) == 0;
 }
 
 /* The first entry of the open directory that is not one of ours, or -errno. */
@@ -366,8 +402,7 @@ static int rebuild_run(const char *dir, unsigned id, const char *why, struct run
         for (size_t i = 0; i < r->n_phases; i++)
                 r->phases[i].duration_ms = (uint64_t) (r->phases[i].ended_ms - r->phases[i].started_ms);
         snprintf(path, sizeof path, "%s/run.json", dir);
-        snprintf(aside, sizeof aside, "%s/run.json.corrupt-%lld", dir, (long long) (util_now_ms() / 1000));
-        (void) rename(path, aside);
+        (void) util_rename_aside(path, "corrupt", aside, sizeof aside);        /* none when it was lost */
         e = r->notes ? recover_run_with(dir, r, &s, last, why) : -ENOMEM;
         run_series_free(&s);
         if (e == -ENOMEM) {

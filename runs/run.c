@@ -606,8 +606,13 @@ static int run_open_files(struct run *r, const struct run_settings *set, char *e
                 r->csv_fd = -1;
                 unlink(path);
                 rmdir(r->dir);
+                return ret;
         }
-        return ret;
+        ret = run_store_reserve(r->dir);
+        if (ret < 0)
+                run_log(r, LOG_WARNING, "cannot set room aside for run.json in %s: %s; if the disk fills, "
+                        "the reason the run ended is written only once there is room", r->dir, strerror(-ret));
+        return 0;
 }
 
 int run_start(struct run *r, struct run_host *host, const struct run_settings *set, unsigned id,

@@ -216,8 +216,14 @@ void run_series_metrics(const struct run_series *s, double ambient_c, struct run
 
 /* Runs on disk. (run-store.c) */
 int run_store_dir(const char *state_dir, unsigned id, char *buf, size_t size);
-/* run.json of r, replaced atomically. */
+/* run.json of r, replaced atomically. On a full disk (ENOSPC, EDQUOT) the
+ * spare of run_store_reserve() is given up to make the room; once r has
+ * ended and its run.json is written, the spare goes. */
 int run_store_write(const struct run *r, const char *dir);
+/* Sets room aside in dir (dir/run.json.spare) for the run.json writes of a
+ * run that fills the disk, so the reason it ended survives. -errno; a run
+ * without one goes on, its last write may then have to wait for room. */
+int run_store_reserve(const char *dir);
 /* Every run under state_dir/runs, oldest first; runs left "running" by a
  * crash are rewritten as "interrupted" with metrics from their samples.
  * max_id gets the highest id of any run directory, readable or not, so a

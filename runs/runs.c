@@ -151,12 +151,48 @@ static int runs_can_start(const struct runs *rs, char *err, size_t errlen) {
         return 0;
 }
 
+/* A request body as one JSON value and nothing after it: -EBADMSG; and no
+ * key twice in one object, which json-c would settle by keeping the last
+ * one, silently: -EINVAL naming it. */
+static int runs_parse_body(const char *text, size_t len, json_object **ret, char *err, size_t errlen) {
+        struct json_tokener *tok = json_tokener_new();
+        json_object *doc;
+        char where[256];
+        size_t end;
+        int r;
+
+        doc = tok && text && len <= INT_MAX ? json_tokener_parse_ex(tok, text, (int) len) : NULL;
+        if (!doc || json_tokener_get_error(tok) != json_tokener_success) {
+                snprintf(err, errlen, "body: not valid JSON: %s",
+                         text && tok ? json_tokener_error_desc(json_tokener_get_error(tok)) : "empty");
+                json_tokener_free(tok);
+                json_object_put(doc);
+                return -EBADMSG;
+        }
+        end = json_tokener_get_parse_end(tok);
+        json_tokener_free(tok);
+        end += strspn(text + end, " \t\r\n");
+        if (end != len) {
+                snprintf(err, errlen, "body: more after the JSON value (at byte %zu)", end);
+                json_object_put(doc);
+                return -EBADMSG;
+        }
+        r = json_find_duplicate_key(text, len, where, sizeof where);
+        if (r != 0) {
+                json_object_put(doc);
+                if (r > 0)
+                        return util_errorf(err, errlen, -EINVAL, "%s: duplicate field", where[0] ? where : "\"\"");
+                return util_errorf(err, errlen, r, "body: %s", strerror(-r));
+        }
+        *ret = doc;
+        return 0;
+}
+
 int runs_start(struct runs *rs, const char *def_json, size_t len, const struct run **ret,
                char *err, size_t errlen) {
         struct run_settings set = { rs->set.state_dir, rs->set.stress_dir, rs->set.safety_limit_c,
                                     rs->set.ambient_sensor };
-        struct json_tokener *tok;
-        json_object *def;
+        json_object *def = NULL;
         struct run *r = NULL;
         int e;
 
@@ -166,23 +202,9 @@ int runs_start(struct runs *rs, const char *def_json, size_t len, const struct r
                 snprintf(err, errlen, "out of memory");
                 return -ENOMEM;
         }
-        tok = json_tokener_new();
-        def = tok && def_json ? json_tokener_parse_ex(tok, def_json, (int) len) : NULL;
-        if (!def || json_tokener_get_error(tok) != json_tokener_success) {
-                snprintf(err, errlen, "body: not valid JSON: %s",
-                         def_json && tok ? json_tokener_error_desc(json_tokener_get_error(tok)) : "empty");
-                json_tokener_free(tok);
-                json_object_put(def);
-                return -EBADMSG;
-        }
-        size_t end = json_tokener_get_parse_end(tok);
-        json_tokener_free(tok);
-        end += strspn(def_json + end, " \t\r\n");
-        if (end != len) {
-                snprintf(err, errlen, "body: more after the JSON value (at byte %zu)", end);
-                json_object_put(def);
-                return -EBADMSG;
-        }
+        e = runs_parse_body(def_json, len, &def, err, errlen);
+        if (e < 0)
+                return e;
         e = run_parse(def, rs->host.sensors, &r, err, errlen);
         json_object_put(def);
         if (e < 0)
@@ -192,6 +214,16 @@ int runs_start(struct runs *rs, const char *def_json, size_t len, const struct r
                 if (r->phases[i].has_stress && r->phases[i].stress.type == STRESS_COMMAND) {
                         snprintf(err, errlen, "phases[%zu].load: a command load needs a token: set token_file in "
                                  "[daemon] and send it (the command runs as heatcurved's user)", i);
+                        run_free(r);
+                        return -EACCES;
+                }
+        /* a load runs as the daemon's user: as root, an io load writes where root may, and any
+         * load is the whole machine's to lose; so only when the configuration says yes */
+        for (size_t i = 0; i < r->n_phases && rs->set.root_loads_refused; i++)
+                if (r->phases[i].has_stress) {
+                        snprintf(err, errlen, "phases[%zu].load: heatcurved runs as root, and so would the load; "
+                                 "set [runs] allow_root = yes in heatcurved.conf to allow it, or run heatcurved "
+                                 "as its own user as heatcurved.service does", i);
                         run_free(r);
                         return -EACCES;
                 }

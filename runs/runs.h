@@ -18,6 +18,7 @@ struct runs_settings {
         char ambient_sensor[96];        /* a sensor measuring the room, "" for none */
         bool commands_allowed;          /* command loads may run: a token is configured, so a request
                                          * that got this far carried it */
+        bool root_loads_refused;        /* heatcurved runs as root and [runs] allow_root is no: no load */
         double safety_limit_c;          /* C; 0 = from the trips */
         char unusable[1200];            /* why the state directory cannot take runs; "" when it can */
 };
@@ -39,8 +40,8 @@ void runs_on_sensors(void *userdata, const struct sensors *s);
  * NULL for none). Errors, with err saying why: -EBUSY a run is live; -EAGAIN
  * the last run's load is still stopping; -EROFS the state directory is
  * unusable; -EBADMSG not JSON; -EINVAL a bad definition (err names the
- * field); -EACCES a command load without a token configured; other
- * -errno: storage. */
+ * field, or a key given twice); -EACCES a command load without a token
+ * configured, or any load while root_loads_refused; other -errno: storage. */
 int runs_start(struct runs *rs, const char *def_json, size_t len, const struct run **ret,
                char *err, size_t errlen);
 /* -ENOENT no such run; -EALREADY it is not running. */

@@ -50,9 +50,21 @@ static void api_status_simulator(const struct api *a, json_object *root, bool tr
         json_object_object_add(root, "simulator", o);
 }
 
+/* A history file found damaged at start and moved aside: null when none. */
+static json_object *api_status_recovered(const struct api_daemon_status *st, bool trusted) {
+        json_object *o;
+
+        if (!st->history_damage[0])
+                return NULL;
+        o = json_object_new_object();
+        json_object_object_add(o, "moved_to", trusted ? json_object_new_string(st->history_moved_to) : NULL);
+        json_object_object_add(o, "reason", json_object_new_string(st->history_damage));
+        return o;
+}
+
 /* Paths and the errors that name them are for trusted clients only. */
 static json_object *api_status_storage(const struct api *a, bool trusted) {
-        struct api_daemon_status st = { .storage_error = "" };
+        struct api_daemon_status st = { .storage_error = "", .history_moved_to = "", .history_damage = "" };
         json_object *o = json_object_new_object();
 
         a->ctx.status(a->ctx.userdata, &st);
@@ -63,6 +75,7 @@ static json_object *api_status_storage(const struct api *a, bool trusted) {
                                        "(details from loopback or with the token)"));
         json_object_object_add(o, "history_saved_ms",
                                st.history_saved_ms ? json_object_new_int64(st.history_saved_ms) : NULL);
+        json_object_object_add(o, "history_recovered", api_status_recovered(&st, trusted));
         return o;
 }
 

@@ -18,6 +18,9 @@ struct api_daemon_status {
         bool storage_ok;                /* the state directory takes writes and the last save went through */
         const char *storage_error;      /* why not, "" when ok */
         int64_t history_saved_ms;       /* Unix ms of the last history save, 0 for never */
+        const char *history_moved_to;   /* where a history file that could not be read back was moved at
+                                         * start, "" for none */
+        const char *history_damage;     /* why it could not be read back, "" when it could */
 };
 
 /* What the API reads: owned by the daemon, valid while the API lives. The

@@ -53,10 +53,18 @@ def with_token(d_factory, tmp_path, *extra, **kw):
 
 
 class Daemon:
-    """One heatcurved process on a free loopback port, with its own state dir."""
+    """One heatcurved process on a free loopback port, with its own state dir.
 
-    def __init__(self, args, state_dir, env=None):
+    As root, heatcurved refuses runs with a load unless allowed ([runs] allow_root); the suite
+    runs as root in containers, so the daemons it starts allow it (--allow-root, which holds
+    across reloads of a test's own config file). allow_root=False starts one that does not."""
+
+    def __init__(self, args, state_dir, env=None, allow_root=None):
         args = list(args)
+        if allow_root is None:
+            allow_root = os.geteuid() == 0
+        if allow_root and "--allow-root" not in args:
+            args.append("--allow-root")
         if "--listen" in args:                   # the test chose the address
             host, _, port = args[args.index("--listen") + 1].rpartition(":")
             self.port, listen = int(port), []
@@ -158,13 +166,14 @@ def heatcurved_bin():
 
 @pytest.fixture
 def start_daemon(heatcurved_bin, tmp_path):
-    """start_daemon(*args, state_dir=None, env=None) -> Daemon; all stopped at teardown."""
+    """start_daemon(*args, state_dir=None, env=None, allow_root=None) -> Daemon; all stopped at
+    teardown. allow_root: see Daemon."""
     started = []
 
-    def start(*args, state_dir=None, env=None):
+    def start(*args, state_dir=None, env=None, allow_root=None):
         sd = state_dir or str(tmp_path / f"state{len(started)}")
         os.makedirs(sd, exist_ok=True)
-        d = Daemon(args, sd, env)
+        d = Daemon(args, sd, env, allow_root)
         started.append(d)
         return d
 

@@ -10,6 +10,7 @@ import pytest
 from conftest import fixture_path, start_tree, with_token, write_in_place
 
 FAST = ["--interval", "100ms"]
+HEATCURVECTL = os.environ.get("HEATCURVECTL", "")
 
 
 def children_of(pid):
@@ -451,6 +452,72 @@ def test_unreadable_newest_run_keeps_its_samples(start_daemon, tmp_path):
     assert old["recording"]["samples"] == 6
 
 
+def test_a_damaged_run_json_never_replaces_one_moved_aside_before(start_daemon, tmp_path):
+    """run.json.corrupt-<unix seconds> may exist already (damaged twice within a second, or a
+    clock set back): the new one gets a name of its own."""
+    state = tmp_path / "state"
+    damaged = state / "runs" / "1"
+    damaged.mkdir(parents=True)
+    header = "time_ms,elapsed_s,phase,temp_c,hottest_c,freq_hz,max_allowed_hz,cooling_active,load,work_rate_per_s,work_unit\n"
+    (damaged / "samples.csv").write_text(header + "1700000000000,0.000,idle,40.000,,,,0,,,\n")
+    (damaged / "run.json").write_text("{ damaged")
+    now = int(time.time())
+    taken = [damaged / f"run.json.corrupt-{s}" for s in range(now - 5, now + 120)]
+    for name in taken:
+        name.write_text("earlier")
+    d = start_tree(start_daemon, fixture_path("rpi4"), state_dir=str(state))
+    assert d.get("/api/v1/runs/1")[1]["state"] == "interrupted"
+    assert all(name.read_text() == "earlier" for name in taken)
+    new = [p for p in damaged.iterdir() if p.name.startswith("run.json.corrupt-") and p not in taken]
+    assert len(new) == 1 and new[0].read_text() == "{ damaged", new
+
+
+def test_a_huge_run_json_is_not_read_whole(start_daemon, tmp_path):
+    """A run.json of 200 MB (not one heatcurved wrote) is refused by its size, without reading
+    it: the run is rebuilt from its samples and the daemon's memory stays small."""
+    state = tmp_path / "state"
+    damaged = state / "runs" / "1"
+    damaged.mkdir(parents=True)
+    header = "time_ms,elapsed_s,phase,temp_c,hottest_c,freq_hz,max_allowed_hz,cooling_active,load,work_rate_per_s,work_unit\n"
+    rows = "".join(f"{1700000000000 + i * 1000},{i}.000,idle,{40 + i}.000,,,,0,,,\n" for i in range(4))
+    (damaged / "samples.csv").write_text(header + rows)
+    with open(damaged / "run.json", "wb") as f:
+        f.truncate(200 * 1024 * 1024)            # sparse: 200 MB of zeros that take no room
+    d = start_tree(start_daemon, fixture_path("rpi4"), state_dir=str(state))
+    old = d.get("/api/v1/runs/1")[1]
+    assert old["state"] == "interrupted" and "larger than 1048576 bytes" in old["abort_reason"], old
+    assert "larger than 1048576 bytes" in d.logs()
+    with open(f"/proc/{d.proc.pid}/status") as f:
+        hwm_kib = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+    assert hwm_kib < 64 * 1024, hwm_kib
+
+
+def test_full_disk_abort_reason_survives_a_restart(start_daemon, small_tmpfs):
+    """A run aborted by a full disk keeps that reason across a restart of the daemon, with the
+    disk still full and after it has room again; it does not become "heatcurved stopped
+    during the run"."""
+    d = start_tree(start_daemon, fixture_path("rpi4"), state_dir=small_tmpfs)
+    status, run = post_run(d, {"phases": [stress_phase("10m")]})
+    assert status == 201
+    d.wait_for(lambda: children_of(d.proc.pid), what="workers started")
+    fill(small_tmpfs)
+    done = wait_state(d, run["id"], timeout=20)
+    assert done["state"] == "aborted" and "No space left on device" in done["abort_reason"], done
+    run_dir = os.path.join(small_tmpfs, "runs", str(run["id"]))
+    assert sorted(os.listdir(run_dir)) == ["run.json", "samples.csv"]      # the room set aside was used
+    d.stop()
+    d2 = start_tree(start_daemon, fixture_path("rpi4"), state_dir=small_tmpfs)       # still full
+    again = d2.get(f"/api/v1/runs/{run['id']}")[1]
+    assert again["state"] == "aborted" and again["abort_reason"] == done["abort_reason"], again
+    d2.stop()
+    os.unlink(os.path.join(small_tmpfs, "filler"))
+    d3 = start_tree(start_daemon, fixture_path("rpi4"), state_dir=small_tmpfs)
+    again = d3.get(f"/api/v1/runs/{run['id']}")[1]
+    assert again["state"] == "aborted" and again["abort_reason"] == done["abort_reason"], again
+    with open(os.path.join(small_tmpfs, "runs", str(run["id"]), "run.json")) as f:
+        assert json.load(f)["abort_reason"] == done["abort_reason"]
+
+
 def test_delete_refuses_symlinks_and_foreign_files(start_daemon, tmp_path):
     state = tmp_path / "state"
     d = start_tree(start_daemon, fixture_path("rpi4"), state_dir=str(state))
@@ -485,11 +552,13 @@ def test_delete_refuses_symlinks_and_foreign_files(start_daemon, tmp_path):
 
 
 def test_run_json_written_when_the_disk_has_room_again(start_daemon, small_tmpfs):
-    """A run aborted by a full disk keeps its first reason: run.json is written once there is room."""
+    """A run aborted by a full disk keeps its first reason: run.json is written once there is room.
+    (Here without the room a run sets aside for it, as when the disk was too full for that.)"""
     d = start_tree(start_daemon, fixture_path("rpi4"), state_dir=small_tmpfs)
     status, run = post_run(d, {"phases": [stress_phase("10m")]})
     assert status == 201
     d.wait_for(lambda: children_of(d.proc.pid), what="workers started")
+    os.unlink(os.path.join(small_tmpfs, "runs", str(run["id"]), "run.json.spare"))
     fill(small_tmpfs)
     done = wait_state(d, run["id"], timeout=20)
     assert done["state"] == "aborted"
@@ -582,6 +651,16 @@ def test_a_command_that_leaves_its_group_is_killed_too(start_daemon, tmp_path):
     (b'{"phases": [{"kind": "idle", "duration": "1s"}], "label": "caf\xe9"}', "label: is not valid UTF-8"),
     (b'{"phases": [{"kind": "stress", "duration": "1s", "load": {"workers": 0.5}}]}',
      "phases[0].load.workers: 0.5 is not a whole number"),
+    # json-c keeps the last of two equal keys: a body that says two things is refused instead
+    (b'{"label": "a", "phases": [{"kind": "idle", "duration": "1s"}], "label": "b"}', "label: duplicate field"),
+    (b'{"label": "a", "\\u006cabel": "b", "phases": [{"kind": "idle", "duration": "1s"}]}',
+     "label: duplicate field"),
+    (b'{"phases": [{"kind": "idle", "duration": "1s"}, {"kind": "idle", "duration": "1s", "duration": "1h"}]}',
+     "phases[1].duration: duplicate field"),
+    (b'{"phases": [{"kind": "stress", "duration": "1s", "load": {"type": "cpu", "workers": 1, "workers": 4}}]}',
+     "phases[0].load.workers: duplicate field"),
+    (b'{"phases": [{"kind": "idle", "duration": "1s"}], "phases": [{"kind": "stress", "duration": "1h"}]}',
+     "phases: duplicate field"),
 ])
 def test_request_bodies_taken_exactly(start_daemon, raw, message):
     d = start_tree(start_daemon, fixture_path("rpi4"))
@@ -656,3 +735,46 @@ def test_command_loads_need_a_token(start_daemon):
     assert d.get("/api/v1/runs")[1]["runs"] == []
     status, run = post_run(d, {"phases": [stress_phase("1s")]})
     assert status == 201, run
+
+
+def test_loads_as_root_need_allow_root(start_daemon, tmp_path):
+    """As root, a load would run as root too: a run with one is refused (403, naming the key)
+    unless [runs] allow_root = yes; a run without a load is no such risk and starts. The
+    setting is read again at a reload."""
+    if os.geteuid() != 0:
+        pytest.skip("heatcurved does not run as root here: there is nothing to refuse")
+    conf = tmp_path / "c.conf"
+    conf.write_text("[daemon]\ninterval = 100ms\n")
+    d = start_tree(start_daemon, fixture_path("rpi4"), "--config", str(conf), allow_root=False)
+    for load in ({"type": "cpu", "workers": 1}, {"type": "memory", "size": "1M"}, {"type": "io", "size": "1M"}):
+        status, err = post_run(d, {"phases": [{"kind": "idle", "duration": "1s"},
+                                              {"kind": "stress", "duration": "1s", "load": load}]})
+        assert status == 403, err
+        message = err["error"]["message"]
+        assert message.startswith("phases[1].load: heatcurved runs as root") and \
+            "[runs] allow_root = yes" in message, message
+    assert d.get("/api/v1/runs")[1]["runs"] == [] and not children_of(d.proc.pid)
+    status, run = post_run(d, {"phases": [{"kind": "idle", "duration": "1s"}]})
+    assert status == 201, run
+    wait_state(d, run["id"])
+
+    conf.write_text("[daemon]\ninterval = 100ms\n[runs]\nallow_root = yes\n")
+    d.signal(signal.SIGHUP)
+    d.wait_for(lambda: "Reloaded" in d.logs(), what="reload")
+    status, run = post_run(d, {"phases": [stress_phase("1s")]})
+    assert status == 201, run
+    assert wait_state(d, run["id"])["state"] == "finished"
+
+
+def test_heatcurvectl_shows_why_a_load_is_refused_as_root(start_daemon):
+    if os.geteuid() != 0:
+        pytest.skip("heatcurved does not run as root here: there is nothing to refuse")
+    if not HEATCURVECTL or not os.access(HEATCURVECTL, os.X_OK):
+        pytest.skip("HEATCURVECTL is not set to the built client (run through meson test)")
+    d = start_tree(start_daemon, fixture_path("rpi4"), allow_root=False)
+    r = subprocess.run([HEATCURVECTL, "--url", d.url, "run", "--stress", "cpu,duration=1s,workers=1"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode != 0 and r.stdout == "", r
+    line = r.stderr.strip()
+    assert "\n" not in line and line.startswith("heatcurvectl: phases[0].load: heatcurved runs as root"), line
+    assert "[runs] allow_root = yes" in line and line.endswith(f"(HTTP 403 from POST {d.url}/api/v1/runs)"), line

@@ -244,7 +244,7 @@ static void test_reload_keeps_old(void **state) {
 static const char *const all_keys[] = {
         "listen", "interval", "history", "history_save", "state_dir", "sysfs_root", "procfs_root",
         "simulate", "token_file", "board", "ambient", "tau", "rise", "quantize", "safety_limit",
-        "stress_dir", "ambient_sensor",
+        "stress_dir", "ambient_sensor", "allow_root",
 };
 
 /* The example parses as shipped (all commented) and with every key uncommented,
@@ -307,6 +307,8 @@ static const struct set_case set_cases[] = {
         { "daemon", "listen", "127.0.0.1:0", -ERANGE, "--listen: \"127.0.0.1:0\": port must be 1..65535" },
         { "daemon", "simulate", "perhaps", -EINVAL,
           "--simulate: \"perhaps\" is not a boolean (yes/no, true/false, on/off, 1/0)" },
+        { "runs", "allow_root", "if needed", -EINVAL,
+          "--allow-root: \"if needed\" is not a boolean (yes/no, true/false, on/off, 1/0)" },
         { "simulate", "tau", "25h", -ERANGE, "--simulate-tau: \"25h\" is out of range (1s..1d)" },
         { "simulate", "ambient", "-41", -ERANGE, "--simulate-ambient: \"-41\" is out of range (-40..60)" },
         { "simulate", "rise", "1e999", -EINVAL, "--simulate-rise: \"1e999\" is not a number" },

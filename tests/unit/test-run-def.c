@@ -1,4 +1,5 @@
-/* test-run-def.c — unit tests for run_parse(): every field of a run definition, every limit, the messages. */
+/* test-run-def.c — unit tests for run_parse(): every field of a run definition, every limit, the messages;
+ * and the duplicate-key check every definition passes before it. */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "json-util.h"
 #include "run.h"
 
 /* Two temperature sensors are enough for "sensor". */
@@ -389,6 +391,106 @@ static void test_json_refused(void **state) {
         }
 }
 
+struct duplicate_case {
+        const char *json;
+        const char *path;               /* where the first duplicate is; NULL for none */
+};
+
+static const struct duplicate_case duplicate_cases[] = {
+        /* at each level of a run definition */
+        { "{\"label\": \"a\", \"phases\": [" IDLE "], \"label\": \"b\"}", "label" },
+        { PH("{\"kind\": \"idle\", \"duration\": \"1m\", \"kind\": \"stress\"}"), "phases[0].kind" },
+        { PH(IDLE ", {\"kind\": \"stress\", \"duration\": \"1m\", \"load\": {\"type\": \"cpu\", "
+             "\"workers\": 1, \"workers\": 2}}"), "phases[1].load.workers" },
+        { PH("{\"kind\": \"stress\", \"duration\": \"1m\", \"load\": {\"type\": \"command\", "
+             "\"argv\": [\"true\"], \"argv\": [\"false\"]}}"), "phases[0].load.argv" },
+        { "{\"phases\": [" IDLE "], \"phases\": []}", "phases" },
+        /* spelt differently, the same key to json-c */
+        { "{\"label\": \"a\", \"\\u006cabel\": \"b\"}", "label" },
+        { "{'label': \"a\", \"label\": \"b\"}", "label" },
+        { "{\"a\\\"b\": 1, \"a\\u0022b\": 2}", "a\"b" },
+        /* the first one, in containers nested in objects and arrays */
+        { "{\"x\": 1, \"y\": {\"z\": 1, \"z\": 2}, \"x\": 2}", "y.z" },
+        { "[{\"x\": [[{\"y\": 1, \"y\": 2}]]}]", "[0].x[0][0].y" },
+        { "{\"a\": 1, \"b\": 2, \"a\": 3,}", "a" },
+        { "{\"a\": 1, \"a\": 2} /* a comment cut short", "a" },
+        /* none */
+        { PH(IDLE "," IDLE), NULL },
+        { "{\"a\": {\"k\": 1}, \"b\": {\"k\": 1}, \"k\": [{\"k\": 1}, {\"k\": 2}]}", NULL },
+        { "{\"a\": \"a\", \"b\": [\"a\", \"a\"], \"c\": \"b\"}", NULL },
+        { "{\"a\": \"}, \\\"a\\\": {\", \"b\": '\\\"a\": 1'}", NULL },
+        { "{\"a\": 1 /* \"a\": 2, */, // \"a\": 3,\n \"b\": 2}", NULL },
+        { "{\"Label\": 1, \"label\": 2, \"label \": 3}", NULL },
+        { "{\"a\": 1} /* \"a\": 2", NULL },
+        { "{\"a\": 1 /* **/ \"a\": 2 */}", NULL },      /* json-c: the comment goes on past the first star pair */
+        { "{\"a\": 1} // \"a\": 2", NULL },
+        { "{}", NULL },
+        { "[]", NULL },
+        { "\"label\"", NULL },
+        { "{\"a\": {}, \"b\": [], \"c\": [{}, []]}", NULL },
+};
+
+/* json-c would keep the last of two equal keys: each is found, named by
+ * the path the run definition's errors use. */
+static void test_duplicate_keys(void **state) {
+        char path[256];
+
+        for (size_t i = 0; i < sizeof duplicate_cases / sizeof duplicate_cases[0]; i++) {
+                const struct duplicate_case *c = &duplicate_cases[i];
+                json_object *parsed = json_tokener_parse(c->json);
+                int r;
+
+                if (!parsed)
+                        fail_msg("case %zu is not JSON json-c takes: %s", i, c->json);
+                json_object_put(parsed);
+                strcpy(path, "unset");
+                r = json_find_duplicate_key(c->json, strlen(c->json), path, sizeof path);
+                if (r != (c->path ? 1 : 0) || (c->path && strcmp(path, c->path) != 0))
+                        fail_msg("case %zu %s: got %d \"%s\", want %s", i, c->json, r, path,
+                                 c->path ? c->path : "none");
+        }
+}
+
+/* A path longer than the buffer is cut, the answer stays; nesting as deep
+ * as json-c takes is followed; a wide object is no problem. */
+static void test_duplicate_keys_limits(void **state) {
+        const char *dup = PH(IDLE ", {\"kind\": \"stress\", \"duration\": \"1m\", \"load\": "
+                             "{\"type\": \"cpu\", \"workers\": 1, \"workers\": 2}}");
+        char path[256], cut[8], deep[256] = "", want[256] = "", *wide;
+        json_object *parsed;
+        size_t n = 0;
+
+        assert_int_equal(json_find_duplicate_key(dup, strlen(dup), cut, sizeof cut), 1);
+        assert_string_equal(cut, "phases[");
+
+        /* 30 arrays and an object: json-c's default depth, 32, refuses one more */
+        for (int i = 0; i < 30; i++) {
+                strcat(deep, "[");
+                strcat(want, "[0]");
+        }
+        strcat(deep, "{\"a\": 1, \"a\": 2}");
+        for (int i = 0; i < 30; i++)
+                strcat(deep, "]");
+        strcat(want, ".a");
+        parsed = json_tokener_parse(deep);
+        assert_non_null(parsed);
+        json_object_put(parsed);
+        assert_int_equal(json_find_duplicate_key(deep, strlen(deep), path, sizeof path), 1);
+        assert_string_equal(path, want);
+
+        wide = malloc(20000 * 24);
+        assert_non_null(wide);
+        n = (size_t) sprintf(wide, "{");
+        for (int i = 0; i < 20000; i++)
+                n += (size_t) sprintf(wide + n, "%s\"k%d\": %d", i ? ", " : "", i, i);
+        strcpy(wide + n, "}");
+        assert_int_equal(json_find_duplicate_key(wide, n + 1, path, sizeof path), 0);
+        strcpy(wide + n, ", \"k19999\": 0}");
+        assert_int_equal(json_find_duplicate_key(wide, strlen(wide), path, sizeof path), 1);
+        assert_string_equal(path, "k19999");
+        free(wide);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_bad_definitions),
@@ -399,6 +501,8 @@ int main(void) {
                 cmocka_unit_test(test_json_round_trip),
                 cmocka_unit_test(test_json_huge_metrics),
                 cmocka_unit_test(test_json_refused),
+                cmocka_unit_test(test_duplicate_keys),
+                cmocka_unit_test(test_duplicate_keys_limits),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
