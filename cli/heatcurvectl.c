@@ -13,6 +13,7 @@
 #include "build-config.h"
 #include "cli.h"
 #include "duration.h"
+#include "recording.h"
 #include "runspec.h"
 #include "table.h"
 
@@ -35,7 +36,10 @@ static void help(void) {
                "  plot ID|URL/ID ... [-o FILE] [--rise]\n"
                "                              the run as SVG (several: compared, aligned on\n"
                "                              the load start; --rise: over ambient)\n"
-               "  export ID [--format csv|json]  the samples, to stdout\n"
+               "  export ID [--format csv|json|run]\n"
+               "                              the samples, to stdout; run: the whole run as one\n"
+               "                              file for import\n"
+               "  import FILE                 a run file from another daemon, as a new run\n"
                "  analyse FILE [--time COL] [--temp COL] [--phase COL | --load-start S\n"
                "      [--load-end S]] [--ambient C]\n"
                "                              the metrics of a recording, offline: samples.csv,\n"
@@ -455,8 +459,8 @@ struct export_args {
 static int export_on_option(int o, const char *arg, void *userdata) {
         struct export_args *a = userdata;
 
-        if (strcmp(arg, "csv") != 0 && strcmp(arg, "json") != 0)
-                return usage("export: --format is csv or json, not \"%s\"", arg);
+        if (strcmp(arg, "csv") != 0 && strcmp(arg, "json") != 0 && strcmp(arg, "run") != 0)
+                return usage("export: --format is csv, json or run, not \"%s\"", arg);
         a->format = arg;
         return 0;
 }
@@ -476,11 +480,54 @@ static int cmd_export(struct client *c, int argc, char **argv) {
                 return usage("export needs one run id");
         if (!a.format)
                 a.format = c->json ? "json" : "csv";
-        snprintf(path, sizeof path, "/api/v1/runs/%u/samples?format=%s", id, a.format);
+        if (strcmp(a.format, "run") == 0)       /* the whole run, for import elsewhere */
+                snprintf(path, sizeof path, "/api/v1/runs/%u/export", id);
+        else
+                snprintf(path, sizeof path, "/api/v1/runs/%u/samples?format=%s", id, a.format);
         if (client_call(c->url, c, "GET", path, NULL, NULL, stdout) < 0)
                 return 1;
         if (fflush(stdout) != 0)
                 return cli_fail("writing the samples: %s", strerror(errno)), 1;
+        return 0;
+}
+
+#define IMPORT_MAX_BYTES (32u * 1024u * 1024u)  /* what the daemon takes (API_IMPORT_BODY_MAX) */
+
+/* A run file (export --format run) from another daemon, as a new run here. */
+static int cmd_import(struct client *c, int argc, char **argv) {
+        json_object *body, *doc, *from;
+        struct reply reply;
+        size_t len;
+        char *text;
+        int first, r;
+
+        if ((first = parse_plain(c, argc, argv, 1, &r)) < 0)
+                return r;
+        text = recording_read_all(argv[first], IMPORT_MAX_BYTES, &len);
+        if (!text)
+                return cli_fail("%s: %s", argv[first], errno == EFBIG ? "larger than a daemon takes (32 MiB)" :
+                                strerror(errno)), 1;
+        body = client_parse_json(text, len);
+        free(text);
+        if (!body)
+                return cli_fail("%s: not JSON (a file of heatcurvectl export --format run)", argv[first]), 1;
+        r = client_call(c->url, c, "POST", "/api/v1/runs/import", body, &reply, NULL);
+        json_object_put(body);
+        if (r < 0)
+                return 1;
+        doc = client_parse_json(reply.body, reply.len);
+        reply_free(&reply);
+        if (!doc || !json_object_is_type(json_get(doc, "id"), json_type_int)) {
+                json_object_put(doc);
+                return cli_fail("POST %s/api/v1/runs/import: the answer has no run id", c->url), 1;
+        }
+        from = json_get(doc, "imported");
+        if (c->json)
+                print_json(doc);
+        else
+                printf("run %s imported (run %s of %s)\n", fmt_string(doc, "id"), fmt_string(from, "id"),
+                       fmt_string(json_get(doc, "board"), "hostname"));
+        json_object_put(doc);
         return 0;
 }
 
@@ -524,6 +571,7 @@ int main(int argc, char **argv) {
         } commands[] = {
                 { "status", cmd_status }, { "sensors", cmd_sensors }, { "run", cmd_run }, { "watch", cmd_watch },
                 { "runs", cmd_runs }, { "show", cmd_show }, { "compare", cmd_compare }, { "export", cmd_export },
+                { "import", cmd_import },
                 { "plot", cmd_plot },
                 { "stop", cmd_stop_delete }, { "delete", cmd_stop_delete }, { "analyse", cmd_analyse },
                 { "alerts", cmd_alerts },

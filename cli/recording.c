@@ -14,7 +14,7 @@
 
 #define RECORDING_MAX_BYTES (512u << 20)       /* a week at 10 Hz is far below this */
 
-static char *read_all(const char *path, size_t *ret_len) {
+char *recording_read_all(const char *path, size_t max, size_t *ret_len) {
         FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
         size_t cap = 1 << 16, len = 0;
         char *buf = NULL;
@@ -23,7 +23,7 @@ static char *read_all(const char *path, size_t *ret_len) {
                 return NULL;
         for (;;) {
                 char *p = cap - len < 4096 || !buf ? realloc(buf, cap *= 2) : buf;
-                if (!p || cap > RECORDING_MAX_BYTES) {
+                if (!p || cap > max + 2) {
                         free(p ? p : buf);
                         buf = NULL;
                         errno = p ? EFBIG : ENOMEM;
@@ -161,9 +161,26 @@ static const char *json_cell(json_object *v) {
 }
 
 static int parse_json(struct recording *r) {
-        json_object *doc = client_parse_json(r->text, strlen(r->text)), *cols, *rows;
+        json_object *doc = client_parse_json(r->text, strlen(r->text)), *cols, *rows, *csv;
         size_t size = 0, cap = 0;
         int ret = 0;
+
+        /* a run file (export --format run): its samples.csv as it is */
+        if (doc && json_object_object_get_ex(doc, "samples_csv", &csv) && json_object_is_type(csv, json_type_string)) {
+                size_t len = (size_t) json_object_get_string_len(csv);
+                char *text = malloc(len + 1);
+                if (!text) {
+                        json_object_put(doc);
+                        return cli_fail("%s: out of memory", r->path);
+                }
+                memcpy(text, json_object_get_string(csv), len + 1);
+                json_object_put(doc);
+                free(r->text);
+                r->text = text;
+                if (memchr(text, '\0', len))
+                        return cli_fail("%s: samples_csv holds binary data", r->path);
+                return parse_csv(r, len);
+        }
 
         if (!doc || !json_object_object_get_ex(doc, "columns", &cols) || !json_object_object_get_ex(doc, "rows", &rows) ||
             !json_object_is_type(cols, json_type_array) || !json_object_is_type(rows, json_type_array)) {
@@ -214,7 +231,7 @@ int recording_read(const char *path, struct recording *ret) {
         const char *p;
 
         *ret = (struct recording) { .path = path };
-        ret->text = read_all(path, &len);
+        ret->text = recording_read_all(path, RECORDING_MAX_BYTES, &len);
         if (!ret->text)
                 return cli_fail("%s: %s", path, strerror(errno));
         if (memchr(ret->text, '\0', len))

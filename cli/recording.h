@@ -21,6 +21,10 @@ struct recording {
 int recording_read(const char *path, struct recording *ret);
 void recording_free(struct recording *r);
 
+/* The whole of path ("-" is stdin), NUL-terminated, at most max bytes
+ * (errno EFBIG beyond). NULL with errno on failure. */
+char *recording_read_all(const char *path, size_t max, size_t *ret_len);
+
 /* Index of the column called name (ASCII case ignored), -1 when absent. */
 long recording_column(const struct recording *r, const char *name);
 /* The first of the names that exists, -1 for none. names ends with NULL. */

@@ -65,12 +65,53 @@ static void metric_cell(struct table *t, const struct metric *m, json_object *ms
                 table_cell(t, fmt_number(buf, sizeof buf, v, m->scale, m->decimals));
 }
 
-/* A metric this client does not know yet, shown by its key, as sent. */
-static void metric_row_unknown(struct table *t, json_object *runs, size_t n, const char *key) {
-        table_cell(t, key);
+/* Whether a metric value is a number (not null, not text). */
+static bool metric_is_number(json_object *v) {
+        return v && (json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int));
+}
+
+/* The difference of run i from the first: in the metric's unit with its
+ * decimals, or in per cent for work rates (whose unit may differ). "-"
+ * when either is not a number. */
+static void metric_diff_cell(struct table *t, const struct metric *m, json_object *first, json_object *other) {
+        double a, b, d;
+
+        if (!metric_is_number(first) || !metric_is_number(other) || (m && m->scale < 0)) {
+                table_cell(t, "-");
+                return;
+        }
+        a = json_object_get_double(first);
+        b = json_object_get_double(other);
+        if (m && m->scale == 0) {
+                if (a == 0)
+                        table_cell(t, "-");
+                else
+                        table_cellf(t, "%+.1f %%", 100.0 * (b - a) / a);
+                return;
+        }
+        d = (b - a) * (m ? m->scale : 1.0);
+        if (m)
+                table_cellf(t, "%+.*f", m->decimals, d);
+        else
+                table_cellf(t, "%+g", d);
+}
+
+/* One metric across the runs: run 1, then each other run and its
+ * difference from run 1. m is NULL for a metric this client does not know
+ * yet, shown by its key as sent. */
+static void metric_row(struct table *t, json_object *runs, size_t n, const struct metric *m, const char *key) {
+        json_object *first = json_get(json_get(json_object_array_get_idx(runs, 0), "metrics"), key);
+
+        table_cell(t, m ? m->label : key);
         for (size_t i = 0; i < n; i++) {
-                json_object *v = json_get(json_get(json_object_array_get_idx(runs, i), "metrics"), key);
-                table_cell(t, json_is_null(v) ? "-" : json_object_get_string(v));
+                json_object *ms = json_get(json_object_array_get_idx(runs, i), "metrics");
+                json_object *v = json_get(ms, key);
+                if (m)
+                        metric_cell(t, m, ms);
+                else
+                        table_cell(t, json_is_null(v) ? "-" : json_object_get_string(v));
+                if (i > 0)
+                        metric_diff_cell(t, m, first, v);
         }
 }
 
@@ -82,30 +123,33 @@ static bool metric_seen_before(json_object *runs, size_t i, const char *key) {
         return false;
 }
 
-/* Rows are metrics, columns runs; a header row names the runs when they are several. */
+/* Rows are metrics, columns runs; with several runs a header row names
+ * them and each run after the first has a column of its difference from
+ * the first ("Δ vs 1st"). */
 void metrics_print(json_object *runs) {
         size_t n = json_len(runs);
         struct table t;
 
-        table_init(&t, n + 1);
+        table_init(&t, n > 1 ? 2 * n : 2);
         if (n > 1) {
                 table_cell(&t, "");
                 for (size_t i = 0; i < n; i++) {
                         json_object *r = json_object_array_get_idx(runs, i);
                         table_cellf(&t, "%s (%s, #%s)", fmt_string(r, "label"),
                                     fmt_string(json_get(r, "board"), "hostname"), fmt_string(r, "id"));
+                        if (i > 0)
+                                table_cell(&t, "Δ vs 1st");
                 }
                 table_cell(&t, "state");
-                for (size_t i = 0; i < n; i++)
+                for (size_t i = 0; i < n; i++) {
                         table_cell(&t, fmt_string(json_object_array_get_idx(runs, i), "state"));
+                        if (i > 0)
+                                table_cell(&t, "");
+                }
         }
-        for (size_t k = 0; k < ELEMENTSOF(metrics); k++) {
-                if (!metrics[k].label)
-                        continue;
-                table_cell(&t, metrics[k].label);
-                for (size_t i = 0; i < n; i++)
-                        metric_cell(&t, &metrics[k], json_get(json_object_array_get_idx(runs, i), "metrics"));
-        }
+        for (size_t k = 0; k < ELEMENTSOF(metrics); k++)
+                if (metrics[k].label)
+                        metric_row(&t, runs, n, &metrics[k], metrics[k].key);
         for (size_t i = 0; i < n; i++) {
                 json_object *ms = json_get(json_object_array_get_idx(runs, i), "metrics");
                 if (!ms || !json_object_is_type(ms, json_type_object))
@@ -113,7 +157,7 @@ void metrics_print(json_object *runs) {
                 json_object_object_foreach(ms, key, v) {
                         (void) v;
                         if (!metric_find(key) && !metric_seen_before(runs, i, key))
-                                metric_row_unknown(&t, runs, n, key);
+                                metric_row(&t, runs, n, NULL, key);
                 }
         }
         table_print(&t, stdout);

@@ -66,13 +66,19 @@ void table_print(const struct table *t, FILE *f) {
                 if (width(t->cells[i]) > w[i % t->cols])
                         w[i % t->cols] = width(t->cells[i]);
         for (size_t i = 0; i < t->n; i++) {
-                size_t c = i % t->cols;
+                size_t c = i % t->cols, pad = 0;
                 bool last = c == t->cols - 1 || i == t->n - 1;
+                /* padding only before a cell with text: no trailing spaces */
+                for (size_t j = i + 1; !last && j < t->n && j % t->cols != 0; j++)
+                        if (t->cells[j][0]) {
+                                pad = w[c] - width(t->cells[i]) + 2;
+                                break;
+                        }
                 fputs(t->cells[i], f);
                 if (last)
                         fputc('\n', f);
-                else
-                        fprintf(f, "%*s", (int) (w[c] - width(t->cells[i]) + 2), "");
+                else if (pad)
+                        fprintf(f, "%*s", (int) pad, "");
         }
         free(w);
 }

@@ -1,5 +1,6 @@
 /* watch.c — heatcurvectl watch: a live line per second for a run, or for the hottest sensor when none runs. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,18 @@
 #include "cli.h"
 #include "table.h"
 
-#define WATCH_LINE_MAX 512              /* bytes of one status line */
+#define WATCH_LINE_MAX 768              /* bytes of one status line */
+#define SPARK_CELLS 24                  /* a sparkline of the last two minutes ... */
+#define SPARK_CELL_S 5                  /* ... one character per 5 s: the hottest reading in them */
+#define SPARK_SPAN_MIN_C 2.0            /* °C: a flat line stays flat, not noise blown up */
+
+/* The run sensor (or the hottest one) over the last minutes, as s-tui draws it. */
+struct spark {
+        double max_c[SPARK_CELLS];      /* per cell, oldest first; NaN when no reading */
+        bool throttled[SPARK_CELLS];    /* some reading in the cell was throttled */
+        size_t n;                       /* cells used; the last one is filling */
+        int64_t cell_end_s;             /* CLOCK_MONOTONIC s when the filling cell is full */
+};
 
 /* Where the live line goes and how. */
 struct watch_out {
@@ -63,6 +75,64 @@ static void watch_out_end(struct watch_out *o, const char *line) {
         fflush(stdout);
 }
 
+static int64_t monotonic_s(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t) ts.tv_sec;
+}
+
+static void spark_add(struct spark *sp, double celsius, bool throttled) {
+        int64_t now = monotonic_s();
+
+        if (sp->n == 0 || now >= sp->cell_end_s) {
+                if (sp->n == SPARK_CELLS) {
+                        memmove(sp->max_c, sp->max_c + 1, (SPARK_CELLS - 1) * sizeof sp->max_c[0]);
+                        memmove(sp->throttled, sp->throttled + 1, (SPARK_CELLS - 1) * sizeof sp->throttled[0]);
+                        sp->n--;
+                }
+                sp->max_c[sp->n] = NAN;
+                sp->throttled[sp->n] = false;
+                sp->n++;
+                sp->cell_end_s = now + SPARK_CELL_S;
+        }
+        if (isfinite(celsius) && !(sp->max_c[sp->n - 1] >= celsius))
+                sp->max_c[sp->n - 1] = celsius;
+        sp->throttled[sp->n - 1] |= throttled;
+}
+
+/* "▂▃▅▆▇▇" scaled to the cells shown; a throttled cell in red on a
+ * terminal, as "!" elsewhere; " " for a cell without a reading. */
+static const char *spark_format(const struct spark *sp, bool tty, char *buf, size_t size) {
+        static const char *const bars[] = { "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█" };
+        double lo = INFINITY, hi = -INFINITY;
+        size_t len = 0;
+
+        buf[0] = '\0';
+        for (size_t i = 0; i < sp->n; i++)
+                if (isfinite(sp->max_c[i])) {
+                        lo = fmin(lo, sp->max_c[i]);
+                        hi = fmax(hi, sp->max_c[i]);
+                }
+        if (hi - lo < SPARK_SPAN_MIN_C) {
+                double mid = (hi + lo) / 2;
+                lo = mid - SPARK_SPAN_MIN_C / 2;
+                hi = mid + SPARK_SPAN_MIN_C / 2;
+        }
+        for (size_t i = 0; i < sp->n && len + 16 < size; i++) {
+                const char *glyph = " ";
+                if (isfinite(sp->max_c[i])) {
+                        long level = lround((sp->max_c[i] - lo) / (hi - lo) * 7.0);
+                        glyph = bars[level < 0 ? 0 : level > 7 ? 7 : level];
+                }
+                if (sp->throttled[i] && !tty)
+                        glyph = "!";
+                len += (size_t) snprintf(buf + len, size - len, "%s%s%s", sp->throttled[i] && tty ? "\033[31m" : "",
+                                         glyph, sp->throttled[i] && tty ? "\033[0m" : "");
+        }
+        return buf;
+}
+
 /* Waits for the next whole second after *next; Ctrl-C ends the wait. */
 static void watch_sleep(struct timespec *next) {
         struct timespec now;
@@ -98,20 +168,22 @@ static const char *plateau_text(char *buf, size_t size, json_object *live) {
         return buf;
 }
 
-/* "run 3 stress 2/3  1m05s / 2m10s  temp 61.2 °C  hottest 62.0 °C  1500 MHz  load 100 %  work 58.2M ops/s  plateau 68.3 ±0.4 °C" */
-static void watch_format_run(char *line, size_t size, json_object *run) {
+/* "run 3 stress 2/3  1m05s / 2m10s  temp 61.2 °C ▃▅▆▇▇  hottest 62.0 °C  1500 MHz throttled  load 100 %
+ *  work 58.2M ops/s  plateau 68.3 ±0.4 °C" */
+static void watch_format_run(char *line, size_t size, json_object *run, const char *spark) {
         json_object *live = json_get(run, "live");
         char pe[32], te[32], temp[32], hot[32], mhz[32], load[32], work[64], plateau[64];
         long long index = json_object_get_int64(json_get(run, "phase_index"));
+        bool throttled = json_object_get_boolean(json_get(live, "throttled"));
 
-        snprintf(line, size, "run %s %s %lld/%zu  %s / %s  temp %s °C  hottest %s °C  %s MHz  load %s %%  "
+        snprintf(line, size, "run %s %s %lld/%zu  %s / %s  temp %s °C %s  hottest %s °C  %s MHz%s  load %s %%  "
                  "work %s  plateau %s", fmt_string(run, "id"), fmt_string(run, "phase"), index + 1,
                  json_len(json_get(run, "phases")),
                  fmt_seconds(pe, sizeof pe, json_object_get_double(json_get(live, "phase_elapsed_s"))),
                  fmt_seconds(te, sizeof te, json_object_get_double(json_get(live, "elapsed_s"))),
-                 fmt_number(temp, sizeof temp, json_get(live, "temp_c"), 1, 1),
+                 fmt_number(temp, sizeof temp, json_get(live, "temp_c"), 1, 1), spark,
                  fmt_number(hot, sizeof hot, json_get(live, "hottest_c"), 1, 1),
-                 fmt_number(mhz, sizeof mhz, json_get(live, "freq_hz"), 1e-6, 0),
+                 fmt_number(mhz, sizeof mhz, json_get(live, "freq_hz"), 1e-6, 0), throttled ? " throttled" : "",
                  fmt_number(load, sizeof load, json_get(live, "load"), 100, 0),
                  work_text(work, sizeof work, live), plateau_text(plateau, sizeof plateau, live));
 }
@@ -130,9 +202,11 @@ static void watch_format_end(char *line, size_t size, json_object *run) {
 }
 
 /* Shows one polled document; returns true when the run has ended. */
-static bool watch_show_run(const struct client *c, struct watch_out *o, json_object *run, unsigned flags) {
+static bool watch_show_run(const struct client *c, struct watch_out *o, struct spark *sp, json_object *run,
+                           unsigned flags) {
         bool ended = strcmp(fmt_string(run, "state"), "running") != 0;
-        char line[WATCH_LINE_MAX];
+        json_object *live = json_get(run, "live");
+        char line[WATCH_LINE_MAX], spark[SPARK_CELLS * 16];
 
         if (c->json) {
                 if (ended && (flags & WATCH_WAIT))
@@ -144,13 +218,17 @@ static bool watch_show_run(const struct client *c, struct watch_out *o, json_obj
                 watch_format_end(line, sizeof line, run);
                 watch_out_end(o, line);
         } else {
-                watch_format_run(line, sizeof line, run);
+                json_object *temp = json_get(live, "temp_c");
+                spark_add(sp, json_is_null(temp) ? NAN : json_object_get_double(temp),
+                          json_object_get_boolean(json_get(live, "throttled")));
+                watch_format_run(line, sizeof line, run, spark_format(sp, o->tty, spark, sizeof spark));
                 watch_out_line(o, line);
         }
         return ended;
 }
 
 int watch_run(const struct client *c, unsigned id, long count, unsigned flags) {
+        struct spark sp = {};
         struct watch_out o;
         struct timespec next;
         char path[64];
@@ -166,7 +244,7 @@ int watch_run(const struct client *c, unsigned id, long count, unsigned flags) {
                         watch_out_end(&o, NULL);
                         return 1;
                 }
-                ended = watch_show_run(c, &o, run, flags);
+                ended = watch_show_run(c, &o, &sp, run, flags);
                 if (ended) {
                         int r = strcmp(fmt_string(run, "state"), "finished") == 0 ? 0 : EXIT_RUN_NOT_FINISHED;
                         json_object_put(run);
@@ -187,9 +265,10 @@ int watch_run(const struct client *c, unsigned id, long count, unsigned flags) {
 
 /* No run: the hottest sensor, once a second. */
 static int watch_board(const struct client *c, long count) {
+        struct spark sp = {};
         struct watch_out o;
         struct timespec next;
-        char line[WATCH_LINE_MAX], buf[32];
+        char line[WATCH_LINE_MAX], buf[32], spark[SPARK_CELLS * 16];
 
         watch_out_init(&o);
         clock_gettime(CLOCK_MONOTONIC, &next);
@@ -202,9 +281,12 @@ static int watch_board(const struct client *c, long count) {
                 }
                 hot = json_get(json_get(st, "sensors"), "hottest");
                 run = json_get(st, "current_run");
+                spark_add(&sp, json_is_null(json_get(hot, "celsius")) ? NAN :
+                          json_object_get_double(json_get(hot, "celsius")), false);
                 if (json_is_null(run))
-                        snprintf(line, sizeof line, "no run  hottest %s %s °C", fmt_string(hot, "id"),
-                                 fmt_number(buf, sizeof buf, json_get(hot, "celsius"), 1, 1));
+                        snprintf(line, sizeof line, "no run  hottest %s %s °C %s", fmt_string(hot, "id"),
+                                 fmt_number(buf, sizeof buf, json_get(hot, "celsius"), 1, 1),
+                                 spark_format(&sp, o.tty, spark, sizeof spark));
                 else    /* one started meanwhile: "heatcurvectl watch" follows it */
                         snprintf(line, sizeof line, "run %s %s started  hottest %s %s °C", fmt_string(run, "id"),
                                  fmt_string(run, "phase"), fmt_string(hot, "id"),

@@ -1837,6 +1837,11 @@ static void metrics_cooling(const struct analysis_samples *s, const struct segme
                 }
 }
 
+bool analysis_sample_throttled(double freq_hz, double max_allowed_hz, bool cooling_active) {
+        return cooling_active ||
+               (isfinite(freq_hz) && isfinite(max_allowed_hz) && freq_hz < max_allowed_hz * (1 - FREQ_TOLERANCE));
+}
+
 /* Throttled share and frequencies under load. */
 static void metrics_freq(const struct analysis_samples *s, const struct segment *load, struct run_metrics *m) {
         double sum = 0, min = INFINITY;
@@ -1846,7 +1851,6 @@ static void metrics_freq(const struct analysis_samples *s, const struct segment 
                 double f = s->freq_hz ? s->freq_hz[i] : NAN;
                 double max = s->max_allowed_hz ? s->max_allowed_hz[i] : NAN;
                 bool cooling = s->cooling_active && s->cooling_active[i];
-                bool capped = isfinite(f) && isfinite(max) && f < max * (1 - FREQ_TOLERANCE);
                 if (isfinite(f)) {
                         sum += f;
                         min = fmin(min, f);
@@ -1854,7 +1858,7 @@ static void metrics_freq(const struct analysis_samples *s, const struct segment 
                 }
                 if (s->cooling_active || (isfinite(f) && isfinite(max))) {
                         known++;
-                        throttled += capped || cooling;
+                        throttled += analysis_sample_throttled(f, max, cooling);
                 }
         }
         if (nf > 0) {

@@ -209,3 +209,7 @@ struct run_metrics {
 void analysis_metrics_init(struct run_metrics *m, double ambient_c);
 
 int analysis_compute_metrics(const struct analysis_samples *s, struct run_metrics *ret);
+
+/* Whether one sample under load counts as throttled: its frequency more
+ * than 0.5 % below the allowed maximum, or a cooling device active. */
+bool analysis_sample_throttled(double freq_hz, double max_allowed_hz, bool cooling_active);

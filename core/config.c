@@ -16,6 +16,7 @@ enum config_type {
         CONFIG_LISTEN,
         CONFIG_DURATION,
         CONFIG_NUMBER,
+        CONFIG_COUNT,                   /* a whole number, into an unsigned */
         CONFIG_BOOL,
         CONFIG_PATH,
         CONFIG_NAME,
@@ -62,6 +63,8 @@ static const struct config_key config_keys[] = {
         STR("daemon", "procfs_root", procfs_root, false),
         { "daemon", "simulate", CONFIG_BOOL, offsetof(struct config, simulate) },
         STR("daemon", "token_file", token_file, true),
+        { "daemon", "event_clients", CONFIG_COUNT, offsetof(struct config, event_clients),
+          .min = 0, .max = 100 },
         { "simulate", "board", CONFIG_NAME, offsetof(struct config, sim.board),
           sizeof(((struct config *) 0)->sim.board) },
         { "simulate", "ambient", CONFIG_NUMBER, offsetof(struct config, sim.ambient_c),
@@ -101,6 +104,7 @@ void config_defaults(struct config *c) {
                         .quantize = true,
                 },
                 .safety_limit_c = 0,
+                .event_clients = 16,
         };
         copy_string(c->listen_host, sizeof c->listen_host, "127.0.0.1");
         copy_string(c->state_dir, sizeof c->state_dir, "/var/lib/heatcurve");
@@ -332,6 +336,16 @@ static int config_set_value(struct config *c, const struct config_key *k, const 
                 if (r >= 0)
                         memcpy(field, &x, sizeof x);
                 return r;
+        case CONFIG_COUNT: {
+                unsigned n;
+                if (config_parse_number(value, &x) < 0 || x != floor(x))
+                        return util_errorf(err, errlen, -EINVAL, "%s: \"%s\" is not a whole number", name, value);
+                r = config_check_number(k, name, value, x, err, errlen);
+                n = (unsigned) x;
+                if (r >= 0)
+                        memcpy(field, &n, sizeof n);
+                return r;
+        }
         case CONFIG_BOOL:
                 if (config_parse_bool(value, (bool *) field) < 0)
                         return util_errorf(err, errlen, -EINVAL,
@@ -552,6 +566,12 @@ static int config_check_key(const struct config *c, const struct config_key *k, 
                 memcpy(&x, field, sizeof x);
                 snprintf(shown, sizeof shown, "%g", x);
                 return config_check_number(k, name, shown, x, err, errlen);
+        case CONFIG_COUNT: {
+                unsigned n;
+                memcpy(&n, field, sizeof n);
+                snprintf(shown, sizeof shown, "%u", n);
+                return config_check_number(k, name, shown, n, err, errlen);
+        }
         case CONFIG_BOOL:
                 return 0;
         case CONFIG_PATH:

@@ -55,6 +55,7 @@ struct config {
         bool simulate;
         struct simulate_config sim;
         char token_file[512];           /* "" for none: mutations from loopback only */
+        unsigned event_clients;         /* GET /api/v1/events streams at once, 0 turns them off */
         double safety_limit_c;          /* 0 for the default (lowest hot trip - 5, else 85) */
         char stress_dir[512];           /* where io loads put their file; "" = state_dir */
         char ambient_sensor[96];        /* a temperature sensor id measuring the room, "" for none */

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -178,47 +179,162 @@ int64_t samples_complete_length(FILE *f) {
         return ferror(f) ? -EIO : total;
 }
 
-/* One field as JSON: a number, a string (the phase, the unit), or null when empty. */
-static json_object *field_json(const char *f) {
-        char *end;
-        double v;
+/* Whether f is a number as JSON writes them (strtod takes more: "inf",
+ * "0x1p3", "+5", ".5"), so that it can go out as it is. */
+static bool json_number_text(const char *f) {
+        const char *p = f;
 
-        if (!*f)
-                return NULL;
-        v = strtod(f, &end);
-        if (*end == '\0')
-                return strchr(f, '.') ? json_object_new_double_s(v, f) : json_object_new_int64(strtoll(f, NULL, 10));
-        return json_object_new_string(f);
+        if (*p == '-')
+                p++;
+        if (*p == '0')
+                p++;
+        else if (*p >= '1' && *p <= '9')
+                p += strspn(p, "0123456789");
+        else
+                return false;
+        if (*p == '.') {
+                p++;
+                if (!(*p >= '0' && *p <= '9'))
+                        return false;
+                p += strspn(p, "0123456789");
+        }
+        if (*p == 'e' || *p == 'E') {
+                p++;
+                if (*p == '+' || *p == '-')
+                        p++;
+                if (!(*p >= '0' && *p <= '9'))
+                        return false;
+                p += strspn(p, "0123456789");
+        }
+        return *p == '\0';
 }
 
-static json_object *line_json(char *line) {
-        json_object *a = json_object_new_array();
-
-        for (char *rest = line; rest; )
-                json_object_array_add(a, field_json(strsep(&rest, ",")));
-        return a;
-}
-
-struct to_json {
-        json_object *columns, *rows;
+struct samples_json {
+        FILE *f;
+        char *line;                     /* getline's buffer */
+        size_t line_size;
+        char *out;                      /* the current piece of the document */
+        size_t out_len, out_cap, out_sent;
+        size_t rows;                    /* rows written */
+        bool started, ended;
 };
 
-static int to_json_row(void *userdata, char *line, bool header) {
-        struct to_json *t = userdata;
-
-        if (header)
-                t->columns = line_json(line);
-        else
-                json_object_array_add(t->rows, line_json(line));
+static int out_add(struct samples_json *j, const char *text, size_t len) {
+        if (j->out_len + len > j->out_cap) {
+                size_t cap = (j->out_len + len) * 2;
+                char *p = realloc(j->out, cap);
+                if (!p)
+                        return -ENOMEM;
+                j->out = p;
+                j->out_cap = cap;
+        }
+        memcpy(j->out + j->out_len, text, len);
+        j->out_len += len;
         return 0;
 }
 
-json_object *samples_to_json(FILE *f) {
-        json_object *root = json_object_new_object();
-        struct to_json t = { NULL, json_object_new_array() };
+/* One field: a number as written, a string (the phase, the unit), or null when empty. */
+static int out_field(struct samples_json *j, const char *f) {
+        char esc[8];
+        int r = 0;
 
-        samples_read(f, to_json_row, &t);
-        json_object_object_add(root, "columns", t.columns ? t.columns : json_object_new_array());
-        json_object_object_add(root, "rows", t.rows);
-        return root;
+        if (!*f)
+                return out_add(j, "null", 4);
+        if (json_number_text(f))
+                return out_add(j, f, strlen(f));
+        r = out_add(j, "\"", 1);
+        for (const char *p = f; r >= 0 && *p; p++) {
+                unsigned char c = (unsigned char) *p;
+                if (c == '"' || c == '\\')
+                        r = out_add(j, (const char[]) { '\\', (char) c }, 2);
+                else if (c < 0x20 || c == 0x7f)
+                        r = out_add(j, esc, (size_t) snprintf(esc, sizeof esc, "\\u%04x", c));
+                else
+                        r = out_add(j, p, 1);
+        }
+        return r < 0 ? r : out_add(j, "\"", 1);
+}
+
+/* One line of the file as a JSON array. */
+static int out_line(struct samples_json *j, char *line) {
+        int r = out_add(j, "[", 1);
+
+        for (char *rest = line, *f; r >= 0 && rest; ) {
+                f = strsep(&rest, ",");
+                r = out_field(j, f);
+                if (r >= 0 && rest)
+                        r = out_add(j, ",", 1);
+        }
+        return r < 0 ? r : out_add(j, "]", 1);
+}
+
+/* The next piece into j->out: the start with the header, a row, or the end. */
+static int samples_json_next(struct samples_json *j) {
+        ssize_t len;
+        bool whole;
+        int r;
+
+        j->out_len = j->out_sent = 0;
+        if (j->ended)
+                return 0;
+        len = getline(&j->line, &j->line_size, j->f);
+        /* as samples_read(): a torn or NUL-filled line ends the file */
+        whole = len > 0 && j->line[len - 1] == '\n' && !memchr(j->line, '\0', (size_t) len);
+        if (whole)
+                j->line[len - 1] = '\0';
+        if (!j->started) {
+                j->started = true;
+                r = out_add(j, "{\"columns\":", 11);
+                if (r >= 0)
+                        r = whole ? out_line(j, j->line) : out_add(j, "[]", 2);
+                if (r >= 0)
+                        r = out_add(j, ",\"rows\":[", 9);
+                if (r < 0 || whole)
+                        return r;
+        } else if (whole) {
+                r = j->rows++ ? out_add(j, ",", 1) : 0;
+                return r < 0 ? r : out_line(j, j->line);
+        }
+        if (ferror(j->f))
+                return -EIO;
+        j->ended = true;
+        return out_add(j, "]}", 2);
+}
+
+int samples_json_new(FILE *f, struct samples_json **ret) {
+        struct samples_json *j = calloc(1, sizeof *j);
+
+        if (!j)
+                return -ENOMEM;
+        j->f = f;
+        *ret = j;
+        return 0;
+}
+
+ssize_t samples_json_read(struct samples_json *j, char *buf, size_t max) {
+        size_t n = 0;
+
+        while (n < max) {
+                if (j->out_sent == j->out_len) {
+                        int r = samples_json_next(j);
+                        if (r < 0)
+                                return r;
+                        if (j->out_len == 0)
+                                break;          /* the end */
+                }
+                size_t take = j->out_len - j->out_sent < max - n ? j->out_len - j->out_sent : max - n;
+                memcpy(buf + n, j->out + j->out_sent, take);
+                j->out_sent += take;
+                n += take;
+        }
+        return (ssize_t) n;
+}
+
+void samples_json_free(struct samples_json *j) {
+        if (!j)
+                return;
+        fclose(j->f);
+        free(j->line);
+        free(j->out);
+        free(j);
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /* The fixed leading columns, in file order. After them comes one "<id>_c"
  * column per temperature sensor, then one "<policy>_hz" per cpufreq policy,
@@ -81,5 +82,12 @@ int samples_read(FILE *f, int (*row)(void *userdata, char *line, bool header), v
 int64_t samples_complete_length(FILE *f);
 
 /* The whole file as {"columns": [...], "rows": [[...], ...]}: numbers as
- * numbers, the phase and unit as strings, empty fields as null. */
-json_object *samples_to_json(FILE *f);
+ * numbers, the phase and unit as strings, empty fields as null; the rows
+ * samples_read() takes. Made a piece at a time as it is read, so an answer
+ * costs a line of memory whatever the length of the run. samples_json_new()
+ * takes f (closed by samples_json_free()); samples_json_read() fills buf
+ * with the next bytes of the document: 0 at its end, -errno on failure. */
+struct samples_json;
+int samples_json_new(FILE *f, struct samples_json **ret);
+ssize_t samples_json_read(struct samples_json *j, char *buf, size_t max);
+void samples_json_free(struct samples_json *j);

@@ -419,7 +419,7 @@ static void daemon_api_status(void *userdata, struct api_daemon_status *ret) {
  * or an edited `listen` would seem to be ignored for no reason. */
 static int daemon_setup_http(struct daemon *d) {
         struct api_context ctx = {
-                .cfg = &d->cfg, .token = d->token, .runs = d->runs, .alerts = d->alerts, .hist = d->hist, .sim = d->sim,
+                .event = d->event, .cfg = &d->cfg, .token = d->token, .runs = d->runs, .alerts = d->alerts, .hist = d->hist, .sim = d->sim,
                 .started_ms = d->started_ms, .status = daemon_api_status, .userdata = d,
         };
         char where[80], want[80];      /* "[IPv6]:PORT" fits */
@@ -451,6 +451,7 @@ static int daemon_setup_http(struct daemon *d) {
                 log_error("Cannot start the HTTP server: %s", strerror(-r));
                 return r;
         }
+        http_set_body_max(d->http, api_body_max);
         if (activated)
                 log_info("Listening on http://%s/ (socket activation: the socket unit's ListenStream= "
                          "wins; listen = %s is not used)", where, want);

@@ -112,6 +112,11 @@ static json_object *run_live_to_json(const struct run *r) {
         json_object_object_add(o, "work_unit", json_new_string_or_null(r->work_unit));
         json_object_object_add(o, "predicted_plateau_c", json_new_number(r->predicted_plateau_c, 2));
         json_object_object_add(o, "predicted_plateau_ci95_c", json_new_number(r->plateau_ci95_c, 2));
+        /* as the throttled_fraction metric counts it: under load only */
+        json_object_object_add(o, "throttled", s->n && p->has_stress ?
+                               json_object_new_boolean(analysis_sample_throttled(s->freq_hz[s->n - 1],
+                                                                                 s->max_hz[s->n - 1],
+                                                                                 s->cooling[s->n - 1])) : NULL);
         return o;
 }
 
@@ -121,6 +126,18 @@ static json_object *recording_to_json(const struct run *r) {
         json_object_object_add(o, "ok", json_object_new_boolean(r->recording_ok));
         json_object_object_add(o, "error", json_new_string_or_null(r->recording_error));
         json_object_object_add(o, "samples", json_object_new_int64((int64_t) r->n_samples));
+        return o;
+}
+
+/* Where an imported run came from: its id there (the board says which one). */
+static json_object *run_imported_to_json(const struct run *r) {
+        json_object *o;
+
+        if (!r->imported_id)
+                return NULL;
+        o = json_object_new_object();
+        json_object_object_add(o, "id", json_object_new_int64(r->imported_id));
+        json_object_object_add(o, "imported_ms", json_ms(r->imported_ms));
         return o;
 }
 
@@ -150,6 +167,7 @@ json_object *run_to_json(const struct run *r, bool live) {
         json_object_object_add(o, "quality", run_quality_to_json(r));
         json_object_object_add(o, "recording", recording_to_json(r));
         json_object_object_add(o, "clock_steps", json_object_new_int64(r->clock_steps));
+        json_object_object_add(o, "imported", run_imported_to_json(r));
         json_object_object_add(o, "live", live && running && r->host ? run_live_to_json(r) : NULL);
         return o;
 }
@@ -296,6 +314,12 @@ static int record_from_json(json_object *doc, struct run *r, char *err, size_t e
         doc_copy(rec, "error", r->recording_error, sizeof r->recording_error);
         r->n_samples = (size_t) doc_int(rec, "samples");
         r->clock_steps = (unsigned) doc_int(doc, "clock_steps");
+        json_object *imported = doc_get(doc, "imported");
+        if (json_object_is_type(imported, json_type_object) && doc_int(imported, "id") > 0 &&
+            doc_int(imported, "id") <= UINT32_MAX) {
+                r->imported_id = (unsigned) doc_int(imported, "id");
+                r->imported_ms = doc_int(imported, "imported_ms");
+        }
         run_quality_from_json(doc_get(doc, "quality"), r);
         r->n_phases = json_object_array_length(phases);
         if (r->phase_index >= r->n_phases)

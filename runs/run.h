@@ -121,6 +121,8 @@ struct run {
         char recording_error[RUN_REASON_MAX];
         size_t n_samples;               /* rows written */
         unsigned clock_steps;           /* wall clock steps seen during the run */
+        unsigned imported_id;           /* its id on the daemon it was exported from, 0 for a run made here */
+        int64_t imported_ms;            /* Unix ms it was imported, 0 for a run made here */
         double phase_load[RUN_PHASES_MAX];      /* mean CPU load (0..1) beyond the run's own, per phase; NaN unknown */
 
         /* The engine: set while the run is live (host is NULL for a run read from disk). */
@@ -213,6 +215,17 @@ int run_until_from_string(const char *s);
 int run_series_append(struct run_series *s, const struct run_sample *x);
 void run_series_free(struct run_series *s);
 void run_series_metrics(const struct run_series *s, double ambient_c, struct run_metrics *ret);
+
+/* A run as one file: {"format": "heatcurve-run", "format_version": 1,
+ * "run": run.json, "samples_csv": samples.csv}. (run-file.c) */
+#define RUN_FILE_SAMPLES_MAX (24 * 1024 * 1024)        /* bytes of samples.csv an export takes */
+/* The file of an ended run whose files are in dir. -EBUSY while it runs. */
+int run_file_export(const struct run *r, const char *dir, json_object **ret, char *err, size_t errlen);
+/* Checks doc as hostile input, creates state_dir/runs/<id> with the run's
+ * files, and returns it with its metrics computed from its samples; err
+ * names what is wrong (-EINVAL) or what failed. Nothing stays on failure. */
+int run_file_import(json_object *doc, const char *state_dir, unsigned id, struct run **ret, char *err,
+                    size_t errlen);
 
 /* Runs on disk. (run-store.c) */
 int run_store_dir(const char *state_dir, unsigned id, char *buf, size_t size);

@@ -390,3 +390,45 @@ json_object *runs_curve(const struct runs *rs, unsigned id, size_t points) {
         run_series_free(&s);
         return o;
 }
+
+int runs_export(const struct runs *rs, unsigned id, json_object **ret, char *err, size_t errlen) {
+        const struct run *r = runs_find(rs, id);
+        char dir[PATH_MAX];
+
+        if (!r) {
+                snprintf(err, errlen, "no run %u", id);
+                return -ENOENT;
+        }
+        if (run_store_dir(rs->set.state_dir, id, dir, sizeof dir) < 0) {
+                snprintf(err, errlen, "the state directory's path is too long");
+                return -ENAMETOOLONG;
+        }
+        return run_file_export(r, dir, ret, err, errlen);
+}
+
+int runs_import(struct runs *rs, const char *text, size_t len, const struct run **ret, char *err, size_t errlen) {
+        json_object *doc;
+        struct run *r;
+        int e;
+
+        if (rs->set.unusable[0]) {
+                snprintf(err, errlen, "the state directory is not usable: %s", rs->set.unusable);
+                return -EROFS;
+        }
+        if (runs_reserve(rs) < 0) {
+                snprintf(err, errlen, "out of memory");
+                return -ENOMEM;
+        }
+        e = runs_parse_body(text, len, &doc, err, errlen);
+        if (e < 0)
+                return e;
+        e = run_file_import(doc, rs->set.state_dir, rs->next_id, &r, err, errlen);
+        json_object_put(doc);
+        if (e < 0)
+                return e;
+        /* the directory exists now: its id is taken whatever comes */
+        rs->next_id++;
+        rs->done[rs->n_done++] = r;
+        *ret = r;
+        return 0;
+}

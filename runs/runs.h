@@ -52,6 +52,14 @@ void runs_abort(struct runs *rs, const char *reason);
  * live; other -errno: storage (the run stays). */
 int runs_delete(struct runs *rs, unsigned id, char *err, size_t errlen);
 
+/* An ended run as one self-describing JSON document (run-file.c): -ENOENT
+ * no such run, -EBUSY it runs, -EFBIG its samples are too many. */
+int runs_export(const struct runs *rs, unsigned id, json_object **ret, char *err, size_t errlen);
+/* Such a document as a new run with the next id: -EBADMSG not JSON,
+ * -EINVAL not a run file (err names the field), -EROFS the state
+ * directory is unusable, other -errno: storage. */
+int runs_import(struct runs *rs, const char *text, size_t len, const struct run **ret, char *err, size_t errlen);
+
 /* The run with this id, live or finished, or NULL. */
 const struct run *runs_find(const struct runs *rs, unsigned id);
 /* The live run, or NULL. */

@@ -14,6 +14,11 @@ struct api {
         size_t sensors_json_len;        /* bytes */
         bool sensors_json_stale;        /* a tick came since it was serialised */
         struct api_plot_cache *plots;   /* plots of ended runs already drawn (api-plots.c) */
+        struct events *events;          /* GET /api/v1/events (api-events.c) */
+        unsigned events_run_id;         /* the live run the stream last told of, 0 for none */
+        size_t events_phase_index;      /* and its phase then */
+        char *events_alerts;            /* the active alerts last told, NULL for not yet */
+        uint64_t events_failed;         /* events not published: out of memory */
 };
 
 #define API_POINTS_MAX 10000
@@ -51,3 +56,14 @@ bool api_runs_dispatch(struct api *a, struct http_request *r);
 /* Answers and returns true when the path is a plot (.svg). (api-plots.c) */
 bool api_plots_dispatch(struct api *a, struct http_request *r);
 void api_plots_free(struct api *a);
+/* The /api/v1/sensors document of the latest tick, built on first use. */
+const char *api_sensors_json(struct api *a, size_t *ret_len);
+
+/* Answers and returns true for GET /api/v1/events. (api-events.c) */
+bool api_events_dispatch(struct api *a, struct http_request *r);
+/* Publishes what changed since the last call: run and phase events; each
+ * tick also the sample and alert events while anyone listens. */
+void api_events_check_runs(struct api *a);
+void api_events_tick(struct api *a);
+/* Answers and returns true for the dashboard's pages and files. (api-dashboard.c) */
+bool api_dashboard_dispatch(struct api *a, struct http_request *r);

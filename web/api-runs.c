@@ -42,18 +42,9 @@ static bool api_authorized(struct api *a, struct http_request *r) {
         return false;
 }
 
-static void api_runs_post(struct api *a, struct http_request *r) {
-        const struct run *run;
-        char err[600];
-        int e;
-
-        if (!api_authorized(a, r))
-                return;
-        e = runs_start(a->ctx.runs, r->body, r->body_len, &run, err, sizeof err);
+/* What runs_start() and runs_import() say, as HTTP. */
+static void api_runs_reply_error(struct http_request *r, int e, const char *err) {
         switch (e) {
-        case 0:
-                http_reply_json(r, 201, runs_document(a->ctx.runs, run));
-                return;
         case -EBUSY:
                 http_reply_error(r, 409, "run_active", "%s", err);
                 return;
@@ -75,6 +66,59 @@ static void api_runs_post(struct api *a, struct http_request *r) {
         default:
                 http_reply_error(r, 500, "storage", "%s", err);
         }
+}
+
+static void api_runs_post(struct api *a, struct http_request *r) {
+        const struct run *run;
+        char err[600];
+        int e;
+
+        if (!api_authorized(a, r))
+                return;
+        e = runs_start(a->ctx.runs, r->body, r->body_len, &run, err, sizeof err);
+        if (e < 0)
+                api_runs_reply_error(r, e, err);
+        else
+                http_reply_json(r, 201, runs_document(a->ctx.runs, run));
+}
+
+static void api_runs_import(struct api *a, struct http_request *r) {
+        const struct run *run;
+        char err[600];
+        int e;
+
+        if (!api_authorized(a, r))
+                return;
+        e = runs_import(a->ctx.runs, r->body, r->body_len, &run, err, sizeof err);
+        if (e < 0)
+                api_runs_reply_error(r, e, err);
+        else
+                http_reply_json(r, 201, runs_document(a->ctx.runs, run));
+}
+
+static void api_run_export(struct api *a, struct http_request *r, unsigned id) {
+        json_object *doc;
+        char err[300];
+        int e = runs_export(a->ctx.runs, id, &doc, err, sizeof err);
+
+        if (e == -ENOENT)
+                http_reply_error(r, 404, "not_found", "%s", err);
+        else if (e == -EBUSY)
+                http_reply_error(r, 409, "run_active", "%s", err);
+        else if (e == -EFBIG)
+                http_reply_error(r, 413, "too_large", "%s", err);
+        else if (e < 0)
+                http_reply_error(r, 500, "storage", "%s", err);
+        else
+                http_reply_json(r, 200, doc);
+}
+
+size_t api_body_max(void *userdata, struct http_request *r) {
+        struct api *a = userdata;
+
+        if (strcmp(r->url, "/api/v1/runs/import") == 0 && strcmp(r->method, "POST") == 0 && api_trusted(a, r))
+                return API_IMPORT_BODY_MAX;
+        return HTTP_BODY_MAX;
 }
 
 static void api_runs_list(struct api *a, struct http_request *r) {
@@ -103,7 +147,19 @@ static bool api_wants_csv(struct http_request *r) {
         return accept && strstr(accept, "text/csv");
 }
 
+static ssize_t api_samples_json_read(void *userdata, char *buf, size_t max) {
+        ssize_t n = samples_json_read(userdata, buf, max);
+
+        return n < 0 ? HTTP_STREAM_ERROR : n == 0 ? HTTP_STREAM_END : n;
+}
+
+static void api_samples_json_done(void *userdata) {
+        samples_json_free(userdata);
+}
+
 static void api_run_samples(struct api *a, struct http_request *r, unsigned id) {
+        struct http_stream *st_unused;
+        struct samples_json *j;
         struct stat st;
         FILE *f;
         int fd, e;
@@ -126,13 +182,16 @@ static void api_run_samples(struct api *a, struct http_request *r, unsigned id) 
                 return;
         }
         f = fdopen(fd, "re");
-        if (!f) {
-                close(fd);
+        if (!f || samples_json_new(f, &j) < 0) {
+                if (f)
+                        fclose(f);
+                else
+                        close(fd);
                 http_reply_error(r, 500, "internal", "cannot read the samples of run %u", id);
                 return;
         }
-        http_reply_json(r, 200, samples_to_json(f));
-        fclose(f);
+        /* streamed as the client reads: a 24 h run is not built in memory first */
+        http_reply_stream(r, 200, "application/json", api_samples_json_read, api_samples_json_done, j, &st_unused);
 }
 
 static void api_run_stop(struct api *a, struct http_request *r, unsigned id) {
@@ -229,12 +288,18 @@ bool api_runs_dispatch(struct api *a, struct http_request *r) {
                 get ? api_runs_list(a, r) : post ? api_runs_post(a, r) : api_method_not_allowed(r, "GET, POST");
                 return true;
         }
+        if (strcmp(r->url, "/api/v1/runs/import") == 0) {
+                post ? api_runs_import(a, r) : api_method_not_allowed(r, "POST");
+                return true;
+        }
         if (strncmp(r->url, "/api/v1/runs/", 13) != 0 || !parse_run_path(r->url, &id, &tail))
                 return false;
         if (strcmp(tail, "") == 0)
                 get ? api_run_get(a, r, id) : del ? api_run_delete(a, r, id) : api_method_not_allowed(r, "GET, DELETE");
         else if (strcmp(tail, "/samples") == 0)
                 get ? api_run_samples(a, r, id) : api_method_not_allowed(r, "GET");
+        else if (strcmp(tail, "/export") == 0)
+                get ? api_run_export(a, r, id) : api_method_not_allowed(r, "GET");
         else if (strcmp(tail, "/stop") == 0)
                 post ? api_run_stop(a, r, id) : api_method_not_allowed(r, "POST");
         else

@@ -15,6 +15,7 @@
 #include "build-config.h"
 #include "config.h"
 #include "duration.h"
+#include "events.h"
 #include "history.h"
 #include "json-sensors.h"
 #include "json-util.h"
@@ -125,6 +126,20 @@ static json_object *api_status_run(const struct runs *rs) {
         return o;
 }
 
+static json_object *api_status_events(const struct api *a) {
+        struct events_stats st;
+        json_object *o = json_object_new_object();
+
+        events_stats(a->events, &st);
+        json_object_object_add(o, "clients", json_object_new_int64(st.clients));
+        json_object_object_add(o, "clients_max", json_object_new_int64(a->ctx.cfg->event_clients));
+        json_object_object_add(o, "last_id", json_object_new_int64((int64_t) st.last_id));
+        json_object_object_add(o, "dropped", json_object_new_int64((int64_t) st.dropped));
+        json_object_object_add(o, "refused", json_object_new_int64((int64_t) st.refused));
+        json_object_object_add(o, "not_published", json_object_new_int64((int64_t) a->events_failed));
+        return o;
+}
+
 static void api_get_status(struct api *a, struct http_request *r) {
         json_object *root = json_object_new_object();
         int64_t now = util_now_ms();
@@ -144,12 +159,13 @@ static void api_get_status(struct api *a, struct http_request *r) {
         json_object_object_add(root, "storage", api_status_storage(a, api_trusted(a, r)));
         json_object_object_add(root, "history", api_status_history(a->ctx.hist));
         api_status_simulator(a, root, api_trusted(a, r));
+        json_object_object_add(root, "events", api_status_events(a));
         http_reply_json(r, 200, root);
 }
 
 /* Building the document costs far more than the reads, so it is built once
  * per tick, on the first request: a daemon nobody asks pays nothing for it. */
-static const char *api_sensors_json(struct api *a, size_t *ret_len) {
+const char *api_sensors_json(struct api *a, size_t *ret_len) {
         json_object *doc;
         size_t len;
         const char *text;
@@ -482,7 +498,12 @@ void api_method_not_allowed(struct http_request *r, const char *allowed) {
 void api_dispatch(void *userdata, struct http_request *r) {
         struct api *a = userdata;
 
-        if (api_runs_dispatch(a, r) || api_plots_dispatch(a, r))
+        if (api_runs_dispatch(a, r)) {
+                /* a run started or stopped is told at once, not a tick later */
+                api_events_check_runs(a);
+                return;
+        }
+        if (api_plots_dispatch(a, r) || api_events_dispatch(a, r) || api_dashboard_dispatch(a, r))
                 return;
         for (size_t i = 0; i < ELEMENTSOF(api_routes); i++) {
                 if (strcmp(r->url, api_routes[i].path) != 0)
@@ -499,10 +520,16 @@ void api_dispatch(void *userdata, struct http_request *r) {
 
 int api_new(const struct api_context *ctx, struct api **ret) {
         struct api *a = calloc(1, sizeof *a);
+        int r;
 
         if (!a)
                 return -ENOMEM;
         a->ctx = *ctx;
+        r = events_new(ctx->event, &a->events);
+        if (r < 0) {
+                free(a);
+                return r;
+        }
         *ret = a;
         return 0;
 }
@@ -512,6 +539,8 @@ void api_free(struct api *a) {
                 return;
         free(a->sensors_json);
         api_plots_free(a);
+        events_free(a->events);
+        free(a->events_alerts);
         free(a);
 }
 
@@ -522,6 +551,7 @@ void api_on_sample(void *userdata, const struct snapshot *snap) {
         a->ticks = snap->tick;
         a->tick_ns = snap->tick_ns;
         a->sensors_json_stale = true;
+        api_events_tick(a);
 }
 
 void api_on_sensors(void *userdata, const struct sensors *s) {

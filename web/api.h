@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <systemd/sd-event.h>
+
 #include "http.h"
 #include "snapshot.h"
 
@@ -26,6 +28,7 @@ struct api_daemon_status {
 /* What the API reads: owned by the daemon, valid while the API lives. The
  * config and token are replaced in place at a reload. */
 struct api_context {
+        sd_event *event;
         const struct config *cfg;
         const char *token;              /* bearer token for requests that change state, "" for none */
         struct runs *runs;
@@ -44,6 +47,10 @@ void api_free(struct api *a);
 
 /* An http_dispatch_t; userdata is the struct api. */
 void api_dispatch(void *userdata, struct http_request *r);
+/* An http_body_max_t: POST /api/v1/runs/import takes a run file (up to
+ * API_IMPORT_BODY_MAX) from a client that may change state. */
+#define API_IMPORT_BODY_MAX (32 * 1024 * 1024)
+size_t api_body_max(void *userdata, struct http_request *r);
 
 /* Tick consumer: a new snapshot (the sensors document is rebuilt on its
  * first request after it), and new sensors after a (re)probe. */

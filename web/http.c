@@ -41,6 +41,21 @@ struct http_server {
         void *userdata;
         struct http_conn *conns;        /* every open connection */
         unsigned n_conns;
+        struct http_stream *streams;    /* every streamed answer still going */
+        bool wake_pending;              /* a stream was resumed: MHD must run soon */
+        http_body_max_t body_max;       /* NULL: HTTP_BODY_MAX for every request */
+};
+
+struct http_stream {
+        struct http_stream *prev, *next;
+        struct http_server *server;
+        struct MHD_Connection *conn;
+        int fd;                         /* the connection's socket, -1 when not known */
+        http_stream_read_t read;
+        http_stream_done_t done;
+        void *userdata;
+        bool asleep;                    /* suspended until http_stream_wake() */
+        bool closing;                   /* the server stops: end at the next read */
 };
 
 /* Binds even to an address that is not configured yet (IP_FREEBIND): a board
@@ -229,6 +244,8 @@ static void http_schedule(struct http_server *s) {
 
         if (MHD_get_timeout(s->mhd, &timeout_ms) == MHD_YES)
                 next = util_monotonic_us() + (uint64_t) timeout_ms * 1000u;
+        if (s->wake_pending)
+                next = util_monotonic_us();
         for (struct http_conn *c = s->conns; c; c = c->next)
                 if (c->deadline_us && c->deadline_us < next)
                         next = c->deadline_us;
@@ -254,6 +271,7 @@ static void http_run(struct http_server *s) {
          * closing connections freed slots. Nothing would wake us for that run
          * and new clients would wait for ever: so run again while a run
          * closed connections (a few times at most). */
+        s->wake_pending = false;
         for (int i = 0; i < 4; i++) {
                 before = http_connections(s);
                 MHD_run(s->mhd);
@@ -295,7 +313,7 @@ static enum MHD_Result http_collect_framing(void *cls, enum MHD_ValueKind kind, 
         return MHD_YES;
 }
 
-const char *http_check_framing(const char *const *values, size_t n, bool te, unsigned *status) {
+const char *http_check_framing(const char *const *values, size_t n, bool te, size_t max, unsigned *status) {
         *status = 400;
         if (n > 0 && te)
                 return "both Content-Length and Transfer-Encoding: the body length is ambiguous";
@@ -306,9 +324,9 @@ const char *http_check_framing(const char *const *values, size_t n, bool te, uns
                 const char *v = values[0] + strspn(values[0], "0");
                 size_t digits = strspn(v, "0123456789");
                 /* MHD refuses what is not a number itself; a length is too
-                 * large as soon as it has more digits than HTTP_BODY_MAX. */
+                 * large as soon as it has more digits than any limit. */
                 if (v[digits] == '\0' &&
-                    (digits > 7 || strtoul(v, NULL, 10) > HTTP_BODY_MAX)) {
+                    (digits > 10 || strtoull(v, NULL, 10) > max)) {
                         *status = 413;
                         return NULL;
                 }
@@ -327,7 +345,7 @@ static bool http_answer_early(struct http_server *s, struct http_request *r) {
         unsigned status;
 
         MHD_get_connection_values(r->conn, MHD_HEADER_KIND, http_collect_framing, &f);
-        msg = http_check_framing(f.values, f.n, f.te, &status);
+        msg = http_check_framing(f.values, f.n, f.te, r->body_max, &status);
         if (status == 0 && f.expect && !f.te && (f.n == 0 || f.values[0][strspn(f.values[0], "0")] == '\0')) {
                 /* "Expect: 100-continue" without a body (or with an empty
                  * one): MHD 0.9.75 sends 100 Continue and, when more bytes
@@ -342,7 +360,7 @@ static bool http_answer_early(struct http_server *s, struct http_request *r) {
                 return false;
         r->close = true;
         if (status == 413)
-                http_reply_error(r, 413, "body_too_large", "request body is larger than %d bytes", HTTP_BODY_MAX);
+                http_reply_error(r, 413, "body_too_large", "request body is larger than %zu bytes", r->body_max);
         else
                 http_reply_error(r, 400, "bad_request", "%s", msg);
         return true;
@@ -352,7 +370,7 @@ static bool http_answer_early(struct http_server *s, struct http_request *r) {
  * (a chunked one, whose size is not known in advance), then the 413 goes
  * out with Connection: close; beyond that the connection is closed. */
 static enum MHD_Result http_take_body(struct http_request *r, const char *data, size_t n) {
-        if (!r->body_too_large && r->body_len + n > HTTP_BODY_MAX) {
+        if (!r->body_too_large && r->body_len + n > r->body_max) {
                 r->body_too_large = true;
                 free(r->body);
                 r->body = NULL;
@@ -386,9 +404,11 @@ static enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn, c
                 if (!r)
                         return MHD_NO;
                 r->conn = conn;
+                r->server = s;
                 r->method = method;
                 r->url = url;
                 r->from_loopback = http_is_loopback(conn);
+                r->body_max = s->body_max ? s->body_max(s->userdata, r) : HTTP_BODY_MAX;
                 *req_cls = r;
                 http_answer_early(s, r);
                 return MHD_YES;
@@ -402,7 +422,7 @@ static enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn, c
                 return MHD_YES;
         if (r->body_too_large) {
                 r->close = true;
-                http_reply_error(r, 413, "body_too_large", "request body is larger than %d bytes", HTTP_BODY_MAX);
+                http_reply_error(r, 413, "body_too_large", "request body is larger than %zu bytes", r->body_max);
         } else
                 s->dispatch(s->userdata, r);
         if (!r->replied)
@@ -451,7 +471,7 @@ int http_new(sd_event *event, int listen_fd, http_dispatch_t dispatch, void *use
         s->dispatch = dispatch;
         s->userdata = userdata;
         /* External epoll mode: no thread of MHD's own, the sd-event loop drives it. */
-        s->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_TURBO, 0, http_on_accept, s,
+        s->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_TURBO | MHD_ALLOW_SUSPEND_RESUME, 0, http_on_accept, s,
                                   http_on_request, s,
                                   MHD_OPTION_LISTEN_SOCKET, (MHD_socket) listen_fd,
                                   MHD_OPTION_CONNECTION_LIMIT, (unsigned) HTTP_CONNECTIONS_MAX,
@@ -468,7 +488,10 @@ int http_new(sd_event *event, int listen_fd, http_dispatch_t dispatch, void *use
         info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD);
         r = info ? sd_event_add_io(event, &s->io_source, info->epoll_fd, EPOLLIN, http_on_io, s) : -EIO;
         if (r >= 0)
-                r = sd_event_add_time(event, &s->timer_source, CLOCK_MONOTONIC, UINT64_MAX, 0,
+                /* accuracy 1 us, not sd-event's default of 250 ms: MHD asks
+                 * for "at once" (timeout 0) to go on writing a large answer
+                 * the socket has room for, and would get a piece per 250 ms */
+                r = sd_event_add_time(event, &s->timer_source, CLOCK_MONOTONIC, UINT64_MAX, 1,
                                       http_on_timer, s);
         if (r < 0) {
                 http_free(s);
@@ -479,9 +502,22 @@ int http_new(sd_event *event, int listen_fd, http_dispatch_t dispatch, void *use
         return 0;
 }
 
+void http_set_body_max(struct http_server *s, http_body_max_t body_max) {
+        s->body_max = body_max;
+}
+
 void http_free(struct http_server *s) {
         if (!s)
                 return;
+        /* MHD must not stop with suspended connections: wake every stream
+         * so that its next read ends it, and let MHD see that once. */
+        if (s->mhd && s->streams) {
+                for (struct http_stream *st = s->streams; st; st = st->next) {
+                        st->closing = true;
+                        http_stream_wake(st);
+                }
+                MHD_run(s->mhd);
+        }
         sd_event_source_disable_unref(s->io_source);
         sd_event_source_disable_unref(s->timer_source);
         if (s->mhd)
@@ -578,5 +614,101 @@ int http_reply_fd(struct http_request *r, unsigned status, const char *content_t
                 close(fd);
                 return -ENOMEM;
         }
+        return http_queue(r, status, content_type, resp);
+}
+
+static ssize_t http_stream_on_read(void *cls, uint64_t pos, char *buf, size_t max) {
+        struct http_stream *st = cls;
+        ssize_t n;
+
+        if (st->closing)
+                return MHD_CONTENT_READER_END_WITH_ERROR;
+        n = st->read(st->userdata, buf, max);
+        if (n == HTTP_STREAM_END)
+                return MHD_CONTENT_READER_END_OF_STREAM;
+        if (n < 0)
+                return MHD_CONTENT_READER_END_WITH_ERROR;
+        if (n == 0) {
+                /* Returning 0 alone would have MHD ask again at once, a busy
+                 * loop: the connection sleeps until there is more. */
+                MHD_suspend_connection(st->conn);
+                st->asleep = true;
+        }
+        return n;
+}
+
+static void http_stream_on_free(void *cls) {
+        struct http_stream *st = cls;
+        struct http_server *s = st->server;
+
+        if (st->prev)
+                st->prev->next = st->next;
+        else
+                s->streams = st->next;
+        if (st->next)
+                st->next->prev = st->prev;
+        st->done(st->userdata);
+        free(st);
+}
+
+int http_reply_stream(struct http_request *r, unsigned status, const char *content_type, http_stream_read_t read,
+                      http_stream_done_t done, void *userdata, struct http_stream **ret) {
+        struct http_stream *st = calloc(1, sizeof *st);
+        struct MHD_Response *resp = NULL;
+
+        if (st)
+                resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, http_stream_on_read, st,
+                                                         http_stream_on_free);
+        if (!resp) {
+                free(st);
+                done(userdata);
+                return -ENOMEM;
+        }
+        struct http_conn *c = http_conn_of(r->conn);
+        *st = (struct http_stream) { .server = r->server, .conn = r->conn, .fd = c ? c->fd : -1,
+                                     .read = read, .done = done, .userdata = userdata };
+        /* What a reader does not take stays in a small kernel buffer, so a
+         * stalled one is noticed (and closed) after seconds, not megabytes. */
+        if (st->fd >= 0)
+                (void) setsockopt(st->fd, SOL_SOCKET, SO_SNDBUF, &(int) { HTTP_STREAM_SNDBUF }, sizeof(int));
+        st->next = st->server->streams;
+        if (st->next)
+                st->next->prev = st;
+        st->server->streams = st;
+        /* Proxies (nginx) hold back a response they may buffer. */
+        MHD_add_response_header(resp, "X-Accel-Buffering", "no");
+        *ret = st;
+        return http_queue(r, status, content_type, resp);
+}
+
+void http_stream_wake(struct http_stream *st) {
+        if (!st->asleep)
+                return;
+        st->asleep = false;
+        MHD_resume_connection(st->conn);
+        /* MHD picks resumed connections up at its next run, and nothing
+         * else may come to start one soon. */
+        st->server->wake_pending = true;
+        http_schedule(st->server);
+}
+
+void http_stream_close(struct http_stream *st) {
+        st->closing = true;
+        /* A client that reads nothing never lets MHD write, so never
+         * reaches the read that would end it: MHD sees the shut-down
+         * socket at its next run. */
+        if (st->fd >= 0)
+                shutdown(st->fd, SHUT_RDWR);
+        http_stream_wake(st);
+}
+
+int http_reply_static(struct http_request *r, unsigned status, const char *content_type,
+                      const void *body, size_t len, const char *const *headers) {
+        struct MHD_Response *resp = MHD_create_response_from_buffer(len, (void *) body, MHD_RESPMEM_PERSISTENT);
+
+        if (!resp)
+                return -ENOMEM;
+        for (size_t i = 0; headers && headers[i] && headers[i + 1]; i += 2)
+                MHD_add_response_header(resp, headers[i], headers[i + 1]);
         return http_queue(r, status, content_type, resp);
 }

@@ -5,9 +5,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <systemd/sd-event.h>
 
-#define HTTP_BODY_MAX (64 * 1024)       /* bytes; larger bodies get 413 */
+#define HTTP_BODY_MAX (64 * 1024)       /* bytes; larger bodies get 413, unless http_set_body_max() says more */
 #define HTTP_BODY_DISCARD_MAX (256 * 1024) /* bytes of a too large chunked body read before closing */
 #define HTTP_CONNECTIONS_MAX 128
 #define HTTP_CONNECTIONS_PER_ADDRESS 16 /* per remote address; loopback clients are not counted */
@@ -15,13 +16,16 @@
 #define HTTP_HEADERS_MAX (16 * 1024)    /* bytes of memory per connection for the request line and headers */
 #define HTTP_REQUEST_DEADLINE_S 10      /* seconds: from connect (or the previous answer) to a whole request */
 #define HTTP_IDLE_TIMEOUT_S 30          /* seconds without a byte either way, while answering too */
+#define HTTP_STREAM_SNDBUF (32 * 1024)  /* bytes: kernel send buffer of a streamed answer */
 
 struct MHD_Connection;
 
 struct http_request {
         struct MHD_Connection *conn;
+        struct http_server *server;     /* the server it came to */
         const char *method;
         const char *url;                /* path only; the query is read with http_arg() */
+        size_t body_max;                /* bytes of body this request may have */
         char *body;                     /* NUL-terminated, NULL when none */
         size_t body_len;                /* bytes */
         bool body_too_large;
@@ -41,6 +45,12 @@ int http_new(sd_event *event, int listen_fd, http_dispatch_t dispatch, void *use
              struct http_server **ret);
 void http_free(struct http_server *s);
 
+/* The body a request may carry, asked when its headers are in (userdata is
+ * http_new()'s): a route that takes files may take more than HTTP_BODY_MAX,
+ * from a client it trusts. */
+typedef size_t (*http_body_max_t)(void *userdata, struct http_request *r);
+void http_set_body_max(struct http_server *s, http_body_max_t body_max);
+
 /* Bind and listen on "host" (numeric IPv4/IPv6, "" for every address) and port,
  * even when that address is not up yet; returns the fd or -errno. */
 int http_listen(const char *host, uint16_t port);
@@ -58,6 +68,26 @@ int http_reply_json(struct http_request *r, unsigned status, json_object *o);
 int http_reply_error(struct http_request *r, unsigned status, const char *code, const char *format, ...)
         __attribute__((format(printf, 4, 5)));
 
+/* A streamed answer of unknown length (server-sent events, documents too
+ * large to build in memory). read() is asked for more whenever the client
+ * can take it: it returns the bytes it wrote into buf (at most max), 0 when
+ * it has nothing now, HTTP_STREAM_END when the answer is complete, or
+ * HTTP_STREAM_ERROR to cut it (the client sees a truncated answer). After a
+ * 0 the connection sleeps, costing no CPU, until http_stream_wake(); done()
+ * runs once when the connection is gone, or at once when this fails:
+ * userdata is handed over either way. */
+#define HTTP_STREAM_END (-1)
+#define HTTP_STREAM_ERROR (-2)
+struct http_stream;
+typedef ssize_t (*http_stream_read_t)(void *userdata, char *buf, size_t max);
+typedef void (*http_stream_done_t)(void *userdata);
+int http_reply_stream(struct http_request *r, unsigned status, const char *content_type, http_stream_read_t read,
+                      http_stream_done_t done, void *userdata, struct http_stream **ret);
+/* Asks read() again soon; harmless when the stream is not asleep. */
+void http_stream_wake(struct http_stream *st);
+/* Ends the stream now, whatever the client has not read yet. */
+void http_stream_close(struct http_stream *st);
+
 const char *http_arg(struct http_request *r, const char *name);
 const char *http_header(struct http_request *r, const char *name);
 /* The first query parameter not in the NULL-terminated list, or NULL. */
@@ -72,5 +102,11 @@ bool http_admit(unsigned total, unsigned same_address, bool loopback);
 /* Checks the request's framing headers before its body is read: NULL when
  * fine, else the status to answer (400 or 413) and a message. values are
  * the Content-Length values as sent (n of them), te whether a
- * Transfer-Encoding header came too. */
-const char *http_check_framing(const char *const *values, size_t n, bool te, unsigned *status);
+ * Transfer-Encoding header came too, max the body this request may have. */
+const char *http_check_framing(const char *const *values, size_t n, bool te, size_t max, unsigned *status);
+
+/* Like http_reply() for a body that outlives every answer (static data), so
+ * it is not copied; headers are NULL-terminated name, value pairs added to
+ * the answer (NULL for none). */
+int http_reply_static(struct http_request *r, unsigned status, const char *content_type,
+                      const void *body, size_t len, const char *const *headers);

@@ -177,7 +177,7 @@ def test_usage_errors(start_daemon, ctl, tmp_path):
                                (["show", "abc"], 2, "run id"),
                                (["show", "42"], 1, "no run 42"),
                                (["watch", "--count", "0"], 2, "--count"),
-                               (["export", "1", "--format", "xml"], 2, "csv or json"),
+                               (["export", "1", "--format", "xml"], 2, "csv, json or run"),
                                (["compare", "http://127.0.0.1:1/"], 2, "does not end in /ID"),
                                (["--token-file", str(tmp_path / "none"), "status"], 1, "none"),
                                (["run", "--stress", "cpu,colour=red"], 2, 'phases[0]): unknown key "colour"'),
@@ -226,7 +226,8 @@ def test_watch_without_a_run_shows_the_hottest_sensor(start_daemon, ctl):
     hot = st["sensors"]["hottest"]
     r = ctl(d, "watch", "--count", "2")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.splitlines() == [f"no run  hottest {hot['id']} {hot['celsius']:.1f} °C"] * 2
+    # then a sparkline: one reading so far, drawn at mid height, no throttling mark
+    assert r.stdout.splitlines() == [f"no run  hottest {hot['id']} {hot['celsius']:.1f} °C ▅"] * 2
 
 
 def test_run_show_export_stop_delete(start_daemon, ctl):
@@ -236,6 +237,13 @@ def test_run_show_export_stop_delete(start_daemon, ctl):
     assert lines[0] == "run 1 started" and lines[-1].startswith("run 1 finished after ")
     live = [line for line in lines if line.startswith("run 1 stress 2/3 ")]
     assert live and "ops/s" in " ".join(live) and "hottest 48." in live[0]
+    # the fixture's CPU runs below its allowed maximum: throttled under load, marked
+    # in the line and in the sparkline ("!" when not on a terminal); idle is not marked
+    assert all(" MHz throttled " in line for line in live), live
+    spark = live[-1].split(" °C ")[1].split()[0]
+    assert spark.endswith("!"), live[-1]
+    idle = [line for line in lines if line.startswith("run 1 idle 1/3 ")]
+    assert idle and not any("throttled" in line or "!" in line for line in idle), idle
 
     r = ctl(d, "runs")
     assert r.returncode == 0, r.stderr
@@ -343,8 +351,11 @@ def test_compare_across_daemons(start_daemon, ctl):
     header = r.stdout.splitlines()[0]
     assert f"case A ({adoc['board']['hostname']}, #1)" in header
     assert f"case B ({bdoc['board']['hostname']}, #1)" in header
+    assert header.rstrip().endswith("Δ vs 1st")
     baseline = row_starting(r.stdout, "baseline", "°C")
-    assert baseline[2:] == [f"{adoc['metrics']['baseline_c']:.1f}", f"{bdoc['metrics']['baseline_c']:.1f}"]
+    ab, bb = adoc['metrics']['baseline_c'], bdoc['metrics']['baseline_c']
+    # each other run's value, then its difference from the first run's
+    assert baseline[2:] == [f"{ab:.1f}", f"{bb:.1f}", f"{bb - ab:+.1f}"]
     assert_no_trailing_spaces(r.stdout)
     r = ctl(a, "--json", "compare", "1", f"{b.url}/1")
     assert json.loads(r.stdout) == [adoc, bdoc]

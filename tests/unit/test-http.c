@@ -29,28 +29,35 @@ static void test_framing(void **state) {
         const char *edge[] = { "65536" }, *over[] = { "65537" }, *zeros[] = { "000000000012" };
         unsigned status;
 
-        assert_null(http_check_framing(NULL, 0, false, &status));
+        assert_null(http_check_framing(NULL, 0, false, HTTP_BODY_MAX, &status));
         assert_int_equal(status, 0);
-        assert_null(http_check_framing(NULL, 0, true, &status));
+        assert_null(http_check_framing(NULL, 0, true, HTTP_BODY_MAX, &status));
         assert_int_equal(status, 0);
-        assert_null(http_check_framing(one, 1, false, &status));
+        assert_null(http_check_framing(one, 1, false, HTTP_BODY_MAX, &status));
         assert_int_equal(status, 0);
-        assert_null(http_check_framing(same, 2, false, &status));
+        assert_null(http_check_framing(same, 2, false, HTTP_BODY_MAX, &status));
         assert_int_equal(status, 0);
-        assert_non_null(http_check_framing(diff, 2, false, &status));
+        assert_non_null(http_check_framing(diff, 2, false, HTTP_BODY_MAX, &status));
         assert_int_equal(status, 400);
-        assert_non_null(http_check_framing(one, 1, true, &status));
+        assert_non_null(http_check_framing(one, 1, true, HTTP_BODY_MAX, &status));
         assert_int_equal(status, 400);
-        http_check_framing(big, 1, false, &status);
+        http_check_framing(big, 1, false, HTTP_BODY_MAX, &status);
         assert_int_equal(status, 413);
-        http_check_framing(huge, 1, false, &status);
+        http_check_framing(huge, 1, false, HTTP_BODY_MAX, &status);
         assert_int_equal(status, 413);
-        http_check_framing(edge, 1, false, &status);
+        http_check_framing(edge, 1, false, HTTP_BODY_MAX, &status);
         assert_int_equal(status, 0);
-        http_check_framing(over, 1, false, &status);
+        http_check_framing(over, 1, false, HTTP_BODY_MAX, &status);
         assert_int_equal(status, 413);
-        http_check_framing(zeros, 1, false, &status);
+        http_check_framing(zeros, 1, false, HTTP_BODY_MAX, &status);
         assert_int_equal(status, 0);
+        /* a route that takes more: its own limit, to the byte */
+        http_check_framing(big, 1, false, 2000000, &status);
+        assert_int_equal(status, 0);
+        http_check_framing(big, 1, false, 1999999, &status);
+        assert_int_equal(status, 413);
+        http_check_framing(huge, 1, false, SIZE_MAX, &status);
+        assert_int_equal(status, 413);
 }
 
 int main(void) {

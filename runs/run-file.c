@@ -1,0 +1,254 @@
+/* run-file.c — a finished run as one self-describing file: exported by one daemon, imported by another.
+ *
+ * The file is the run's own two files in one JSON object: "run" is run.json
+ * as GET /api/v1/runs/{id} shows it, and "samples_csv" is samples.csv
+ * verbatim. An import is checked as hostile input (the same parsers that
+ * read the daemon's own files after a crash), gets a new id, and its
+ * metrics are computed again here from its samples: two boards' runs
+ * compared on one daemon are analysed by the same code. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "atomic-file.h"
+#include "build-config.h"
+#include "run.h"
+#include "samples-csv.h"
+#include "util.h"
+
+#define RUN_FILE_FORMAT "heatcurve-run"
+#define RUN_FILE_VERSION 1
+
+int run_file_export(const struct run *r, const char *dir, json_object **ret, char *err, size_t errlen) {
+        char path[PATH_MAX];
+        struct stat st;
+        char *csv;
+        ssize_t n;
+        int fd, e;
+
+        if (r->state == RUN_RUNNING)
+                return util_errorf(err, errlen, -EBUSY, "run %u is running; export it when it has ended", r->id);
+        snprintf(path, sizeof path, "%s/samples.csv", dir);
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        if (fd < 0 || fstat(fd, &st) < 0) {
+                e = -errno;
+                if (fd >= 0)
+                        close(fd);
+                return util_errorf(err, errlen, e, "run %u: cannot read its samples: %s", r->id, strerror(-e));
+        }
+        if (!S_ISREG(st.st_mode) || st.st_size > RUN_FILE_SAMPLES_MAX) {
+                close(fd);
+                return util_errorf(err, errlen, -EFBIG, "run %u: samples.csv is %s", r->id,
+                                   S_ISREG(st.st_mode) ? "larger than an export takes" : "not a regular file");
+        }
+        csv = malloc((size_t) st.st_size + 1);
+        n = csv ? read(fd, csv, (size_t) st.st_size) : -1;
+        e = n < 0 ? -errno : 0;
+        close(fd);
+        if (e < 0 || !csv) {
+                free(csv);
+                return util_errorf(err, errlen, e < 0 ? e : -ENOMEM, "run %u: cannot read its samples: %s", r->id,
+                                   strerror(e < 0 ? -e : ENOMEM));
+        }
+        /* what a crash left half written is not part of the run */
+        FILE *f = fmemopen(csv, (size_t) n, "r");
+        int64_t whole = f ? samples_complete_length(f) : -ENOMEM;
+        if (f)
+                fclose(f);
+        if (whole < 0) {
+                free(csv);
+                return util_errorf(err, errlen, (int) whole, "run %u: cannot read its samples", r->id);
+        }
+
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "format", json_object_new_string(RUN_FILE_FORMAT));
+        json_object_object_add(o, "format_version", json_object_new_int(RUN_FILE_VERSION));
+        json_object_object_add(o, "exported_ms", json_object_new_int64(util_now_ms()));
+        json_object_object_add(o, "exported_by", json_object_new_string("heatcurved " HEATCURVE_VERSION));
+        json_object_object_add(o, "run", run_to_json(r, false));
+        json_object_object_add(o, "samples_csv", json_object_new_string_len(csv, (int) whole));
+        free(csv);
+        *ret = o;
+        return 0;
+}
+
+struct import_reader {
+        struct run_series s;
+        char unit[16];
+        size_t line;                    /* 1 for the header */
+        char *err;
+        size_t errlen;
+};
+
+/* The fixed columns this daemon reads back, by name and in order. */
+static int import_header(char *line, char *err, size_t errlen) {
+        char *save = NULL, *name = strtok_r(line, ",", &save);
+
+        for (int c = 0; c <= SAMPLES_WORK_UNIT; c++, name = strtok_r(NULL, ",", &save))
+                if (!name || strcmp(name, samples_column_name((enum samples_column) c)) != 0)
+                        return util_errorf(err, errlen, -EINVAL,
+                                           "samples_csv: the header's column %d is \"%s\", not \"%s\"", c + 1,
+                                           name ? name : "", samples_column_name((enum samples_column) c));
+        return 0;
+}
+
+static int import_row(void *userdata, char *line, bool header) {
+        struct import_reader *rd = userdata;
+        struct samples_row row;
+        enum analysis_phase phase;
+        int kind;
+
+        rd->line++;
+        if (header)
+                return import_header(line, rd->err, rd->errlen);
+        if (samples_parse_row(line, &row) < 0)
+                return util_errorf(rd->err, rd->errlen, -EINVAL, "samples_csv: line %zu has too few fields", rd->line);
+        kind = run_phase_kind_from_string(row.phase);
+        if (kind < 0)
+                return util_errorf(rd->err, rd->errlen, -EINVAL, "samples_csv: line %zu: unknown phase", rd->line);
+        phase = (enum analysis_phase) kind;
+        if (!isfinite(row.elapsed_s) || row.elapsed_s < 0 ||
+            (rd->s.n && row.elapsed_s < rd->s.t_s[rd->s.n - 1]))
+                return util_errorf(rd->err, rd->errlen, -EINVAL,
+                                   "samples_csv: line %zu: elapsed_s is not a time after the line before", rd->line);
+        struct run_sample x = {
+                row.elapsed_s, row.temp_c, row.freq_hz, row.max_allowed_hz, row.work_rate, row.load, NAN,
+                row.cooling_active, phase,
+        };
+        if (run_series_append(&rd->s, &x) < 0)
+                return -ENOMEM;
+        if (*row.work_unit)
+                snprintf(rd->unit, sizeof rd->unit, "%s", row.work_unit);
+        return 0;
+}
+
+/* Every line of csv complete and read back; the series into rd. */
+static int import_samples(const char *csv, size_t len, struct import_reader *rd) {
+        FILE *f;
+        int e;
+
+        if (memchr(csv, '\0', len))
+                return util_errorf(rd->err, rd->errlen, -EINVAL, "samples_csv: holds a NUL byte");
+        if (len == 0 || csv[len - 1] != '\n')
+                return util_errorf(rd->err, rd->errlen, -EINVAL, "samples_csv: does not end with a whole line");
+        f = fmemopen((void *) csv, len, "r");
+        if (!f)
+                return -ENOMEM;
+        e = samples_read(f, import_row, rd);
+        fclose(f);
+        if (e < 0)
+                return e == -ENOMEM ? util_errorf(rd->err, rd->errlen, e, "out of memory") : e;
+        if (rd->s.n < 2)
+                return util_errorf(rd->err, rd->errlen, -EINVAL, "samples_csv: fewer than two samples");
+        return 0;
+}
+
+/* The document's framing: format, version, run, samples. */
+static int import_check(json_object *doc, json_object **run, const char **csv, size_t *len, char *err,
+                        size_t errlen) {
+        json_object *format, *version, *samples;
+
+        if (!json_object_is_type(doc, json_type_object))
+                return util_errorf(err, errlen, -EINVAL, "body: not a JSON object");
+        if (!json_object_object_get_ex(doc, "format", &format) ||
+            !json_object_is_type(format, json_type_string) ||
+            strcmp(json_object_get_string(format), RUN_FILE_FORMAT) != 0)
+                return util_errorf(err, errlen, -EINVAL, "format: not \"%s\" (a file of heatcurvectl export "
+                                   "--format run)", RUN_FILE_FORMAT);
+        if (!json_object_object_get_ex(doc, "format_version", &version) ||
+            !json_object_is_type(version, json_type_int))
+                return util_errorf(err, errlen, -EINVAL, "format_version: missing or not a number");
+        if (json_object_get_int64(version) != RUN_FILE_VERSION)
+                return util_errorf(err, errlen, -EINVAL, "format_version: %lld, this daemon reads %d",
+                                   (long long) json_object_get_int64(version), RUN_FILE_VERSION);
+        if (!json_object_object_get_ex(doc, "run", run) || !json_object_is_type(*run, json_type_object))
+                return util_errorf(err, errlen, -EINVAL, "run: missing or not an object");
+        if (!json_object_object_get_ex(doc, "samples_csv", &samples) ||
+            !json_object_is_type(samples, json_type_string))
+                return util_errorf(err, errlen, -EINVAL, "samples_csv: missing or not a string");
+        *csv = json_object_get_string(samples);
+        *len = (size_t) json_object_get_string_len(samples);
+        return 0;
+}
+
+/* Creates dir (never one that exists) with samples.csv and run.json; on
+ * failure nothing of it stays. */
+static int import_write(struct run *r, const char *dir, const char *csv, size_t len, char *err, size_t errlen) {
+        char path[PATH_MAX], *slash;
+        int e;
+
+        snprintf(path, sizeof path, "%s", dir);
+        slash = strrchr(path, '/');
+        if (slash)
+                *slash = '\0';
+        e = util_mkdir_p(path, 0755);
+        if (e >= 0 && mkdir(dir, 0755) < 0)
+                e = -errno;
+        if (e < 0)
+                return util_errorf(err, errlen, e, "cannot create %s: %s", dir, strerror(-e));
+        snprintf(path, sizeof path, "%s/samples.csv", dir);
+        e = atomic_file_replace(path, csv, len, 0644);
+        if (e >= 0)
+                e = run_store_write(r, dir);
+        if (e < 0) {
+                util_errorf(err, errlen, e, "cannot write run %u: %s", r->id, strerror(-e));
+                (void) unlink(path);
+                (void) rmdir(dir);
+        }
+        return e;
+}
+
+int run_file_import(json_object *doc, const char *state_dir, unsigned id, struct run **ret, char *err,
+                    size_t errlen) {
+        struct import_reader rd = { .err = err, .errlen = errlen };
+        char dir[PATH_MAX], inner[256];
+        json_object *jrun = NULL;
+        const char *csv = NULL;
+        struct run *r;
+        size_t len = 0;
+        int e;
+
+        e = import_check(doc, &jrun, &csv, &len, err, errlen);
+        if (e < 0)
+                return e;
+        e = run_from_json(jrun, &r, inner, sizeof inner);
+        if (e < 0)
+                return e == -EINVAL ? util_errorf(err, errlen, e, "run.%s", inner) : e;
+        if (r->state == RUN_RUNNING) {
+                run_free(r);
+                return util_errorf(err, errlen, -EINVAL, "run.state: \"running\": only an ended run can be imported");
+        }
+        e = import_samples(csv, len, &rd);
+        if (e < 0)
+                goto out;
+
+        /* a new id here; where it came from is kept with it */
+        r->imported_id = r->id;
+        r->imported_ms = util_now_ms();
+        r->id = id;
+        snprintf(r->work_unit, sizeof r->work_unit, "%s", rd.unit);
+        run_series_metrics(&rd.s, r->ambient_c, &r->metrics);
+        run_quality_phases(r, &rd.s);
+        r->n_samples = rd.s.n;
+        r->recording_ok = true;
+        r->recording_error[0] = '\0';
+        e = run_store_dir(state_dir, id, dir, sizeof dir);
+        if (e < 0)
+                util_errorf(err, errlen, e, "the state directory's path is too long");
+        else
+                e = import_write(r, dir, csv, len, err, errlen);
+out:
+        run_series_free(&rd.s);
+        if (e < 0) {
+                run_free(r);
+                return e;
+        }
+        *ret = r;
+        return 0;
+}

@@ -1,0 +1,464 @@
+"""The dashboard at / through the real heatcurved, in a real headless Chromium driven by Debian's
+chromium-driver and python3-selenium: sensors, the live chart, runs, a run page, compare, the
+start-a-run form with its token prompt, the stop button, server-sent events."""
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from conftest import HEATCURVED, Daemon, start_tree, with_token, write_in_place
+
+PAGE_FILES = ("/", "/dashboard.css", "/dashboard.js")
+PAGE_BUDGET = 40 * 1024         # bytes of the three files together: the board serves them
+ZONE = "sys/class/thermal/thermal_zone0/temp"
+TOKEN = "t0ken-for-tests"       # what conftest.with_token configures
+
+
+def events_endpoint_missing():
+    """Whether this build answers GET /api/v1/events with 404 (a daemon is started to ask)."""
+    if not HEATCURVED or not os.access(HEATCURVED, os.X_OK):
+        return False            # every test here skips anyway, through heatcurved_bin
+    base = tempfile.mkdtemp(prefix="heatcurve-events-probe-")
+    try:
+        d = Daemon(["--simulate"], os.path.join(base, "state"))
+        try:
+            with urllib.request.urlopen(d.url + "/api/v1/events", timeout=5):
+                return False    # a stream: the headers are enough
+        except urllib.error.HTTPError as e:
+            return e.code == 404
+        except OSError:
+            return False        # headers too slow to come: there is something
+        finally:
+            d.stop()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+EVENTS_MISSING = events_endpoint_missing()
+
+
+def fetch(d, path, method="GET"):
+    """(status, headers, body bytes)"""
+    req = urllib.request.Request(d.url + path, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=20) as resp:
+            return resp.status, resp.headers, resp.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read()
+
+
+def short_run(label, stress="1500ms"):
+    return {"label": label, "phases": [
+        {"kind": "idle", "duration": "500ms"},
+        {"kind": "stress", "duration": stress, "load": {"type": "cpu", "workers": 1}},
+        {"kind": "cooldown", "duration": "800ms"}]}
+
+
+def run_state(d, run_id):
+    return d.get(f"/api/v1/runs/{run_id}")[1]["state"]
+
+
+def finished_run(d, label):
+    status, run = d.request("POST", "/api/v1/runs", body=short_run(label))
+    assert status == 201, run
+    d.wait_for(lambda: run_state(d, run["id"]) != "running", timeout=60, what=f"run {run['id']} ends")
+    assert run_state(d, run["id"]) == "finished"
+    return run["id"]
+
+
+class Page:
+    """One Chromium tab, with every console message and request it made since open()."""
+
+    def __init__(self, driver, tmp_path):
+        self.d = driver
+        self.tmp_path = tmp_path
+        self.base = ""
+        self.console, self.requests = [], {}
+
+    def drain(self):
+        self.console += self.d.get_log("browser")
+        for entry in self.d.get_log("performance"):
+            msg = json.loads(entry["message"])["message"]
+            p, method = msg["params"], msg["method"]
+            if method == "Network.requestWillBeSent":
+                req = p["request"]
+                self.requests[p["requestId"]] = {"url": req["url"], "method": req["method"],
+                                                 "status": None, "failed": None}
+            elif method == "Network.responseReceived" and p["requestId"] in self.requests:
+                self.requests[p["requestId"]]["status"] = p["response"]["status"]
+            elif method == "Network.loadingFailed" and p["requestId"] in self.requests:
+                # a request the page itself dropped (an image replaced while
+                # loading, a stream closed by leaving) did not fail
+                if not p.get("canceled"):
+                    self.requests[p["requestId"]]["failed"] = p["errorText"]
+
+    def open(self, base, fragment=""):
+        self.drain()            # what the browser did before is not the page's
+        self.console, self.requests, self.base = [], {}, base
+        self.d.get(base + "/" + fragment)
+
+    def problems(self, allowed=()):
+        """Console errors and failed requests; allowed: (method, path, status or error text) expected."""
+        self.drain()
+        bad = []
+        expected = lambda r: any(r["method"] == m and r["url"].split("?")[0] == self.base + p and
+                                 (r["status"] == s or r["failed"] == s) for m, p, s in allowed)
+        for r in self.requests.values():
+            if r["url"].startswith(("http:", "https:", "ws:", "wss:")) and not r["url"].startswith(self.base + "/"):
+                bad.append(f"request outside the daemon: {r['url']}")       # the page must work offline
+            elif (r["failed"] or (r["status"] or 0) >= 400) and not expected(r):
+                bad.append(f"{r['method']} {r['url']}: {r['failed'] or r['status']}")
+        for e in self.console:
+            if e["level"] != "SEVERE":
+                continue
+            # a failed request shows up in the console too: it was judged above
+            if e.get("source") == "network" and any(expected(r) and r["url"] in e["message"]
+                                                    for r in self.requests.values()):
+                continue
+            bad.append(f"console: {e['message']}")
+        return bad
+
+    def seen(self, method, path_prefix):
+        self.drain()
+        return [r for r in self.requests.values()
+                if r["method"] == method and r["url"].startswith(self.base + path_prefix)]
+
+    def js(self, script, *args):
+        return self.d.execute_script(script, *args)
+
+    def text(self, sel):
+        return self.js("const e = document.querySelector(arguments[0]); return e ? e.textContent : null;", sel)
+
+    def visible(self, sel):
+        return self.js("const e = document.querySelector(arguments[0]); return !!e && e.offsetParent !== null;", sel)
+
+    def el(self, sel):
+        return self.d.find_element("css selector", sel)
+
+    def wait(self, predicate, timeout=15, what="condition"):
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            last = predicate()
+            if last:
+                return last
+            time.sleep(0.1)
+        raise AssertionError(f"timed out after {timeout}s waiting for {what}; last={last!r}; "
+                             f"problems={self.problems()}")
+
+    def plot(self, sel, pattern=""):
+        """The API URL of the plot an <img> shows, once one whose URL matches is loaded; its natural size."""
+        def shown():
+            p = self.js("const i = document.querySelector(arguments[0]);"
+                        "return i && !i.hidden && i.complete && i.naturalWidth > 0 && i.dataset.url ?"
+                        " [i.dataset.url, i.naturalWidth, i.naturalHeight] : null;", sel)
+            return p if p and re.search(pattern, p[0]) else None
+        return self.wait(shown, what=f"plot {sel} shown ({pattern or 'any'})")
+
+    def select(self, sel, value):
+        from selenium.webdriver.support.ui import Select
+        select = Select(self.el(sel))
+        for i, option in enumerate(select.options):        # an option's value is its text when it has none
+            if option.get_property("value") == value:
+                return select.select_by_index(i)
+        raise AssertionError(f"{sel} has no option {value}")
+
+    def type(self, sel, text):
+        e = self.el(sel)
+        e.clear()
+        e.send_keys(text)
+
+    def shot(self, name):
+        path = self.tmp_path / name
+        self.d.save_screenshot(str(path))
+        art = os.environ.get("HEATCURVE_ARTIFACTS")
+        if art:
+            os.makedirs(art, exist_ok=True)
+            shutil.copy(path, os.path.join(art, name))
+        return path
+
+
+@pytest.fixture
+def page(tmp_path, heatcurved_bin):
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        pytest.skip("python3-selenium is not installed (make deps-test installs it)")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver_exe = shutil.which("chromedriver") or "/usr/lib/chromium/chromedriver"
+    if not chromium:
+        pytest.skip("chromium is not installed (Debian package chromium)")
+    if not os.access(driver_exe, os.X_OK):
+        pytest.skip("chromedriver is not installed (Debian package chromium-driver)")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chromium
+    home = tmp_path / "chromium-home"
+    home.mkdir()
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--window-size=1280,1000", "--no-first-run", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--disable-default-apps",
+                "--disable-extensions", "--hide-scrollbars", f"--user-data-dir={home / 'profile'}",
+                # anything but loopback goes to a closed port: the page must not need the network
+                "--proxy-server=http://127.0.0.1:9"):
+        opts.add_argument(arg)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    service = Service(executable_path=driver_exe, env={**os.environ, "HOME": str(home)})
+    driver = webdriver.Chrome(service=service, options=opts)
+    try:
+        driver.set_page_load_timeout(30)
+        driver.set_script_timeout(30)
+        yield Page(driver, tmp_path)
+    finally:
+        driver.quit()
+
+
+def test_page_files_are_served(start_daemon):
+    """No browser needed: types, headers, HEAD, 405, 404, and the size budget."""
+    d = start_daemon("--simulate")
+    total = 0
+    for path, ctype in zip(PAGE_FILES, ("text/html; charset=utf-8", "text/css; charset=utf-8",
+                                        "text/javascript; charset=utf-8")):
+        status, headers, body = fetch(d, path)
+        assert status == 200 and headers["Content-Type"] == ctype, (path, status, headers)
+        assert "default-src 'none'" in headers["Content-Security-Policy"]
+        assert headers["X-Content-Type-Options"] == "nosniff"
+        total += len(body)
+        status, headers, head = fetch(d, path, "HEAD")
+        assert status == 200 and head == b"" and int(headers["Content-Length"]) == len(body), path
+        status, _, err = fetch(d, path, "POST")
+        assert status == 405 and "only GET, HEAD" in json.loads(err)["error"]["message"], (path, err)
+    assert total < PAGE_BUDGET, f"the page is {total} bytes"
+    _, _, html = fetch(d, "/")
+    refs = re.findall(rb'<(?:script|link|img)[^>]* (?:src|href)="([^"]*)"', html)
+    assert sorted(refs) == [b"/dashboard.css", b"/dashboard.js", b"data:,"], refs     # nothing from elsewhere
+    assert fetch(d, "/dashboard.jsx")[0] == 404 and fetch(d, "/index.html")[0] == 404
+
+
+def test_live_view_shows_the_sensors(page, start_daemon, tmp_path):
+    conf = tmp_path / "slow.conf"
+    conf.write_text("[simulate]\ntau = 1h\n")         # a board that hardly moves while the test reads it
+    d = start_daemon("--config", str(conf), "--simulate", "--interval", "200ms")
+    page.open(d.url)
+    sensors = d.get("/api/v1/sensors")[1]
+    for t in sensors["temperatures"]:
+        row = f'#sensors tr[data-id="{t["id"]}"]'
+        cell = page.wait(lambda: page.text(row + " td.temp"), what=f"row of {t['id']}")
+        assert abs(float(cell) - t["celsius"]) <= 1, (cell, t)
+        trips = page.text(row + " td:nth-of-type(2)")
+        assert all(f"{p['type']} {p['celsius']:.0f}" in trips for p in t["trips"]), trips
+        assert page.text(row + " td:nth-of-type(3)") == "ok"
+    assert re.fullmatch(r"\d+\.\d °C thermal_zone0", page.text("#hottest")), page.text("#hottest")
+    for p in sensors["cpufreq"]:
+        assert page.text(f'#cpufreq tr[data-id="{p["id"]}"] td.freq') == str(round(p["cur_hz"] / 1e6))
+    assert re.fullmatch(r"\d+(\.\d)? %", page.text("#load")), page.text("#load")
+    page.wait(lambda: page.text("#alerts") == "none", what="no alert shown")      # from /api/v1/status
+    page.wait(lambda: "Hardkernel ODROID-C2" in page.text("#board"), what="the board named")
+    url, width, _ = page.plot("#chart")
+    assert url.startswith("/api/v1/history.svg?from=-15m&to=now&width=") and f"width={width}&" in url
+    if EVENTS_MISSING:
+        page.wait(lambda: page.text("#live").startswith("live updates unavailable"), what="no live updates said")
+    else:
+        page.wait(lambda: page.text("#live") == "live", what="the pill says live")
+    page.wait(lambda: page.visible("#runs-empty"), what="no runs yet said")
+    assert page.problems(
+        [("GET", "/api/v1/events", 404)] if EVENTS_MISSING else []) == []
+    page.shot("dashboard-live.png")
+
+
+def test_without_live_updates_the_page_still_works(page, start_daemon):
+    """The events stream refused (blocked in the browser): data from the plain GETs, and a word about it."""
+    d = start_daemon("--simulate", "--interval", "200ms")
+    run = finished_run(d, "before the page")
+    page.d.execute_cdp_cmd("Network.enable", {})
+    page.d.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/api/v1/events*"]})
+    page.open(d.url)
+    page.wait(lambda: page.text("#live").startswith("live updates unavailable"), what="the pill says so")
+    page.wait(lambda: re.fullmatch(r"\d+\.\d", page.text('#sensors tr[data-id="thermal_zone0"] td.temp') or ""),
+              what="the temperature from GET /api/v1/sensors")
+    page.wait(lambda: page.text(f'#runs tr[data-id="{run}"] td.state') == "finished", what="the run list")
+    page.plot("#chart")
+    assert page.problems([("GET", "/api/v1/events", "net::ERR_BLOCKED_BY_CLIENT")]) == []
+
+
+def fill_phase(page, n, kind, duration, workers=None):
+    li = f"#phases li:nth-child({n}) "
+    page.select(li + "[name=kind]", kind)
+    page.select(li + "[name=end]", "duration")
+    page.type(li + "[name=duration]", duration)
+    if workers is not None:
+        page.select(li + "[name=type]", "cpu")
+        page.type(li + "[name=workers]", str(workers))
+
+
+def test_run_from_the_form_with_the_token_prompt(page, start_daemon, tmp_path):
+    d = with_token(start_daemon, tmp_path, "--simulate", "--interval", "200ms")
+    page.open(d.url, "#/new")
+    page.type("#run-form [name=label]", "form <run>")
+    page.type("#run-form [name=ambient_c]", "21.5")
+    fill_phase(page, 1, "idle", "2 parsecs")
+    fill_phase(page, 2, "stress", "3s", workers=1)
+    fill_phase(page, 3, "cooldown", "2s")
+    page.el("#run-form button[type=submit]").click()
+
+    # 401: the page asks for the token; a wrong one is refused in words
+    page.wait(lambda: page.visible("#auth"), what="the token prompt")
+    assert "Authorization: Bearer" in page.text("#auth-why")
+    assert page.text("#run-form .error").startswith("Error 401 (unauthorized)")
+    page.type("#auth [name=token]", "wrong")
+    page.el("#auth button[type=submit]").click()
+    page.wait(lambda: page.visible("#auth") and "wrong bearer token" in page.text("#auth-why"),
+              what="the wrong token refused")
+    page.type("#auth [name=token]", TOKEN)
+    page.el("#auth button[type=submit]").click()
+
+    # the daemon's 400 names the field, and the page shows it
+    page.wait(lambda: "phases[0].duration" in (page.text("#run-form .error") or ""), what="the 400 shown")
+    assert page.text("#run-form .error").startswith("Error 400 (bad_request)") and not page.visible("#auth")
+    assert d.get("/api/v1/runs")[1]["runs"] == []
+
+    fill_phase(page, 1, "idle", "2s")
+    page.el("#run-form button[type=submit]").click()     # the token is kept for the tab: no prompt
+    page.wait(lambda: page.js("return location.hash") == "#/runs/1", what="the run page")
+    run = d.get("/api/v1/runs/1")[1]
+    assert run["label"] == "form <run>" and run["ambient_c"] == 21.5
+    assert [(p["kind"], p["duration"]) for p in run["phases"]] == [("idle", "2s"), ("stress", "3s"), ("cooldown", "2s")]
+    assert run["phases"][1]["load"]["workers"] == 1
+    page.wait(lambda: page.text("#run-title") == "Run #1 form <run>", what="the run title")
+    page.plot("#run-plot", r"^/api/v1/runs/1/plot\.svg\?")       # while it runs too
+    d.wait_for(lambda: run_state(d, 1) != "running", timeout=60, what="run 1 ends")
+    assert run_state(d, 1) == "finished"
+    if EVENTS_MISSING:
+        page.el("#refresh").click()
+    page.wait(lambda: page.text("#run-state").startswith("finished"), what="finished on the run page")
+    assert not page.visible("#view-run .stop")
+    assert page.problems([("POST", "/api/v1/runs", 401), ("POST", "/api/v1/runs", 400)]) == []
+
+    # opened afresh, the plot is the ended run's: the same bytes as fetched here
+    page.open(d.url, "#/runs/1")
+    url, width, height = page.plot("#run-plot")
+    assert url.startswith("/api/v1/runs/1/plot.svg?width=") and (width, height) == tuple(
+        int(x) for x in re.search(r"width=(\d+)&height=(\d+)", url).groups())
+    svg = fetch(d, url)[2].decode()
+    assert "form &lt;run&gt;" in svg and "stress" in svg
+    metrics = d.get("/api/v1/runs/1")[1]["metrics"]
+    assert page.text('#run-metrics tr[data-id="peak_c"] td').startswith(f"{metrics['peak_c']:.1f} °C")
+    assert page.text('#run-metrics tr[data-id="ambient_c"] td') == "21.5 °C"
+    rows = page.js("return [...document.querySelectorAll('#run-phases tbody tr')]"
+                   ".map(r => [...r.cells].slice(1, 4).map(c => c.textContent));")
+    assert rows == [["idle", "2s", "—"], ["stress", "3s", "cpu × 1 sqrt"], ["cooldown", "2s", "—"]], rows
+    for sel, ctype in (("#run-csv", "text/csv"), ("#run-json", "application/json")):
+        href = page.el(sel).get_attribute("href")
+        status, headers, body = fetch(d, href[len(d.url):])
+        assert status == 200 and headers["Content-Type"].startswith(ctype) and body, (sel, href)
+    assert page.el("#run-csv").get_attribute("href") == d.url + "/api/v1/runs/1/samples?format=csv"
+    page.shot("dashboard-run.png")
+
+    page.el('nav a[data-view="live"]').click()
+    page.wait(lambda: page.text('#runs tr[data-id="1"] td.state') == "finished", what="the run in the list")
+    assert page.text('#runs tr[data-id="1"] th') == "#1 form <run>"
+    assert page.problems() == []
+
+
+def test_stop_button(page, start_daemon):
+    d = start_daemon("--simulate", "--interval", "200ms")
+    status, run = d.request("POST", "/api/v1/runs", body=short_run("long one", stress="10m"))
+    assert status == 201
+    page.open(d.url)
+    page.wait(lambda: page.visible("#current .stop") and "long one" in page.text("#current"),
+              what="the running run and its stop button")
+    page.el("#current .stop").click()
+    d.wait_for(lambda: run_state(d, run["id"]) != "running", timeout=20, what="the run stops")
+    assert run_state(d, run["id"]) == "aborted"
+    page.wait(lambda: not page.visible("#current"), what="no run running any more")
+    assert page.text(f'#runs tr[data-id="{run["id"]}"] td.state').startswith("aborted")
+    page.open(d.url, f"#/runs/{run['id']}")
+    page.wait(lambda: (page.text("#run-state") or "").startswith("aborted"), what="aborted on its page")
+    assert not page.visible("#view-run .stop")
+    assert page.problems() == []
+
+
+def test_compare_page(page, start_daemon):
+    d = start_daemon("--simulate", "--interval", "200ms")
+    a, b = finished_run(d, "case A"), finished_run(d, "case B")
+    page.open(d.url, "#/compare")
+    page.wait(lambda: page.js("return document.querySelectorAll('#compare-runs input').length") == 2,
+              what="both runs offered")
+    assert page.visible("#compare-hint") and not page.visible("#compare-plot")
+    for run_id in (a, b):
+        page.el(f'#compare-runs input[value="{run_id}"]').click()
+    url, width, _ = page.plot("#compare-plot", r"runs=\d+,\d+")
+    ids = re.match(r"/api/v1/compare\.svg\?runs=([\d,]+)&width=\d+&height=\d+$", url)
+    assert ids and sorted(map(int, ids.group(1).split(","))) == [a, b], url
+    svg = fetch(d, url)[2].decode()
+    assert "case A" in svg and "case B" in svg and "rise °C" not in svg
+    page.el("#rise").click()
+    url = page.plot("#compare-plot", "&y=rise&")[0]
+    assert re.match(r"/api/v1/compare\.svg\?runs=\d+,\d+&y=rise&width=\d+&height=\d+$", url), url
+    svg = fetch(d, url)[2].decode()
+    assert "case A" in svg and "case B" in svg and "rise °C" in svg
+    hash_ = page.js("return location.hash")
+    assert re.fullmatch(r"#/compare\?runs=\d,\d&y=rise", hash_), hash_
+    page.shot("dashboard-compare.png")
+    assert page.problems() == []
+    # the address keeps the choice: opened again, the same plot
+    page.open(d.url, hash_)
+    page.plot("#compare-plot", r"runs=\d+,\d+&y=rise&")
+    assert page.js("return document.querySelectorAll('#compare-runs input:checked').length") == 2
+    assert page.el("#rise").is_selected() and page.problems() == []
+
+
+def test_phone_width_and_dark_mode(page, start_daemon):
+    d = start_daemon("--simulate", "--interval", "200ms")
+    finished_run(d, "a run with a rather long label for a phone")
+    page.d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": True})
+    page.d.execute_cdp_cmd("Emulation.setEmulatedMedia",
+                           {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+    page.open(d.url)
+    page.wait(lambda: page.text('#runs tr[data-id="1"] td.state') == "finished", what="the run list")
+    _, width, _ = page.plot("#chart")
+    assert 320 <= width <= 390, width                   # drawn for the screen, not shrunk
+    # wide tables scroll inside their box: the page itself never needs sideways scrolling
+    assert page.js("return document.documentElement.scrollWidth <= window.innerWidth + 1")
+    bg = page.js("return getComputedStyle(document.body).backgroundColor")
+    rgb = [int(x) for x in re.findall(r"\d+", bg)[:3]]
+    assert sum(rgb) < 3 * 64, bg                        # dark
+    page.shot("dashboard-phone-dark.png")
+    assert page.problems() == []
+
+
+@pytest.mark.skipif(EVENTS_MISSING, reason="GET /api/v1/events answers 404: no server-sent events in this build")
+def test_live_updates_from_server_sent_events(page, start_daemon, fixture_copy, tmp_path):
+    root = fixture_copy("rpi4")
+    conf = tmp_path / "alert.conf"
+    conf.write_text("[alert soc]\nsensor = thermal_zone0\nwarn = 60\ncrit = 80\n")
+    write_in_place(os.path.join(root, ZONE), "45000\n")
+    d = start_tree(start_daemon, root, "--config", str(conf))
+    page.open(d.url)
+    page.wait(lambda: page.text("#live") == "live", what="the stream open")
+    cell = '#sensors tr[data-id="thermal_zone0"] td.temp'
+    page.wait(lambda: page.text(cell) == "45.0", what="45.0 °C shown")
+    assert page.text("#alerts") == "none"
+    first_chart = page.js("return document.querySelector('#chart').src")
+
+    # no reload from here on: only events change the page
+    page.js("window.notReloaded = true")
+    write_in_place(os.path.join(root, ZONE), "61234\n")
+    page.wait(lambda: page.text(cell) == "61.2", what="the new temperature from a sample event")
+    page.wait(lambda: page.text("#alerts").startswith("soc warn"), what="the alert from an alert event")
+    page.wait(lambda: page.js("return document.querySelector('#chart').src") != first_chart,
+              timeout=15, what="the chart drawn again")
+    status, run = d.request("POST", "/api/v1/runs", body=short_run("evented"))
+    assert status == 201
+    row = f'#runs tr[data-id="{run["id"]}"] td.state'
+    page.wait(lambda: (page.text(row) or "").startswith("running"), what="the run from a run event")
+    page.wait(lambda: page.text(row) == "finished", timeout=60, what="the end from a run event")
+    assert page.js("return window.notReloaded === true")
+    assert page.problems() == []

@@ -1,0 +1,664 @@
+// dashboard.js — the dashboard: reads the JSON API, shows the daemon's own SVG plots, follows server-sent events.
+'use strict';
+(() => {
+const $ = (sel, root = document) => root.querySelector(sel);
+const TOKEN_KEY = 'heatcurve-token';
+const PLOT_MIN_MS = 5000;       // a plot is fetched again at most this often while samples arrive
+const RECONNECT_MS = 30000;     // EventSource gives up on an HTTP error; try again after this
+const COMPARE_MAX = 7;          // what compare.svg draws at most
+
+const st = { runs: null, view: '', runId: 0, run: null, compare: new Set(), missed: false };
+
+// --- requests -------------------------------------------------------------
+
+class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+// The daemon's errors are {"error": {"code", "message"}}; anything else
+// (a proxy's HTML page) still becomes a message naming the request.
+async function errorOf(resp, what) {
+  let doc = null;
+  try {
+    doc = JSON.parse(await resp.text());
+  } catch (e) { /* not JSON: the status says enough */ }
+  const err = doc && doc.error;
+  return new ApiError(resp.status, err ? err.code : 'http',
+                      err ? err.message : `${what}: HTTP ${resp.status} ${resp.statusText}`);
+}
+
+async function request(method, path, body) {
+  const headers = {};
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  if (token)
+    headers.Authorization = 'Bearer ' + token;
+  if (body !== undefined)
+    headers['Content-Type'] = 'application/json';
+  let resp;
+  try {
+    resp = await fetch(path, { method, headers, cache: 'no-store',
+                               body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch (e) {
+    throw new ApiError(0, 'network', `${method} ${path}: the daemon does not answer (${e.message})`);
+  }
+  if (!resp.ok)
+    throw await errorOf(resp, `${method} ${path}`);
+  return resp;
+}
+
+const get = async path => (await request('GET', path)).json();
+
+// A request that changes state: on 401/403 it asks for the token and tries
+// again with it, as long as the user gives one.
+async function change(method, path, body, errEl) {
+  for (;;) {
+    try {
+      return await (await request(method, path, body)).json();
+    } catch (e) {
+      if (e.status !== 401 && e.status !== 403)
+        throw e;
+      showError(errEl, e);
+      if (!await askToken(e.message))
+        throw e;
+      showError(errEl, null);
+    }
+  }
+}
+
+let authDone = null;
+
+function askToken(why) {
+  const form = $('#auth');
+  if (authDone)
+    authDone(false);
+  $('#auth-why').textContent = `The daemon refused: ${why}`;
+  form.hidden = false;
+  form.token.value = sessionStorage.getItem(TOKEN_KEY) || '';
+  form.token.focus();
+  return new Promise(resolve => {
+    authDone = ok => {
+      authDone = null;
+      form.hidden = true;
+      resolve(ok);
+    };
+  });
+}
+
+function showError(el, e) {
+  el = el || $('#error');
+  el.hidden = !e;
+  el.textContent = !e ? '' : e.status ? `Error ${e.status} (${e.code}): ${e.message}` : `Error: ${e.message}`;
+}
+
+// --- formatting -----------------------------------------------------------
+
+const DASH = '—';
+const num = (x, digits) => x == null || !isFinite(x) ? DASH : Number(x).toFixed(digits);
+const degC = x => x == null ? DASH : num(x, 1) + ' °C';
+const mhz = hz => hz == null ? DASH : String(Math.round(hz / 1e6));
+const pct = f => f == null ? DASH : num(f * 100, f < 0.1 ? 1 : 0) + ' %';
+const when = ms => ms == null ? DASH : new Date(ms).toLocaleString();
+const clock = ms => ms == null ? DASH : new Date(ms).toLocaleTimeString();
+
+function secs(s) {
+  if (s == null)
+    return DASH;
+  if (s < 120)
+    return num(s, s < 10 ? 1 : 0) + ' s';
+  return s < 7200 ? num(s / 60, 1) + ' min' : num(s / 3600, 1) + ' h';
+}
+
+// Elements from text only: labels and sensor names are never parsed as HTML.
+function h(tag, props, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(props || {}))
+    if (v != null)
+      k === 'class' ? e.className = v : k.startsWith('data-') ? e.setAttribute(k, v) : e[k] = v;
+  e.append(...kids.filter(k => k != null));
+  return e;
+}
+
+const td = (text, cls) => h('td', { class: cls }, text);
+
+// --- live: sensors --------------------------------------------------------
+
+function trips(t) {
+  const parts = (t.trips || []).map(p => `${p.type} ${num(p.celsius, 0)}`);
+  if (t.max_celsius != null)
+    parts.push(`max ${num(t.max_celsius, 0)}`);
+  if (t.crit_celsius != null)
+    parts.push(`crit ${num(t.crit_celsius, 0)}`);
+  return parts.join(', ') || DASH;
+}
+
+function status(x, lastGood) {
+  if (x.ok)
+    return td('ok', 'ok');
+  return td(`error: ${x.error || 'unknown'}` + (lastGood ? ` (last good ${clock(lastGood)})` : ''), 'bad');
+}
+
+function renderSensors(doc) {
+  const temps = doc.temperatures || [];
+  $('#sensors tbody').replaceChildren(...temps.map(t => h('tr', { 'data-id': t.id },
+    h('th', { scope: 'row' }, t.id, h('small', null, [t.label, t.type, t.mirror_of && `same as ${t.mirror_of}`]
+      .filter(Boolean).join(' · '))),
+    td(t.ok ? num(t.celsius, 1) : DASH, 'num temp'), td(trips(t)), status(t, t.last_good_ms))));
+  const hot = temps.filter(t => t.ok && t.celsius != null).sort((a, b) => b.celsius - a.celsius)[0];
+  $('#hottest').textContent = hot ? `${degC(hot.celsius)} ${hot.id}` : DASH;
+  $('#cpufreq tbody').replaceChildren(...(doc.cpufreq || []).map(p => h('tr', { 'data-id': p.id },
+    h('th', { scope: 'row' }, p.id), td(mhz(p.cur_hz != null ? p.cur_hz : p.cpuinfo_cur_hz), 'num freq'),
+    td(`${mhz(p.scaling_min_hz)}–${mhz(p.scaling_max_hz)} (hw ${mhz(p.min_hz)}–${mhz(p.max_hz)})`),
+    td(p.governor || DASH), td((p.cpus || []).join(', ')), status(p))));
+  const load = doc.load || {};
+  $('#load').textContent = load.ok ? pct(load.total) : `error: ${load.error || 'unknown'}`;
+  $('#load-cpus').textContent = load.ok && load.per_cpu ? load.per_cpu.map(pct).join(' · ') : '';
+  $('#updated').textContent = clock(doc.time_ms);
+}
+
+function renderAlerts(active) {
+  const el = $('#alerts');
+  el.textContent = !active || !active.length ? 'none' :
+    active.map(a => `${a.name} ${a.state}` + (a.sensor ? ` (${a.sensor} ${degC(a.value_c)})` : '')).join(', ');
+  el.className = active && active.length ? 'bad' : 'ok';
+}
+
+// --- plots ----------------------------------------------------------------
+
+// The daemon draws every plot; the page fetches the SVG itself (so an error
+// answer is shown, not a broken image) and shows it as a blob: image.
+class Plot {
+  constructor(img) {
+    this.img = img;
+    this.err = img.nextElementSibling;
+    this.url = '';
+    this.last = 0;
+    this.timer = 0;
+    this.busy = false;
+    this.again = false;
+  }
+
+  show(url) {
+    if (url === this.url && this.img.src)
+      return this.refresh();
+    this.url = url;
+    this.load();
+  }
+
+  // Again, but not more often than PLOT_MIN_MS.
+  refresh() {
+    if (!this.url || this.timer)
+      return;
+    this.timer = setTimeout(() => {
+      this.timer = 0;
+      this.load();
+    }, Math.max(0, this.last + PLOT_MIN_MS - Date.now()));
+  }
+
+  async load() {
+    if (this.busy) {
+      this.again = true;
+      return;
+    }
+    const url = this.url;
+    this.busy = true;
+    this.last = Date.now();
+    try {
+      const resp = await fetch(url, { cache: 'no-store' });
+      if (!resp.ok)
+        throw await errorOf(resp, `GET ${url}`);
+      const blob = await resp.blob();
+      if (url === this.url) {
+        const old = this.img.src;
+        this.img.src = URL.createObjectURL(blob);
+        this.img.dataset.url = url;
+        this.img.hidden = false;
+        if (old.startsWith('blob:'))
+          URL.revokeObjectURL(old);
+        showError(this.err, null);
+      }
+    } catch (e) {
+      showError(this.err, e instanceof ApiError ? e : new ApiError(0, 'network', e.message));
+    } finally {
+      this.busy = false;
+    }
+    if (this.again) {
+      this.again = false;
+      this.refresh();
+    }
+  }
+}
+
+const clamp = (x, lo, hi) => Math.min(hi, Math.max(lo, x));
+
+// Drawn at the size it is shown, so that its text stays readable on a phone.
+function plotSize(img, minHeight, ratio) {
+  const w = clamp(Math.round(img.parentElement.clientWidth) || 960, 320, 1600);
+  return `width=${w}&height=${clamp(Math.round(w * ratio), minHeight, 1000)}`;
+}
+
+const chart = new Plot($('#chart'));
+const runPlot = new Plot($('#run-plot'));
+const comparePlot = new Plot($('#compare-plot'));
+
+// --- runs -----------------------------------------------------------------
+
+const runName = r => `#${r.id}` + (r.label ? ` ${r.label}` : '');
+
+function runState(r) {
+  if (r.state !== 'running')
+    return r.state + (r.abort_reason ? `: ${r.abort_reason}` : '');
+  return `running, ${r.phase} (phase ${r.phase_index + 1} of ${r.phases.length})`;
+}
+
+function plateau(m) {
+  const ci = m.plateau_ci95_c;    // half the width of the 95 % interval, °C
+  return m.plateau_c == null ? DASH : degC(m.plateau_c) + (ci != null ? ` ±${num(ci, 1)}` : '');
+}
+
+function renderRuns() {
+  const runs = st.runs || [];
+  $('#runs-empty').hidden = runs.length > 0;
+  $('#runs tbody').replaceChildren(...runs.map(r => {
+    const m = r.metrics || {};
+    return h('tr', { 'data-id': r.id },
+      h('th', { scope: 'row' }, h('a', { href: `#/runs/${r.id}` }, runName(r))),
+      td(runState(r), 'state ' + r.state), td(when(r.created_ms)),
+      td(degC(m.baseline_c), 'num'), td(degC(m.peak_c), 'num'), td(plateau(m), 'num'),
+      td(degC(m.rise_over_ambient_c), 'num'), td(secs(m.tau_heat_s), 'num'),
+      td(secs(m.tau_cool_s), 'num'), td(pct(m.throttled_fraction), 'num'));
+  }));
+  const cur = runs.find(r => r.state === 'running');
+  $('#current').hidden = !cur;
+  if (cur) {
+    $('#current-text').replaceChildren('Running: ', h('a', { href: `#/runs/${cur.id}` }, runName(cur)),
+                                       ` — ${runState(cur)}`);
+    $('#current .stop').dataset.run = cur.id;
+  }
+  if (st.view === 'compare')
+    renderCompareList();
+}
+
+async function loadRuns() {
+  try {
+    st.runs = (await get('/api/v1/runs')).runs || [];
+    renderRuns();
+  } catch (e) {
+    showError(null, e);
+  }
+}
+
+function phaseEnds(p) {
+  if (p.duration)
+    return p.duration;
+  const lim = [p.min && `min ${p.min}`, p.max && `max ${p.max}`].filter(Boolean).join(', ');
+  return `until ${p.until}` + (lim ? ` (${lim})` : '');
+}
+
+function phaseLoad(l) {
+  if (!l)
+    return DASH;
+  if (l.type === 'cpu')
+    return `cpu × ${l.workers || 'all'} ${l.method || ''} ${l.duty != null && l.duty < 100 ? l.duty + ' %' : ''}`.trim();
+  return l.type + (l.argv ? ` ${l.argv.join(' ')}` : l.size ? ` ${l.size}` : '');
+}
+
+const METRICS = [
+  ['baseline_c', 'Baseline', degC], ['ambient_c', 'Ambient', degC], ['peak_c', 'Peak', degC],
+  ['plateau_c', 'Plateau (95 %)', (x, m) => plateau(m)], ['rise_c', 'Rise', degC],
+  ['rise_over_ambient_c', 'Rise over ambient', degC], ['tau_heat_s', 'τ heat', secs],
+  ['t90_heat_s', 't90 heat', secs], ['tau_cool_s', 'τ cool', secs],
+  ['t_back_to_baseline_s', 'Back to baseline', secs], ['throttled_fraction', 'Throttled', pct],
+  ['freq_mean_hz', 'Mean MHz under load', mhz], ['freq_min_hz', 'Min MHz under load', mhz],
+  ['work_rate_drop_pct', 'Work rate drop', x => x == null ? DASH : num(x, 1) + ' %'],
+  ['fit_residual_c', 'Fit residual', degC],
+];
+
+function renderRun(r) {
+  // the end of a run is worth its plot at once, not at the next throttled refresh
+  const ended = st.run && st.run.id === r.id && st.run.state === 'running' && r.state !== 'running';
+  st.run = r;
+  const m = r.metrics || {}, q = (r.quality && r.quality.metrics) || {};
+  $('#run-title').textContent = `Run ${runName(r)}`;
+  document.title = `Run ${runName(r)} — heatcurve`;
+  $('#run-state').textContent = `${runState(r)} · started ${when(r.created_ms)} · sensor ${r.sensor || DASH}` +
+    (r.live && r.state === 'running' ? ` · now ${degC(r.live.temp_c)}, predicted plateau ${degC(r.live.predicted_plateau_c)}` : '');
+  $('#run-notes').textContent = r.notes || '';
+  $('#run-notes').hidden = !r.notes;
+  const stop = $('#view-run .stop');
+  stop.hidden = r.state !== 'running';
+  stop.dataset.run = r.id;
+  $('#run-csv').href = `/api/v1/runs/${r.id}/samples?format=csv`;
+  $('#run-csv').download = `run${r.id}.csv`;
+  $('#run-json').href = `/api/v1/runs/${r.id}/samples`;
+  $('#run-doc').href = `/api/v1/runs/${r.id}`;
+  $('#run-metrics tbody').replaceChildren(...METRICS.map(([k, label, f]) => h('tr', { 'data-id': k },
+    h('th', { scope: 'row' }, label), td(f(m[k], m) + (q[k] && q[k] !== 'ok' ? ` (${q[k]})` : ''), 'num'))));
+  $('#run-phases tbody').replaceChildren(...(r.phases || []).map((p, i) => h('tr', null,
+    td(String(i + 1)), td(p.kind), td(phaseEnds(p)), td(phaseLoad(p.load)), td(clock(p.started_ms)),
+    td(clock(p.ended_ms)), td(p.end_reason || (i === r.phase_index && r.state === 'running' ? 'now' : DASH)))));
+  const img = $('#run-plot');
+  img.alt = `Plot of run ${runName(r)}: temperature with its phases and fits, CPU frequency and work rate`;
+  runPlot.show(`/api/v1/runs/${r.id}/plot.svg?${plotSize(img, 400, 0.6)}`);
+  if (ended)
+    runPlot.load();
+}
+
+// The run's plot too: drawn again at once for another run, throttled for the same one.
+async function loadRun(id) {
+  try {
+    const r = await get(`/api/v1/runs/${id}`);
+    if (st.view === 'run' && st.runId === id)
+      renderRun(r);
+  } catch (e) {
+    showError(null, e);
+  }
+}
+
+async function stopRun(ev) {
+  const btn = ev.currentTarget;
+  btn.disabled = true;
+  try {
+    await change('POST', `/api/v1/runs/${btn.dataset.run}/stop`, undefined, null);
+    showError(null, null);
+  } catch (e) {
+    showError(null, e);
+  } finally {
+    btn.disabled = false;
+  }
+  await loadRuns();
+  if (st.view === 'run')
+    loadRun(st.runId);
+}
+
+// --- compare --------------------------------------------------------------
+
+function compareFromHash() {
+  const q = new URLSearchParams(location.hash.split('?')[1] || '');
+  st.compare = new Set((q.get('runs') || '').split(',').filter(Boolean));
+  $('#rise').checked = q.get('y') === 'rise';
+}
+
+function renderCompareList() {
+  if (!st.runs)
+    return;     // not read yet: the choice in the address stays
+  $('#compare-runs').replaceChildren(...st.runs.map(r => h('label', null,
+    h('input', { type: 'checkbox', value: String(r.id), checked: st.compare.has(String(r.id)) }),
+    ` ${runName(r)} `, h('small', null, `${r.state}, plateau ${plateau(r.metrics || {})}`))));
+  updateCompare();
+}
+
+function updateCompare() {
+  const ids = [...document.querySelectorAll('#compare-runs input:checked')].map(i => i.value);
+  const rise = $('#rise').checked;
+  st.compare = new Set(ids);
+  document.querySelectorAll('#compare-runs input').forEach(i => {
+    i.disabled = !i.checked && ids.length >= COMPARE_MAX;
+  });
+  const q = ids.length ? `?runs=${ids.join(',')}` + (rise ? '&y=rise' : '') : '';
+  history.replaceState(null, '', '#/compare' + q);
+  $('#compare-hint').hidden = ids.length > 0;
+  const img = $('#compare-plot');
+  if (!ids.length) {
+    img.hidden = true;
+    comparePlot.url = '';
+    return;
+  }
+  img.alt = `Runs ${ids.join(', ')} compared: ${rise ? 'rise over ambient' : 'temperature'} against time since the load started`;
+  comparePlot.show(`/api/v1/compare.svg?runs=${ids.join(',')}${rise ? '&y=rise' : ''}&${plotSize(img, 480, 0.6)}`);
+}
+
+// --- start a run ----------------------------------------------------------
+
+const UNTIL_FOR = { stable: ['idle', 'stress', 'cooldown'], plateau: ['stress'], baseline: ['cooldown'] };
+
+function syncPhase(li) {
+  const f = name => li.querySelector(`[name=${name}]`);
+  const kind = f('kind').value, end = f('end'), type = f('type').value;
+  for (const o of end.options)
+    o.disabled = o.hidden = o.value !== 'duration' && !UNTIL_FOR[o.value].includes(kind);
+  if (end.selectedOptions[0].disabled)
+    end.value = 'duration';
+  const show = { duration: end.value === 'duration', until: end.value !== 'duration', load: kind === 'stress',
+                 cpu: type === 'cpu', size: type !== 'cpu' };
+  li.querySelectorAll('[data-for]').forEach(e => { e.hidden = !show[e.dataset.for]; });
+}
+
+function addPhase(p) {
+  const li = $('#phase-tpl').content.firstElementChild.cloneNode(true);
+  for (const [k, v] of Object.entries(p))
+    li.querySelector(`[name=${k}]`).value = v;
+  $('#phases').append(li);
+  numberPhases();
+  return li;
+}
+
+function numberPhases() {
+  const all = document.querySelectorAll('#phases .phase');
+  all.forEach((li, i) => {
+    li.querySelector('legend').textContent = `Phase ${i + 1}`;
+    li.querySelector('.remove').disabled = all.length === 1;
+    syncPhase(li);
+  });
+  $('#add-phase').disabled = all.length >= 16;
+}
+
+function phaseBody(li) {
+  const v = name => li.querySelector(`[name=${name}]`).value.trim();
+  const p = { kind: v('kind') };
+  if (v('end') === 'duration') {
+    p.duration = v('duration');
+  } else {
+    p.until = v('end');
+    if (v('min'))
+      p.min = v('min');
+    if (v('max'))
+      p.max = v('max');
+  }
+  if (p.kind === 'stress') {
+    const load = p.load = { type: v('type') };
+    if (load.type === 'cpu') {
+      load.method = v('method');
+      if (v('workers'))
+        load.workers = Number(v('workers'));
+      if (v('duty'))
+        load.duty = Number(v('duty'));
+    } else if (v('size')) {
+      load.size = v('size');
+    }
+  }
+  return p;
+}
+
+async function submitRun(ev) {
+  ev.preventDefault();
+  const form = ev.currentTarget, errEl = $('.error', form), btn = $('button[type=submit]', form);
+  const body = { phases: [...document.querySelectorAll('#phases .phase')].map(phaseBody) };
+  if (form.label.value.trim())
+    body.label = form.label.value.trim();
+  if (form.notes.value.trim())
+    body.notes = form.notes.value.trim();
+  if (form.ambient_c.value.trim()) {
+    body.ambient_c = Number(form.ambient_c.value);
+    if (!isFinite(body.ambient_c) || form.ambient_c.validity.badInput) {
+      showError(errEl, new Error('ambient: not a number of °C'));
+      return;
+    }
+  }
+  btn.disabled = true;
+  showError(errEl, null);
+  try {
+    const run = await change('POST', '/api/v1/runs', body, errEl);
+    await loadRuns();
+    location.hash = `#/runs/${run.id}`;
+  } catch (e) {
+    showError(errEl, e);
+  } finally {
+    btn.disabled = false;
+  }
+}
+
+// --- views ----------------------------------------------------------------
+
+function route(focus) {
+  const hash = location.hash.replace(/^#/, '') || '/';
+  const m = /^\/runs\/(\d+)$/.exec(hash);
+  const view = m ? 'run' : hash.startsWith('/compare') ? 'compare' : hash === '/new' ? 'new' : 'live';
+  st.view = view;
+  document.querySelectorAll('main > section').forEach(s => { s.hidden = s.dataset.view !== view; });
+  document.querySelectorAll('nav a').forEach(a => {
+    a.setAttribute('aria-current', a.dataset.view === view ? 'page' : 'false');
+  });
+  document.title = { live: 'heatcurve', compare: 'Compare runs — heatcurve', new: 'Start a run — heatcurve',
+                     run: 'Run — heatcurve' }[view];
+  if (view === 'live')
+    chart.show(`/api/v1/history.svg?from=-15m&to=now&${plotSize($('#chart'), 360, 0.45)}`);
+  if (view === 'run') {
+    st.runId = Number(m[1]);
+    if (!st.run || st.run.id !== st.runId) {
+      $('#run-plot').hidden = true;
+      $('#run-title').textContent = `Run #${st.runId}`;
+    }
+    loadRun(st.runId);
+  }
+  if (view === 'compare') {
+    compareFromHash();
+    renderCompareList();
+  }
+  if (focus)
+    $(`#view-${view} h1`).focus();
+}
+
+async function loadStatus() {
+  try {
+    const s = await get('/api/v1/status');
+    $('#board').textContent = [s.board && s.board.model, s.board && s.board.hostname,
+                               s.simulator && 'simulated'].filter(Boolean).join(' · ');
+    renderAlerts(s.active_alerts);
+  } catch (e) {
+    showError(null, e);
+  }
+}
+
+async function loadSensors() {
+  try {
+    renderSensors(await get('/api/v1/sensors'));
+  } catch (e) {
+    showError(null, e);
+  }
+}
+
+function loadAll() {
+  showError(null, null);
+  loadStatus();
+  loadSensors();
+  loadRuns();
+  route(false);
+}
+
+// --- server-sent events -----------------------------------------------------
+
+function setLive(ok, text) {
+  const el = $('#live');
+  el.textContent = text;
+  el.className = 'pill ' + (ok ? 'ok' : 'bad');
+}
+
+function parse(ev) {
+  try {
+    return JSON.parse(ev.data);
+  } catch (e) {
+    console.warn('heatcurve: an event that is not JSON', ev.type, ev.data);
+    return null;
+  }
+}
+
+function connectEvents() {
+  const es = new EventSource('/api/v1/events');
+  es.onopen = () => {
+    if (st.missed)
+      loadAll();      // what happened while disconnected came as no event
+    st.missed = false;
+    setLive(true, 'live');
+  };
+  es.onerror = () => {
+    st.missed = true;
+    if (es.readyState === EventSource.CLOSED) {
+      setLive(false, 'live updates unavailable — Refresh reads again');
+      setTimeout(connectEvents, RECONNECT_MS);
+    } else {
+      setLive(false, 'live updates unavailable — reconnecting…');
+    }
+  };
+  es.addEventListener('sample', ev => {
+    const doc = parse(ev);
+    if (!doc)
+      return;
+    renderSensors(doc);
+    if (st.view === 'live')
+      chart.refresh();
+    if (st.view === 'run' && st.run && st.run.state === 'running')
+      runRefresh();
+  });
+  const onRun = () => {
+    loadRuns();
+    if (st.view === 'run')
+      loadRun(st.runId);
+  };
+  es.addEventListener('run', onRun);
+  es.addEventListener('phase', onRun);
+  es.addEventListener('alert', ev => {
+    const doc = parse(ev);
+    if (doc)
+      renderAlerts(doc.active);
+  });
+}
+
+// The open run's numbers follow its samples, no more often than its plot.
+let runTimer = 0;
+function runRefresh() {
+  if (runTimer)
+    return;
+  runTimer = setTimeout(() => {
+    runTimer = 0;
+    if (st.view === 'run')
+      loadRun(st.runId);
+  }, PLOT_MIN_MS);
+}
+
+// --- start ----------------------------------------------------------------
+
+function init() {
+  $('#auth').addEventListener('submit', ev => {
+    ev.preventDefault();
+    sessionStorage.setItem(TOKEN_KEY, ev.currentTarget.token.value.trim());
+    if (authDone)
+      authDone(true);
+  });
+  $('#auth-cancel').addEventListener('click', () => authDone && authDone(false));
+  $('#refresh').addEventListener('click', loadAll);
+  document.querySelectorAll('.stop').forEach(b => b.addEventListener('click', stopRun));
+  $('#compare-runs').addEventListener('change', updateCompare);
+  $('#rise').addEventListener('change', updateCompare);
+  $('#run-form').addEventListener('submit', submitRun);
+  $('#phases').addEventListener('change', ev => syncPhase(ev.target.closest('.phase')));
+  $('#phases').addEventListener('click', ev => {
+    if (ev.target.classList.contains('remove')) {
+      ev.target.closest('.phase').remove();
+      numberPhases();
+    }
+  });
+  $('#add-phase').addEventListener('click', () => addPhase({ kind: 'idle', duration: '1m' }).querySelector('select').focus());
+  addPhase({ kind: 'idle', end: 'stable', max: '30m' });
+  addPhase({ kind: 'stress', end: 'plateau', min: '5m', max: '90m' });
+  addPhase({ kind: 'cooldown', end: 'baseline', max: '30m' });
+  window.addEventListener('hashchange', () => route(true));
+  loadAll();
+  connectEvents();
+}
+
+init();
+})();
