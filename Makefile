@@ -107,10 +107,13 @@ demo: deps-build build
 	fi; \
 	listen=; [ "$(origin LISTEN)" = file ] || listen="--listen $(LISTEN)"; \
 	echo ""; \
+	echo "  Dashboard:    http://$(LISTEN)/"; \
 	echo "  Status:       http://$(LISTEN)/api/v1/status"; \
 	echo "  Sensors:      curl $(LISTEN)/api/v1/sensors"; \
 	echo "  History:      curl '$(LISTEN)/api/v1/history?points=60'"; \
 	echo "  State dir:    $(STATE)      Stop: Ctrl-C"; \
+	if [ "$$(id -u)" = 0 ] && ! case " $(ARGS) " in *" --allow-root "*) true ;; *) false ;; esac; then \
+	    echo "  As root, runs with a load are refused: ARGS=--allow-root allows them."; fi; \
 	echo ""; \
 	set -x; exec ./$(BUILD)/heatcurved $$mode --state-dir $(STATE) $$listen $(ARGS)
 
