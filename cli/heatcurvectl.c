@@ -235,6 +235,21 @@ static int parse_plain(struct client *c, int argc, char **argv, int operands, in
         return first;
 }
 
+/* "storage  ok", or why not; and a history file found damaged at start. */
+static void status_print_storage(json_object *storage) {
+        json_object *rec = json_get(storage, "history_recovered");
+
+        if (!storage)
+                return;         /* an older daemon */
+        if (json_object_get_boolean(json_get(storage, "ok")))
+                printf("storage  ok\n");
+        else
+                printf("storage  NOT OK: %s\n", fmt_string(storage, "error"));
+        if (!json_is_null(rec))
+                printf("history  damaged at start (%s), moved to %s\n", fmt_string(rec, "reason"),
+                       fmt_string(rec, "moved_to"));
+}
+
 static void status_print(json_object *st) {
         json_object *b = json_get(st, "board"), *sn = json_get(st, "sensors"), *hot = json_get(sn, "hottest");
         json_object *run = json_get(st, "current_run");
@@ -252,6 +267,7 @@ static void status_print(json_object *st) {
         else
                 printf("run      %s \"%s\", phase %s, started %s\n", fmt_string(run, "id"), fmt_string(run, "label"),
                        fmt_string(run, "phase"), fmt_time(when, sizeof when, json_get(run, "started_ms")));
+        status_print_storage(json_get(st, "storage"));
 }
 
 static int cmd_status(struct client *c, int argc, char **argv) {

@@ -25,45 +25,49 @@
 #define RUN_FILE_FORMAT "heatcurve-run"
 #define RUN_FILE_VERSION 1
 
-int run_file_export(const struct run *r, const char *dir, json_object **ret, char *err, size_t errlen) {
+struct run_file_export {
+        char *head;                     /* the document up to the opening quote of samples_csv */
+        size_t head_len, head_sent;
+        FILE *csv;
+        int64_t left;                   /* bytes of samples.csv still to send: its whole lines */
+        char pending[8];                /* an escape that did not fit the last buffer */
+        size_t pending_len, pending_sent;
+        bool tail_sent;
+};
+
+/* The document is made as it is sent: the run's own part is small, and
+ * samples.csv goes from the file into the answer a buffer at a time,
+ * escaped as a JSON string, so an export never holds the run in memory. */
+int run_file_export_open(const struct run *r, const char *dir, struct run_file_export **ret, char *err,
+                         size_t errlen) {
+        struct run_file_export *x;
         char path[PATH_MAX];
         struct stat st;
-        char *csv;
-        ssize_t n;
+        int64_t whole;
+        FILE *f;
         int fd, e;
 
         if (r->state == RUN_RUNNING)
                 return util_errorf(err, errlen, -EBUSY, "run %u is running; export it when it has ended", r->id);
         snprintf(path, sizeof path, "%s/samples.csv", dir);
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-        if (fd < 0 || fstat(fd, &st) < 0) {
-                e = -errno;
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                e = fd < 0 || !S_ISREG(st.st_mode) ? (fd < 0 ? -errno : -EINVAL) : -errno;
                 if (fd >= 0)
                         close(fd);
-                return util_errorf(err, errlen, e, "run %u: cannot read its samples: %s", r->id, strerror(-e));
+                return util_errorf(err, errlen, e, "run %u: cannot read its samples: %s", r->id,
+                                   e == -EINVAL ? "not a regular file" : strerror(-e));
         }
-        if (!S_ISREG(st.st_mode) || st.st_size > RUN_FILE_SAMPLES_MAX) {
+        f = fdopen(fd, "re");
+        if (!f) {
                 close(fd);
-                return util_errorf(err, errlen, -EFBIG, "run %u: samples.csv is %s", r->id,
-                                   S_ISREG(st.st_mode) ? "larger than an export takes" : "not a regular file");
-        }
-        csv = malloc((size_t) st.st_size + 1);
-        n = csv ? read(fd, csv, (size_t) st.st_size) : -1;
-        e = n < 0 ? -errno : 0;
-        close(fd);
-        if (e < 0 || !csv) {
-                free(csv);
-                return util_errorf(err, errlen, e < 0 ? e : -ENOMEM, "run %u: cannot read its samples: %s", r->id,
-                                   strerror(e < 0 ? -e : ENOMEM));
+                return util_errorf(err, errlen, -ENOMEM, "out of memory");
         }
         /* what a crash left half written is not part of the run */
-        FILE *f = fmemopen(csv, (size_t) n, "r");
-        int64_t whole = f ? samples_complete_length(f) : -ENOMEM;
-        if (f)
+        whole = samples_complete_length(f);
+        if (whole < 0 || fseek(f, 0, SEEK_SET) < 0) {
                 fclose(f);
-        if (whole < 0) {
-                free(csv);
-                return util_errorf(err, errlen, (int) whole, "run %u: cannot read its samples", r->id);
+                return util_errorf(err, errlen, -EIO, "run %u: cannot read its samples", r->id);
         }
 
         json_object *o = json_object_new_object();
@@ -72,10 +76,80 @@ int run_file_export(const struct run *r, const char *dir, json_object **ret, cha
         json_object_object_add(o, "exported_ms", json_object_new_int64(util_now_ms()));
         json_object_object_add(o, "exported_by", json_object_new_string("heatcurved " HEATCURVE_VERSION));
         json_object_object_add(o, "run", run_to_json(r, false));
-        json_object_object_add(o, "samples_csv", json_object_new_string_len(csv, (int) whole));
-        free(csv);
-        *ret = o;
+        size_t len;
+        const char *text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
+        x = calloc(1, sizeof *x);
+        if (x)
+                x->head = malloc(len + 16);
+        if (!x || !x->head) {
+                free(x);
+                json_object_put(o);
+                fclose(f);
+                return util_errorf(err, errlen, -ENOMEM, "out of memory");
+        }
+        /* "{...}" without its closing brace, then the last member opened */
+        memcpy(x->head, text, len - 1);
+        memcpy(x->head + len - 1, ",\"samples_csv\":\"", 16);
+        x->head_len = len - 1 + 16;
+        json_object_put(o);
+        x->csv = f;
+        x->left = whole;
+        *ret = x;
         return 0;
+}
+
+static size_t copy_out(char *buf, size_t max, const char *text, size_t len, size_t *sent) {
+        size_t n = len - *sent < max ? len - *sent : max;
+
+        memcpy(buf, text + *sent, n);
+        *sent += n;
+        return n;
+}
+
+ssize_t run_file_export_read(struct run_file_export *x, char *buf, size_t max) {
+        size_t n = 0;
+        int c;
+
+        n += copy_out(buf, max, x->head, x->head_len, &x->head_sent);
+        n += copy_out(buf + n, max - n, x->pending, x->pending_len, &x->pending_sent);
+        while (n < max && x->left > 0 && (c = getc(x->csv)) != EOF) {
+                char esc[8];
+                size_t e = 0;
+
+                x->left--;
+                if (c == '"' || c == '\\')
+                        e = (size_t) snprintf(esc, sizeof esc, "\\%c", c);
+                else if (c == '\n')
+                        e = (size_t) snprintf(esc, sizeof esc, "\\n");
+                else if (c < 0x20 || c == 0x7f)
+                        e = (size_t) snprintf(esc, sizeof esc, "\\u%04x", c);
+                else
+                        esc[e++] = (char) c;
+                memcpy(x->pending, esc, e);
+                x->pending_len = e;
+                x->pending_sent = 0;
+                n += copy_out(buf + n, max - n, x->pending, x->pending_len, &x->pending_sent);
+        }
+        if (x->left > 0 && ferror(x->csv))
+                return -EIO;
+        if (x->left > 0 && feof(x->csv))
+                return -EIO;            /* shorter than it was a moment ago */
+        if (n < max && x->left == 0 && x->pending_sent == x->pending_len && !x->tail_sent) {
+                if (max - n < 2)
+                        return (ssize_t) n;
+                memcpy(buf + n, "\"}", 2);
+                n += 2;
+                x->tail_sent = true;
+        }
+        return (ssize_t) n;
+}
+
+void run_file_export_free(struct run_file_export *x) {
+        if (!x)
+                return;
+        fclose(x->csv);
+        free(x->head);
+        free(x);
 }
 
 struct import_reader {

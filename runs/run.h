@@ -218,9 +218,14 @@ void run_series_metrics(const struct run_series *s, double ambient_c, struct run
 
 /* A run as one file: {"format": "heatcurve-run", "format_version": 1,
  * "run": run.json, "samples_csv": samples.csv}. (run-file.c) */
-#define RUN_FILE_SAMPLES_MAX (24 * 1024 * 1024)        /* bytes of samples.csv an export takes */
-/* The file of an ended run whose files are in dir. -EBUSY while it runs. */
-int run_file_export(const struct run *r, const char *dir, json_object **ret, char *err, size_t errlen);
+/* The file of an ended run whose files are in dir, made as it is read:
+ * run_file_export_read() fills buf with its next bytes, 0 at the end,
+ * -errno when samples.csv changed under it. -EBUSY while it runs. */
+struct run_file_export;
+int run_file_export_open(const struct run *r, const char *dir, struct run_file_export **ret, char *err,
+                         size_t errlen);
+ssize_t run_file_export_read(struct run_file_export *x, char *buf, size_t max);
+void run_file_export_free(struct run_file_export *x);
 /* Checks doc as hostile input, creates state_dir/runs/<id> with the run's
  * files, and returns it with its metrics computed from its samples; err
  * names what is wrong (-EINVAL) or what failed. Nothing stays on failure. */

@@ -391,7 +391,7 @@ json_object *runs_curve(const struct runs *rs, unsigned id, size_t points) {
         return o;
 }
 
-int runs_export(const struct runs *rs, unsigned id, json_object **ret, char *err, size_t errlen) {
+int runs_export(const struct runs *rs, unsigned id, struct run_file_export **ret, char *err, size_t errlen) {
         const struct run *r = runs_find(rs, id);
         char dir[PATH_MAX];
 
@@ -403,7 +403,7 @@ int runs_export(const struct runs *rs, unsigned id, json_object **ret, char *err
                 snprintf(err, errlen, "the state directory's path is too long");
                 return -ENAMETOOLONG;
         }
-        return run_file_export(r, dir, ret, err, errlen);
+        return run_file_export_open(r, dir, ret, err, errlen);
 }
 
 int runs_import(struct runs *rs, const char *text, size_t len, const struct run **ret, char *err, size_t errlen) {

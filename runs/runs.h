@@ -52,9 +52,9 @@ void runs_abort(struct runs *rs, const char *reason);
  * live; other -errno: storage (the run stays). */
 int runs_delete(struct runs *rs, unsigned id, char *err, size_t errlen);
 
-/* An ended run as one self-describing JSON document (run-file.c): -ENOENT
- * no such run, -EBUSY it runs, -EFBIG its samples are too many. */
-int runs_export(const struct runs *rs, unsigned id, json_object **ret, char *err, size_t errlen);
+/* An ended run as one self-describing JSON document, to be read with
+ * run_file_export_read() (run-file.c): -ENOENT no such run, -EBUSY it runs. */
+int runs_export(const struct runs *rs, unsigned id, struct run_file_export **ret, char *err, size_t errlen);
 /* Such a document as a new run with the next id: -EBADMSG not JSON,
  * -EINVAL not a run file (err names the field), -EROFS the state
  * directory is unusable, other -errno: storage. */

@@ -96,21 +96,30 @@ static void api_runs_import(struct api *a, struct http_request *r) {
                 http_reply_json(r, 201, runs_document(a->ctx.runs, run));
 }
 
+static ssize_t api_export_read(void *userdata, char *buf, size_t max) {
+        ssize_t n = run_file_export_read(userdata, buf, max);
+
+        return n < 0 ? HTTP_STREAM_ERROR : n == 0 ? HTTP_STREAM_END : n;
+}
+
+static void api_export_done(void *userdata) {
+        run_file_export_free(userdata);
+}
+
 static void api_run_export(struct api *a, struct http_request *r, unsigned id) {
-        json_object *doc;
+        struct run_file_export *x;
+        struct http_stream *st;
         char err[300];
-        int e = runs_export(a->ctx.runs, id, &doc, err, sizeof err);
+        int e = runs_export(a->ctx.runs, id, &x, err, sizeof err);
 
         if (e == -ENOENT)
                 http_reply_error(r, 404, "not_found", "%s", err);
         else if (e == -EBUSY)
                 http_reply_error(r, 409, "run_active", "%s", err);
-        else if (e == -EFBIG)
-                http_reply_error(r, 413, "too_large", "%s", err);
         else if (e < 0)
                 http_reply_error(r, 500, "storage", "%s", err);
-        else
-                http_reply_json(r, 200, doc);
+        else    /* streamed: a long run's samples are never all in memory */
+                http_reply_stream(r, 200, "application/json", api_export_read, api_export_done, x, &st);
 }
 
 size_t api_body_max(void *userdata, struct http_request *r) {
@@ -158,7 +167,7 @@ static void api_samples_json_done(void *userdata) {
 }
 
 static void api_run_samples(struct api *a, struct http_request *r, unsigned id) {
-        struct http_stream *st_unused;
+        struct http_stream *stream;
         struct samples_json *j;
         struct stat st;
         FILE *f;
@@ -191,7 +200,7 @@ static void api_run_samples(struct api *a, struct http_request *r, unsigned id) 
                 return;
         }
         /* streamed as the client reads: a 24 h run is not built in memory first */
-        http_reply_stream(r, 200, "application/json", api_samples_json_read, api_samples_json_done, j, &st_unused);
+        http_reply_stream(r, 200, "application/json", api_samples_json_read, api_samples_json_done, j, &stream);
 }
 
 static void api_run_stop(struct api *a, struct http_request *r, unsigned id) {

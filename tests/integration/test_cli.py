@@ -101,6 +101,20 @@ def fake_daemon():
         f.close()
 
 
+def test_status_says_when_the_history_was_damaged(start_daemon, ctl, tmp_path):
+    state = tmp_path / "state-damaged"
+    state.mkdir()
+    (state / "history.bin").write_bytes(b"not a history file\n" * 10)
+    root = fixture_path("rpi4")
+    d = start_daemon("--sysfs-root", root, "--procfs-root", root, state_dir=str(state))
+    r = ctl(d, "status")
+    assert r.returncode == 0, r.stderr
+    _, st = d.get("/api/v1/status")
+    moved = st["storage"]["history_recovered"]["moved_to"]
+    line = [line for line in r.stdout.splitlines() if line.startswith("history ")]
+    assert line and moved in line[0] and "damaged at start" in line[0], r.stdout
+
+
 def test_status_and_sensors_tables(start_daemon, ctl):
     d = board(start_daemon, "rk3399-rockpro64")
     r = ctl(d, "status")
@@ -110,6 +124,8 @@ def test_status_and_sensors_tables(start_daemon, ctl):
     hot = st["sensors"]["hottest"]
     assert row_starting(r.stdout, "hottest")[1:] == [hot["id"], f"{hot['celsius']:.1f}", "°C"]
     assert row_starting(r.stdout, "run") == ["run", "none"]
+    assert row_starting(r.stdout, "storage") == ["storage", "ok"]
+    assert "history " not in r.stdout
     assert_no_trailing_spaces(r.stdout)
 
     r = ctl(d, "sensors")

@@ -273,6 +273,12 @@ def rss_kib(pid):
     return 0
 
 
+def sanitized(pid):
+    """Whether the daemon runs under AddressSanitizer, whose quarantine holds freed memory."""
+    with open(f"/proc/{pid}/maps") as f:
+        return "libasan" in f.read()
+
+
 def test_fifty_clients_one_stalled(start_daemon, tmp_path):
     """Every live client gets every event; the one that never reads is dropped; memory stays put."""
     conf = tmp_path / "many.conf"
@@ -304,8 +310,10 @@ def test_fifty_clients_one_stalled(start_daemon, tmp_path):
         # every event from its first to the newest, no gap, none twice
         assert ids == list(range(ids[0], ids[0] + len(ids))), "a gap or a repeat"
         assert ids[-1] >= last - 3
-    # a ring and fifty positions: no growth with the stream (a few pages of slack)
-    assert rss_end - rss_start < 4096, f"RSS grew from {rss_start} to {rss_end} KiB"
+    # a ring and fifty positions: no growth with the stream (a few pages of slack); under
+    # AddressSanitizer freed memory sits in its quarantine, so RSS says nothing there
+    if not sanitized(d.proc.pid):
+        assert rss_end - rss_start < 4096, f"RSS grew from {rss_start} to {rss_end} KiB"
     stalled.close()
     for s in live:
         s.close()

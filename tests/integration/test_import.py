@@ -196,8 +196,9 @@ def vm_kib(pid, key):
 
 
 def test_samples_as_json_are_streamed_not_built_in_memory(start_daemon):
-    """A long run's samples as JSON: the same values as the CSV, and the daemon's memory does not
-    grow with the file (the whole document as a tree would take ten times the file)."""
+    """A long run's samples as JSON and as a run file: the same values as the CSV, and the
+    daemon's memory does not grow with the file (the whole document as a tree would take ten
+    times the file)."""
     d = board(start_daemon, "rpi4")
     finished_run(d, "long")
     d.stop()
@@ -218,8 +219,14 @@ def test_samples_as_json_are_streamed_not_built_in_memory(start_daemon):
     assert status == 200 and len(doc["rows"]) == len(rows) + 200000
     grew = vm_kib(d.proc.pid, "VmHWM") - before
     assert grew < size_kib // 4, f"peak memory grew {grew} KiB for a {size_kib} KiB file"
+    # the run file too is made as it is sent
+    status, run_file = d.get("/api/v1/runs/1/export", timeout=120)
+    assert status == 200 and run_file["run"]["id"] == 1
+    grew = vm_kib(d.proc.pid, "VmHWM") - before
+    assert grew < size_kib // 4, f"peak memory grew {grew} KiB for a {size_kib} KiB file"
     # the same values as the CSV, cell for cell (numbers as numbers, empty as null)
     _, csv = d.get("/api/v1/runs/1/samples?format=csv", timeout=120)
+    assert run_file["samples_csv"] == csv
     lines = csv.splitlines()
     assert doc["columns"] == lines[0].split(",")
     for i in (0, 1, len(rows) - 1, len(rows), len(lines) - 2):
