@@ -30,10 +30,10 @@ def fixture_path(board):
 
 def write_in_place(path, text):
     """Rewrite a sensor file keeping its inode: the daemon keeps it open and preads it."""
+    # New text first, then cut the old tail: a reader never sees an empty file, as with sysfs.
     with open(path, "r+") as f:
-        f.seek(0)
-        f.truncate()
         f.write(text)
+        f.truncate()
 
 
 def start_tree(start_daemon, root, *extra, **kw):
