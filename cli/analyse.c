@@ -25,10 +25,11 @@ struct analyse_args {
 
 /* The recording as the analysis wants it: parallel arrays. */
 struct samples {
-        bool has_freq, has_max, has_work, has_cooling;  /* the optional columns exist */
+        bool has_freq, has_max, has_work, has_cooling, has_firmware;   /* the optional columns exist */
         size_t n;
         double *t, *temp, *freq, *max_hz, *work;
         bool *cooling;
+        signed char *firmware;
         enum analysis_phase *phase;
         const char *work_unit;
         bool millidegrees;
@@ -78,6 +79,7 @@ static void samples_free(struct samples *s) {
         free(s->max_hz);
         free(s->work);
         free(s->cooling);
+        free(s->firmware);
         free(s->phase);
 }
 
@@ -88,8 +90,9 @@ static int samples_alloc(struct samples *s, size_t n) {
         s->max_hz = calloc(n + 1, sizeof(double));
         s->work = calloc(n + 1, sizeof(double));
         s->cooling = calloc(n + 1, sizeof(bool));
+        s->firmware = calloc(n + 1, sizeof(signed char));
         s->phase = calloc(n + 1, sizeof(enum analysis_phase));
-        return s->t && s->temp && s->freq && s->max_hz && s->work && s->cooling && s->phase ? 0 : -ENOMEM;
+        return s->t && s->temp && s->freq && s->max_hz && s->work && s->cooling && s->firmware && s->phase ? 0 : -ENOMEM;
 }
 
 /* A number cell; "" is NaN (a sensor that did not answer). */
@@ -179,16 +182,20 @@ static int cell_phase(const struct recording *rec, size_t row, long col, enum an
 static void samples_optional(struct samples *s, const struct recording *rec, size_t row, size_t i) {
         static const char *const f[] = { "freq_hz", NULL }, *const m[] = { "max_allowed_hz", NULL };
         static const char *const w[] = { "work_rate_per_s", "work_rate", NULL }, *const c[] = { "cooling_active", NULL };
+        static const char *const fw[] = { "firmware_throttled", NULL };
         double v;
 
         s->has_freq = recording_column_any(rec, f) >= 0;
         s->has_max = recording_column_any(rec, m) >= 0;
         s->has_work = recording_column_any(rec, w) >= 0;
         s->has_cooling = recording_column_any(rec, c) >= 0;
+        s->has_firmware = recording_column_any(rec, fw) >= 0;
         s->freq[i] = cell_number(recording_cell(rec, row, recording_column_any(rec, f)), &v) ? v : NAN;
         s->max_hz[i] = cell_number(recording_cell(rec, row, recording_column_any(rec, m)), &v) ? v : NAN;
         s->work[i] = cell_number(recording_cell(rec, row, recording_column_any(rec, w)), &v) ? v : NAN;
         s->cooling[i] = cell_number(recording_cell(rec, row, recording_column_any(rec, c)), &v) && v > 0;
+        s->firmware[i] = (signed char) (cell_number(recording_cell(rec, row, recording_column_any(rec, fw)), &v) ?
+                                        v > 0 : -1);
 }
 
 static int samples_row(struct samples *s, const struct recording *rec, size_t row, long tc, long yc, long pc) {
@@ -331,7 +338,8 @@ int cmd_analyse(struct client *c, int argc, char **argv) {
                 struct analysis_samples in = {
                         .n = s.n, .t_s = s.t, .temp_c = s.temp, .phase = s.phase, .ambient_c = a.ambient_c,
                         .freq_hz = s.has_freq ? s.freq : NULL, .max_allowed_hz = s.has_max ? s.max_hz : NULL,
-                        .cooling_active = s.has_cooling ? s.cooling : NULL, .work_rate = s.has_work ? s.work : NULL,
+                        .cooling_active = s.has_cooling ? s.cooling : NULL,
+                        .firmware_throttled = s.has_firmware ? s.firmware : NULL, .work_rate = s.has_work ? s.work : NULL,
                 };
                 struct run_metrics m;
                 struct analysis_plateau p;

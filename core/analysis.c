@@ -1837,8 +1837,8 @@ static void metrics_cooling(const struct analysis_samples *s, const struct segme
                 }
 }
 
-bool analysis_sample_throttled(double freq_hz, double max_allowed_hz, bool cooling_active) {
-        return cooling_active ||
+bool analysis_sample_throttled(double freq_hz, double max_allowed_hz, bool cooling_active, int firmware_throttled) {
+        return cooling_active || firmware_throttled > 0 ||
                (isfinite(freq_hz) && isfinite(max_allowed_hz) && freq_hz < max_allowed_hz * (1 - FREQ_TOLERANCE));
 }
 
@@ -1851,14 +1851,16 @@ static void metrics_freq(const struct analysis_samples *s, const struct segment 
                 double f = s->freq_hz ? s->freq_hz[i] : NAN;
                 double max = s->max_allowed_hz ? s->max_allowed_hz[i] : NAN;
                 bool cooling = s->cooling_active && s->cooling_active[i];
+                int firmware = s->firmware_throttled ? s->firmware_throttled[i] : -1;
                 if (isfinite(f)) {
                         sum += f;
                         min = fmin(min, f);
                         nf++;
                 }
-                if (s->cooling_active || (isfinite(f) && isfinite(max))) {
+                /* the firmware knows better than cpufreq: the kernel's clock may be the one it asked for */
+                if (s->cooling_active || firmware >= 0 || (isfinite(f) && isfinite(max))) {
                         known++;
-                        throttled += analysis_sample_throttled(f, max, cooling);
+                        throttled += analysis_sample_throttled(f, max, cooling, firmware);
                 }
         }
         if (nf > 0) {

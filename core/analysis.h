@@ -170,6 +170,8 @@ struct analysis_samples {
         const double *freq_hz;                  /* Hz, current CPU frequency, optional */
         const double *max_allowed_hz;           /* Hz, highest frequency the policy allows without thermal capping, optional */
         const bool *cooling_active;             /* a cooling device is in a state > 0, optional */
+        const signed char *firmware_throttled; /* the Pi firmware throttles or caps the clock: 1, 0,
+                                                 * -1 unknown; optional */
         const double *work_rate;                /* ops/s (or IOPS), optional */
         const enum analysis_phase *phase;       /* phase kind of each sample */
         double ambient_c;                       /* C, given by the user or a sensor, NaN when unknown */
@@ -211,5 +213,6 @@ void analysis_metrics_init(struct run_metrics *m, double ambient_c);
 int analysis_compute_metrics(const struct analysis_samples *s, struct run_metrics *ret);
 
 /* Whether one sample under load counts as throttled: its frequency more
- * than 0.5 % below the allowed maximum, or a cooling device active. */
-bool analysis_sample_throttled(double freq_hz, double max_allowed_hz, bool cooling_active);
+ * than 0.5 % below the allowed maximum, a cooling device active, or the
+ * firmware saying it throttles (firmware_throttled > 0; < 0 unknown). */
+bool analysis_sample_throttled(double freq_hz, double max_allowed_hz, bool cooling_active, int firmware_throttled);

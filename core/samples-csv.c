@@ -24,6 +24,8 @@ static const char *const column_names[SAMPLES_FIXED_COLUMNS] = {
         [SAMPLES_WORK_RATE] = "work_rate_per_s",
         [SAMPLES_WORK_UNIT] = "work_unit",
         [SAMPLES_T_SINCE_LOAD_S] = "t_since_load_s",
+        [SAMPLES_FIRMWARE_ARM_HZ] = "firmware_arm_hz",
+        [SAMPLES_FIRMWARE_THROTTLED] = "firmware_throttled",
 };
 
 /* Longest field written for a number: sign, 20 digits, point, decimals. */
@@ -104,6 +106,11 @@ int samples_format_row(const struct samples_row *row, const double *temps_c, siz
         put_number(&b, row->work_rate, 1);
         put(&b, ",%s", row->work_unit ? row->work_unit : "");
         put_number(&b, row->t_since_load_s, 3);
+        put_number(&b, row->firmware_arm_hz, 0);
+        if (row->firmware_throttled >= 0)
+                put(&b, ",%d", row->firmware_throttled > 0);
+        else
+                put(&b, ",");
         for (size_t i = 0; i < n_temps; i++)
                 put_number(&b, temps_c[i], 3);
         for (size_t i = 0; i < n_policies; i++)
@@ -122,15 +129,34 @@ static double field_number(const char *field) {
         return end == field ? NAN : v;
 }
 
-int samples_parse_row(char *line, struct samples_row *ret) {
-        char *f[SAMPLES_WORK_UNIT + 1], *rest = line;
+size_t samples_header_fixed(const char *header) {
+        size_t c = 0;
+
+        for (const char *p = header; c < SAMPLES_FIXED_COLUMNS; c++) {
+                size_t len = strlen(column_names[c]);
+                if (strncmp(p, column_names[c], len) != 0 || (p[len] != ',' && p[len] != '\0'))
+                        break;
+                p += len + (p[len] == ',');
+        }
+        return c;
+}
+
+int samples_parse_row(char *line, size_t fixed, struct samples_row *ret) {
+        const char *f[SAMPLES_FIXED_COLUMNS];
+        char *rest = line;
         size_t n = 0;
 
+        /* those up to work_unit, which every file has, even under a damaged header */
+        if (fixed < SAMPLES_WORK_UNIT + 1)
+                fixed = SAMPLES_WORK_UNIT + 1;
         /* strsep, not strtok: an empty field (a failed sensor) is a column too */
-        while (rest && n < ELEMENTSOF(f))
+        while (rest && n < fixed && n < ELEMENTSOF(f))
                 f[n++] = strsep(&rest, ",");
-        if (n < ELEMENTSOF(f))
+        if (n < SAMPLES_WORK_UNIT + 1)
                 return -EINVAL;
+        while (n < ELEMENTSOF(f))
+                f[n++] = "";            /* a column this file does not have */
+        double throttled = field_number(f[SAMPLES_FIRMWARE_THROTTLED]);
         *ret = (struct samples_row) {
                 .time_ms = strtoll(f[SAMPLES_TIME_MS], NULL, 10),
                 .elapsed_s = field_number(f[SAMPLES_ELAPSED_S]),
@@ -143,7 +169,9 @@ int samples_parse_row(char *line, struct samples_row *ret) {
                 .load = field_number(f[SAMPLES_LOAD]),
                 .work_rate = field_number(f[SAMPLES_WORK_RATE]),
                 .work_unit = f[SAMPLES_WORK_UNIT],
-                .t_since_load_s = NAN,
+                .t_since_load_s = field_number(f[SAMPLES_T_SINCE_LOAD_S]),
+                .firmware_arm_hz = field_number(f[SAMPLES_FIRMWARE_ARM_HZ]),
+                .firmware_throttled = isnan(throttled) ? -1 : throttled > 0,
         };
         return 0;
 }

@@ -32,8 +32,15 @@ enum samples_column {
          * (until: stable ends when it ends). For negative times in those
          * rows: the load started at elapsed_s - t_since_load_s of any row
          * that has a value. Files written before this column existed lack
-         * it; samples_parse_row() does not read it back. */
+         * it. */
         SAMPLES_T_SINCE_LOAD_S,
+        /* Hz, the ARM clock as the Raspberry Pi firmware measures it: what
+         * the CPU runs at when the firmware throttles while freq_hz still
+         * shows what the kernel asked for. Empty on other boards. */
+        SAMPLES_FIRMWARE_ARM_HZ,
+        /* 1 when the firmware throttles or caps the ARM clock (its
+         * get_throttled bits 1 and 2), 0 when not; empty on other boards. */
+        SAMPLES_FIRMWARE_THROTTLED,
         SAMPLES_FIXED_COLUMNS,
 };
 
@@ -48,7 +55,9 @@ struct samples_row {
         double load;
         double work_rate;
         const char *work_unit;
-        double t_since_load_s;          /* written only; NaN when read */
+        double t_since_load_s;
+        double firmware_arm_hz;
+        int firmware_throttled;         /* 1, 0, or -1 when not known */
 };
 
 /* Header name of a fixed column. */
@@ -65,10 +74,16 @@ int samples_format_row(const struct samples_row *row, const double *temps_c, siz
                        const double *policies_hz, size_t n_policies, char *buf, size_t size);
 size_t samples_row_size(size_t n_temps, size_t n_policies);
 
-/* The fixed columns of one data line (its '\n' already removed) up to
- * work_unit, which every file has; the line is cut up in place. -EINVAL
- * when it has fewer fields than those. */
-int samples_parse_row(char *line, struct samples_row *ret);
+/* How many of the fixed columns a header line names, in order: files
+ * written before a column existed name fewer. */
+size_t samples_header_fixed(const char *header);
+
+/* The fixed columns of one data line (its '\n' already removed) of a file
+ * whose header names fixed of them (samples_header_fixed()); the line is
+ * cut up in place. Columns the file lacks read as unknown. -EINVAL when it
+ * has fewer fields than up to work_unit, which every file has (taken as
+ * there whatever the header says). */
+int samples_parse_row(char *line, size_t fixed, struct samples_row *ret);
 
 /* Calls row() for the header (header true) and then for every complete data
  * line of f, with the '\n' removed. A line cut short (no '\n': the daemon

@@ -156,6 +156,7 @@ struct import_reader {
         struct run_series s;
         char unit[16];
         size_t line;                    /* 1 for the header */
+        size_t fixed;                   /* fixed columns the header names */
         char *err;
         size_t errlen;
 };
@@ -179,9 +180,11 @@ static int import_row(void *userdata, char *line, bool header) {
         int kind;
 
         rd->line++;
-        if (header)
+        if (header) {
+                rd->fixed = samples_header_fixed(line);
                 return import_header(line, rd->err, rd->errlen);
-        if (samples_parse_row(line, &row) < 0)
+        }
+        if (samples_parse_row(line, rd->fixed, &row) < 0)
                 return util_errorf(rd->err, rd->errlen, -EINVAL, "samples_csv: line %zu has too few fields", rd->line);
         kind = run_phase_kind_from_string(row.phase);
         if (kind < 0)
@@ -193,7 +196,7 @@ static int import_row(void *userdata, char *line, bool header) {
                                    "samples_csv: line %zu: elapsed_s is not a time after the line before", rd->line);
         struct run_sample x = {
                 row.elapsed_s, row.temp_c, row.freq_hz, row.max_allowed_hz, row.work_rate, row.load, NAN,
-                row.cooling_active, phase,
+                row.cooling_active, row.firmware_throttled, phase,
         };
         if (run_series_append(&rd->s, &x) < 0)
                 return -ENOMEM;

@@ -116,7 +116,8 @@ static json_object *run_live_to_json(const struct run *r) {
         json_object_object_add(o, "throttled", s->n && p->has_stress ?
                                json_object_new_boolean(analysis_sample_throttled(s->freq_hz[s->n - 1],
                                                                                  s->max_hz[s->n - 1],
-                                                                                 s->cooling[s->n - 1])) : NULL);
+                                                                                 s->cooling[s->n - 1],
+                                                                                 s->firmware_throttled[s->n - 1])) : NULL);
         return o;
 }
 

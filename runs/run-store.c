@@ -224,7 +224,8 @@ static int series_grow(struct run_series *s) {
                 if (!p) return -ENOMEM; \
                 s->field = p; \
         } while (0)
-        GROW(t_s); GROW(temp_c); GROW(freq_hz); GROW(max_hz); GROW(work_rate); GROW(load); GROW(ambient_c); GROW(cooling); GROW(phase);
+        GROW(t_s); GROW(temp_c); GROW(freq_hz); GROW(max_hz); GROW(work_rate); GROW(load); GROW(ambient_c); GROW(cooling);
+        GROW(firmware_throttled); GROW(phase);
 #undef GROW
         s->cap = cap;
         return 0;
@@ -241,6 +242,7 @@ int run_series_append(struct run_series *s, const struct run_sample *x) {
         s->load[s->n] = x->load;
         s->ambient_c[s->n] = x->ambient_c;
         s->cooling[s->n] = x->cooling;
+        s->firmware_throttled[s->n] = (signed char) (x->firmware_throttled < 0 ? -1 : x->firmware_throttled > 0);
         s->phase[s->n] = x->phase;
         s->n++;
         return 0;
@@ -255,6 +257,7 @@ void run_series_free(struct run_series *s) {
         free(s->load);
         free(s->ambient_c);
         free(s->cooling);
+        free(s->firmware_throttled);
         free(s->phase);
         *s = (struct run_series) {};
 }
@@ -264,17 +267,22 @@ struct series_reader {
         char *unit;
         size_t unitlen;
         int64_t last_ms;
+        size_t fixed;                   /* fixed columns the header names */
 };
 
 static int series_row(void *userdata, char *line, bool header) {
         struct series_reader *rd = userdata;
         struct samples_row row;
 
-        if (header || samples_parse_row(line, &row) < 0)
-                return 0;       /* the header, or a row with too few fields */
+        if (header) {
+                rd->fixed = samples_header_fixed(line);
+                return 0;
+        }
+        if (samples_parse_row(line, rd->fixed, &row) < 0)
+                return 0;       /* a row with too few fields */
         struct run_sample x = {
                 row.elapsed_s, row.temp_c, row.freq_hz, row.max_allowed_hz, row.work_rate, row.load, NAN,
-                row.cooling_active, phase_from_csv(row.phase),
+                row.cooling_active, row.firmware_throttled, phase_from_csv(row.phase),
         };
         if (run_series_append(rd->s, &x) < 0)
                 return -ENOMEM;
@@ -288,8 +296,9 @@ static int series_row(void *userdata, char *line, bool header) {
 void run_series_metrics(const struct run_series *s, double ambient_c, struct run_metrics *ret) {
         struct analysis_samples in = {
                 .n = s->n, .t_s = s->t_s, .temp_c = s->temp_c, .freq_hz = s->freq_hz,
-                .max_allowed_hz = s->max_hz, .cooling_active = s->cooling, .work_rate = s->work_rate,
-                .phase = s->phase, .ambient_c = ambient_c,
+                .max_allowed_hz = s->max_hz, .cooling_active = s->cooling,
+                .firmware_throttled = s->firmware_throttled, .work_rate = s->work_rate, .phase = s->phase,
+                .ambient_c = ambient_c,
         };
 
         /* too few samples: the metrics are unknown, the run is still a run */
@@ -298,7 +307,7 @@ void run_series_metrics(const struct run_series *s, double ambient_c, struct run
 }
 
 int64_t run_store_read_series(const char *dir, struct run_series *s, char *unit, size_t unitlen) {
-        struct series_reader rd = { s, unit, unitlen, 0 };
+        struct series_reader rd = { s, unit, unitlen, 0, 0 };
         char path[PATH_MAX];
         FILE *f;
 

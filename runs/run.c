@@ -351,6 +351,8 @@ static void run_csv_row(struct run *r, int64_t now_ms, double hottest, double lo
                 .max_allowed_hz = s->max_hz[i], .cooling_active = s->cooling[i], .load = load,
                 .work_rate = s->work_rate[i], .work_unit = isfinite(s->work_rate[i]) ? r->work_unit : "",
                 .t_since_load_s = run_since_load_s(r, s->t_s[i]),
+                .firmware_arm_hz = sn->firmware.present && sn->firmware.ok ? (double) sn->firmware.arm_hz : NAN,
+                .firmware_throttled = s->firmware_throttled[i],
         };
         off_t end;
         int len, ret;
@@ -393,6 +395,7 @@ static void run_record(struct run *r, struct run_now now) {
                 s->load.ok && s->load.have_prev ? s->load.total : NAN,
                 r->ambient_sensor[0] ? temp_by_id(s, r->ambient_sensor) : NAN,
                 run_cooling_active(s) || r->host->fans_on > 0,
+                sensors_firmware_throttled(s),
                 r->phases[r->phase_index].kind,
         };
         if (run_series_append(&r->series, &x) < 0) {

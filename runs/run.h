@@ -64,6 +64,7 @@ struct run_series {
         double *load;                   /* measured CPU load of the whole board, 0..1, NaN when unknown */
         double *ambient_c;              /* the ambient sensor, NaN when none or failed */
         bool *cooling;
+        signed char *firmware_throttled; /* the Pi firmware throttles or caps the clock: 1, 0, -1 unknown */
         enum analysis_phase *phase;
 };
 
@@ -71,6 +72,7 @@ struct run_series {
 struct run_sample {
         double t_s, temp_c, freq_hz, max_hz, work_rate, load, ambient_c;
         bool cooling;
+        int firmware_throttled;
         enum analysis_phase phase;
 };
 

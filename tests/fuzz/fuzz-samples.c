@@ -9,12 +9,18 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+struct rows {
+        size_t fixed, n;
+};
+
 static int row(void *userdata, char *line, bool header) {
         struct samples_row r;
-        size_t *n = userdata;
+        struct rows *rows = userdata;
 
-        if (!header && samples_parse_row(line, &r) >= 0)
-                (*n)++;
+        if (header)
+                rows->fixed = samples_header_fixed(line);
+        else if (samples_parse_row(line, rows->fixed, &r) >= 0)
+                rows->n++;
         return 0;
 }
 
@@ -52,7 +58,7 @@ static void samples_json_check(FILE *f) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FILE *f = fmemopen((void *) data, size, "r");
-        size_t rows = 0;
+        struct rows rows = { 0, 0 };
         int64_t complete;
         json_object *doc;
         struct run *r = NULL;

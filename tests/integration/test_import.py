@@ -235,3 +235,32 @@ def test_samples_as_json_are_streamed_not_built_in_memory(start_daemon):
         got = [v if v is None or isinstance(v, str) else json.dumps(v) for v in doc["rows"][i]]
         assert [float(a) if a and a[0] in "-0123456789" else a for a in got] == \
             [float(b) if b and b[0] in "-0123456789" else b for b in want], i
+
+
+def test_firmware_throttling_counts_in_imported_run_and_offline(start_daemon, ctl, tmp_path):
+    """A Pi's run where cpufreq showed the full clock while the firmware throttled:
+    throttled_fraction follows the firmware, in the daemon and in analyse alike."""
+    a = board(start_daemon, "rpi4")
+    ida = finished_run(a, "undervolted")
+    _, doc = a.get(f"/api/v1/runs/{ida}/export")
+    lines = doc["samples_csv"].splitlines()
+    header = lines[0].split(",")
+    assert header[11:14] == ["t_since_load_s", "firmware_arm_hz", "firmware_throttled"], header
+    rows = [line.split(",") for line in lines[1:]]
+    assert all(r[12] == "" and r[13] == "" for r in rows)      # no firmware on this tree: unknown
+    stress = [r for r in rows if r[2] == "stress"]
+    assert len(stress) >= 4
+    for i, r in enumerate(stress):
+        r[5] = r[6]                                             # cpufreq: the full clock throughout
+        r[12], r[13] = ("600000000", "1") if i % 2 else ("1500000000", "0")
+    doc["samples_csv"] = "\n".join(",".join(r) for r in [header] + rows) + "\n"
+    want = sum(1 for i in range(len(stress)) if i % 2) / len(stress)
+
+    status, imported = a.request("POST", "/api/v1/runs/import", doc)
+    assert status == 201, imported
+    assert imported["metrics"]["throttled_fraction"] == pytest.approx(want, abs=1e-4)
+    f = tmp_path / "run.json"
+    f.write_text(json.dumps(doc))
+    r = ctl(None, "analyse", "--json", str(f), url=False)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["throttled_fraction"] == pytest.approx(want, abs=1e-4)

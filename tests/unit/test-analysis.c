@@ -574,6 +574,44 @@ static void test_metrics_run(void **state) {
         assert_int_equal(m.cool_fit_model, ANALYSIS_MODEL_EXP1);
 }
 
+/* A Pi whose firmware throttles (under-voltage) while cpufreq shows the
+ * full clock it asked for: the firmware's word counts, and unknown samples
+ * (-1) fall back to cpufreq. */
+static void test_metrics_firmware_throttled(void **state) {
+        static signed char fw[RUN_N];
+        static double full[RUN_N];
+        struct analysis_samples s = {
+                .n = RUN_N, .t_s = run_t, .temp_c = run_y, .freq_hz = full, .max_allowed_hz = run_max,
+                .firmware_throttled = fw, .phase = run_ph, .ambient_c = NAN,
+        };
+        struct run_metrics m;
+        size_t load = 0, said = 0;
+
+        run_make();
+        for (size_t i = 0; i < RUN_N; i++) {
+                full[i] = 1.5e9;
+                fw[i] = run_ph[i] == ANALYSIS_PHASE_STRESS && i % 4 == 0 ? 1 : 0;
+                load += run_ph[i] == ANALYSIS_PHASE_STRESS;
+                said += fw[i] == 1;
+        }
+        assert_int_equal(analysis_compute_metrics(&s, &m), 0);
+        assert_true(fabs(m.throttled_fraction - (double) said / (double) load) < 1e-12);
+        assert_true(m.freq_min_hz == 1.5e9);            /* the frequencies stay cpufreq's */
+
+        for (size_t i = 0; i < RUN_N; i++)
+                fw[i] = -1;                             /* no firmware answer: cpufreq alone */
+        assert_int_equal(analysis_compute_metrics(&s, &m), 0);
+        assert_true(m.throttled_fraction == 0);
+        s.freq_hz = NULL;
+        assert_int_equal(analysis_compute_metrics(&s, &m), 0);
+        assert_true(isnan(m.throttled_fraction));       /* nothing known: not "never throttled" */
+
+        assert_true(analysis_sample_throttled(1.5e9, 1.5e9, false, 1));
+        assert_false(analysis_sample_throttled(1.5e9, 1.5e9, false, 0));
+        assert_false(analysis_sample_throttled(1.5e9, 1.5e9, false, -1));
+        assert_true(analysis_sample_throttled(1.2e9, 1.5e9, false, -1));
+}
+
 static void test_metrics_partial(void **state) {
         struct analysis_samples s = {
                 .n = 1200, .t_s = run_t + 180, .temp_c = run_y + 180, .phase = run_ph + 180, .ambient_c = NAN,
@@ -750,6 +788,7 @@ int main(void) {
                 cmocka_unit_test(test_slope_median),
                 cmocka_unit_test(test_stable_baseline),
                 cmocka_unit_test(test_metrics_run),
+                cmocka_unit_test(test_metrics_firmware_throttled),
                 cmocka_unit_test(test_metrics_partial),
                 cmocka_unit_test(test_timing),
                 cmocka_unit_test(test_accuracy_table),

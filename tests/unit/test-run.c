@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "run.h"
+#include "samples-csv.h"
 
 #define WALL0 1700000000000LL           /* Unix ms at the start */
 #define MONO0 123456789LL               /* CLOCK_MONOTONIC ms at the start */
@@ -161,12 +162,83 @@ static void test_stable_waits_for_a_quiet_board(void **state) {
         remove_tree(dir);
 }
 
+/* The Pi firmware's clock and throttled bits go into every sample and
+ * samples.csv, and come back from the file as they went in. */
+static void test_firmware_is_recorded(void **state) {
+        char dir[] = "/tmp/test-run-XXXXXX", path[600], line[4096];
+        struct run_host host;
+        struct run_series back = {};
+        struct run *r;
+        FILE *f;
+
+        assert_non_null(mkdtemp(dir));
+        r = start_run("{\"phases\": [{\"kind\": \"idle\", \"duration\": \"1h\"}]}", &host, dir);
+        int64_t mono0 = r->created_mono_ms, wall0 = r->created_ms;
+        for (int s = 1; s <= 6; s++) {
+                /* answers, then throttled (bit 2) at 600 MHz, then no answer */
+                board.firmware = (struct firmware_info) {
+                        .present = true, .fd = -1, .ok = s <= 4,
+                        .arm_hz = s <= 2 ? 1500000000u : 600000000u, .throttled = s <= 2 ? 0 : 0x40004,
+                };
+                run_tick(r, wall0 + s * 1000, mono0 + s * 1000);
+        }
+        board.firmware = (struct firmware_info) { .fd = -1 };
+        const signed char want[] = { 0, 0, 1, 1, -1, -1 };
+        assert_int_equal(r->series.n, 6);
+        for (size_t i = 0; i < 6; i++)
+                assert_int_equal(r->series.firmware_throttled[i], want[i]);
+
+        snprintf(path, sizeof path, "%s/samples.csv", r->dir);
+        assert_non_null(f = fopen(path, "r"));
+        assert_non_null(fgets(line, sizeof line, f));
+        assert_non_null(strstr(line, ",t_since_load_s,firmware_arm_hz,firmware_throttled,thermal_zone0_c"));
+        assert_non_null(fgets(line, sizeof line, f));
+        assert_non_null(strstr(line, ",1500000000,0,40.000\n"));
+        for (int i = 0; i < 2; i++)
+                assert_non_null(fgets(line, sizeof line, f));
+        assert_non_null(strstr(line, ",600000000,1,40.000\n"));
+        for (int i = 0; i < 2; i++)
+                assert_non_null(fgets(line, sizeof line, f));
+        assert_non_null(strstr(line, ",,,40.000\n"));        /* no answer: unknown, not "not throttled" */
+        fclose(f);
+
+        char unit[16];
+        assert_true(run_store_read_series(r->dir, &back, unit, sizeof unit) > 0);
+        assert_int_equal(back.n, 6);
+        for (size_t i = 0; i < 6; i++)
+                assert_int_equal(back.firmware_throttled[i], want[i]);
+        run_series_free(&back);
+        run_free(r);
+        remove_tree(dir);
+}
+
+/* A samples.csv written before the firmware columns existed reads back
+ * with the firmware unknown, and its sensor columns are not taken for them. */
+static void test_older_samples_csv_reads_back(void **state) {
+        char header[] = "time_ms,elapsed_s,phase,temp_c,hottest_c,freq_hz,max_allowed_hz,cooling_active,load,"
+                        "work_rate_per_s,work_unit,t_since_load_s,thermal_zone0_c,cpu0_hz";
+        char row[] = "1700000000000,1.000,stress,50.000,51.000,1200000000,1500000000,0,1.0000,,,0.500,50.000,1";
+        struct samples_row x;
+
+        assert_int_equal(samples_header_fixed(header), SAMPLES_T_SINCE_LOAD_S + 1);
+        assert_int_equal(samples_parse_row(row, samples_header_fixed(header), &x), 0);
+        assert_true(x.freq_hz == 1.2e9 && x.t_since_load_s == 0.5);
+        assert_true(isnan(x.firmware_arm_hz));
+        assert_int_equal(x.firmware_throttled, -1);
+        assert_int_equal(samples_header_fixed("time_ms,elapsed_s,phase,temp_c,hottest_c,freq_hz,max_allowed_hz,"
+                                              "cooling_active,load,work_rate_per_s,work_unit"),
+                         SAMPLES_WORK_UNIT + 1);
+        assert_int_equal(samples_header_fixed("time_ms,elapsed"), 1);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_wall_clock_steps_do_not_time_phases),
                 cmocka_unit_test(test_series_time_is_monotonic),
                 cmocka_unit_test(test_busy_idle_is_flagged),
                 cmocka_unit_test(test_stable_waits_for_a_quiet_board),
+                cmocka_unit_test(test_firmware_is_recorded),
+                cmocka_unit_test(test_older_samples_csv_reads_back),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

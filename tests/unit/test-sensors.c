@@ -1177,7 +1177,7 @@ static void test_fixtures(void **state) {
         const char *dir = getenv("FIXTURES_DIR");
         struct dirent *de;
         size_t n = 0;
-        DIR *d;
+        DIR *d = NULL;
 
         if (!dir || !(d = opendir(dir))) {
                 print_message("FIXTURES_DIR not set or missing, nothing to check\n");
