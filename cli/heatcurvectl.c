@@ -456,6 +456,8 @@ static int cmd_run(struct client *c, int argc, char **argv) {
 
         json_object_object_add(a.body, "phases", a.phases);
         r = run_parse(c, argc, argv, &a);
+        if (r == 0 && a.wait)
+                cli_catch_sigint();     /* a Ctrl-C as the run is posted: the run goes on, say so */
         id = r == 0 ? run_start(c, a.body, a.wait) : 0;
         json_object_put(a.body);
         if (r != 0)
@@ -464,7 +466,6 @@ static int cmd_run(struct client *c, int argc, char **argv) {
                 return 1;
         if (!a.wait)
                 return 0;
-        cli_catch_sigint();
         return watch_run(c, (unsigned) id, 0, WATCH_WAIT);
 }
 
