@@ -194,15 +194,7 @@ static int import_row(void *userdata, char *line, bool header) {
             (rd->s.n && row.elapsed_s < rd->s.t_s[rd->s.n - 1]))
                 return util_errorf(rd->err, rd->errlen, -EINVAL,
                                    "samples_csv: line %zu: elapsed_s is not a time after the line before", rd->line);
-        struct run_sample x = {
-                row.elapsed_s, row.temp_c, row.freq_hz, row.max_allowed_hz, row.work_rate, row.load, NAN,
-                row.cooling_active, row.firmware_throttled, phase,
-        };
-        if (run_series_append(&rd->s, &x) < 0)
-                return -ENOMEM;
-        if (*row.work_unit)
-                snprintf(rd->unit, sizeof rd->unit, "%s", row.work_unit);
-        return 0;
+        return run_series_append_row(&rd->s, &row, phase, rd->unit, sizeof rd->unit);
 }
 
 /* Every line of csv complete and read back; the series into rd. */

@@ -248,6 +248,20 @@ int run_series_append(struct run_series *s, const struct run_sample *x) {
         return 0;
 }
 
+int run_series_append_row(struct run_series *s, const struct samples_row *row, enum analysis_phase phase,
+                          char *unit, size_t unitlen) {
+        struct run_sample x = {
+                row->elapsed_s, row->temp_c, row->freq_hz, row->max_allowed_hz, row->work_rate, row->load, NAN,
+                row->cooling_active, row->firmware_throttled, phase,
+        };
+
+        if (run_series_append(s, &x) < 0)
+                return -ENOMEM;
+        if (*row->work_unit)
+                snprintf(unit, unitlen, "%s", row->work_unit);
+        return 0;
+}
+
 void run_series_free(struct run_series *s) {
         free(s->t_s);
         free(s->temp_c);
@@ -280,14 +294,8 @@ static int series_row(void *userdata, char *line, bool header) {
         }
         if (samples_parse_row(line, rd->fixed, &row) < 0)
                 return 0;       /* a row with too few fields */
-        struct run_sample x = {
-                row.elapsed_s, row.temp_c, row.freq_hz, row.max_allowed_hz, row.work_rate, row.load, NAN,
-                row.cooling_active, row.firmware_throttled, phase_from_csv(row.phase),
-        };
-        if (run_series_append(rd->s, &x) < 0)
+        if (run_series_append_row(rd->s, &row, phase_from_csv(row.phase), rd->unit, rd->unitlen) < 0)
                 return -ENOMEM;
-        if (*row.work_unit)
-                snprintf(rd->unit, rd->unitlen, "%s", row.work_unit);
         if (row.time_ms > 0)
                 rd->last_ms = row.time_ms;
         return 0;

@@ -215,6 +215,11 @@ int run_until_from_string(const char *s);
 
 /* The in-memory series and the metrics computed over it. (run-store.c) */
 int run_series_append(struct run_series *s, const struct run_sample *x);
+/* One row of a samples.csv read back (no ambient: run.json keeps it);
+ * a work unit it names goes into unit. */
+struct samples_row;
+int run_series_append_row(struct run_series *s, const struct samples_row *row, enum analysis_phase phase,
+                          char *unit, size_t unitlen);
 void run_series_free(struct run_series *s);
 void run_series_metrics(const struct run_series *s, double ambient_c, struct run_metrics *ret);
 
