@@ -350,10 +350,7 @@ ssize_t samples_json_read(struct samples_json *j, char *buf, size_t max) {
                         if (j->out_len == 0)
                                 break;          /* the end */
                 }
-                size_t take = j->out_len - j->out_sent < max - n ? j->out_len - j->out_sent : max - n;
-                memcpy(buf + n, j->out + j->out_sent, take);
-                j->out_sent += take;
-                n += take;
+                n += util_copy_part(buf + n, max - n, j->out, j->out_len, &j->out_sent);
         }
         return (ssize_t) n;
 }

@@ -107,6 +107,14 @@ int util_write_all(int fd, const void *data, size_t len) {
         return 0;
 }
 
+size_t util_copy_part(char *buf, size_t max, const char *text, size_t len, size_t *sent) {
+        size_t n = len - *sent < max ? len - *sent : max;
+
+        memcpy(buf, text + *sent, n);
+        *sent += n;
+        return n;
+}
+
 int util_errorf(char *err, size_t errlen, int r, const char *format, ...) {
         va_list ap;
 

@@ -27,6 +27,10 @@ int util_rename_aside(const char *path, const char *tag, char *ret, size_t size)
 /* Every byte of data to fd, retrying short writes and EINTR. -errno. */
 int util_write_all(int fd, const void *data, size_t len);
 
+/* For answers made a piece at a time: copies into buf (max bytes) what is
+ * left of text (len bytes) after *sent, advances *sent, returns the count. */
+size_t util_copy_part(char *buf, size_t max, const char *text, size_t len, size_t *sent);
+
 /* Formats a one-line message into err (when err is not NULL) and returns r,
  * a negative errno: the shape of every "err names the field" function. */
 int util_errorf(char *err, size_t errlen, int r, const char *format, ...) __attribute__((format(printf, 4, 5)));

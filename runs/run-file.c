@@ -98,20 +98,12 @@ int run_file_export_open(const struct run *r, const char *dir, struct run_file_e
         return 0;
 }
 
-static size_t copy_out(char *buf, size_t max, const char *text, size_t len, size_t *sent) {
-        size_t n = len - *sent < max ? len - *sent : max;
-
-        memcpy(buf, text + *sent, n);
-        *sent += n;
-        return n;
-}
-
 ssize_t run_file_export_read(struct run_file_export *x, char *buf, size_t max) {
         size_t n = 0;
         int c;
 
-        n += copy_out(buf, max, x->head, x->head_len, &x->head_sent);
-        n += copy_out(buf + n, max - n, x->pending, x->pending_len, &x->pending_sent);
+        n += util_copy_part(buf, max, x->head, x->head_len, &x->head_sent);
+        n += util_copy_part(buf + n, max - n, x->pending, x->pending_len, &x->pending_sent);
         while (n < max && x->left > 0 && (c = getc(x->csv)) != EOF) {
                 char esc[8];
                 size_t e = 0;
@@ -128,7 +120,7 @@ ssize_t run_file_export_read(struct run_file_export *x, char *buf, size_t max) {
                 memcpy(x->pending, esc, e);
                 x->pending_len = e;
                 x->pending_sent = 0;
-                n += copy_out(buf + n, max - n, x->pending, x->pending_len, &x->pending_sent);
+                n += util_copy_part(buf + n, max - n, x->pending, x->pending_len, &x->pending_sent);
         }
         if (x->left > 0 && ferror(x->csv))
                 return -EIO;

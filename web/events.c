@@ -58,14 +58,6 @@ static const struct event *events_get(const struct events *ev, uint64_t id) {
         return e->id == id ? e : NULL;
 }
 
-static size_t copy_part(char *buf, size_t max, const char *text, size_t len, size_t *sent) {
-        size_t n = len - *sent < max ? len - *sent : max;
-
-        memcpy(buf, text + *sent, n);
-        *sent += n;
-        return n;
-}
-
 /* Fills buf with what the client has not had yet: the hello, then events
  * (as many as fit, the last one perhaps in part), else a keep-alive. */
 static ssize_t events_client_read(void *userdata, char *buf, size_t max) {
@@ -75,14 +67,14 @@ static ssize_t events_client_read(void *userdata, char *buf, size_t max) {
         size_t n = 0;
 
         if (c->hello_sent < strlen(EVENTS_HELLO))
-                n += copy_part(buf, max, EVENTS_HELLO, strlen(EVENTS_HELLO), &c->hello_sent);
+                n += util_copy_part(buf, max, EVENTS_HELLO, strlen(EVENTS_HELLO), &c->hello_sent);
         while (n < max && c->next_id <= ev->last_id) {
                 e = events_get(ev, c->next_id);
                 if (!e)
                         return HTTP_STREAM_ERROR;       /* overwritten before it was sent: too slow */
                 /* keep-alives only between events, never inside one */
                 c->keepalive = false;
-                n += copy_part(buf + n, max - n, e->text, e->len, &c->offset);
+                n += util_copy_part(buf + n, max - n, e->text, e->len, &c->offset);
                 if (c->offset == e->len) {
                         c->next_id++;
                         c->offset = 0;
