@@ -68,32 +68,29 @@ static void api_runs_reply_error(struct http_request *r, int e, const char *err)
         }
 }
 
-static void api_runs_post(struct api *a, struct http_request *r) {
+/* A run made from the POSTed body, by starting it or importing it: 201 with its document. */
+static void api_runs_create(struct api *a, struct http_request *r,
+                            int (*create)(struct runs *rs, const char *body, size_t len, const struct run **ret,
+                                          char *err, size_t errlen)) {
         const struct run *run;
         char err[600];
         int e;
 
         if (!api_authorized(a, r))
                 return;
-        e = runs_start(a->ctx.runs, r->body, r->body_len, &run, err, sizeof err);
+        e = create(a->ctx.runs, r->body, r->body_len, &run, err, sizeof err);
         if (e < 0)
                 api_runs_reply_error(r, e, err);
         else
                 http_reply_json(r, 201, runs_document(a->ctx.runs, run));
 }
 
-static void api_runs_import(struct api *a, struct http_request *r) {
-        const struct run *run;
-        char err[600];
-        int e;
+static void api_runs_post(struct api *a, struct http_request *r) {
+        api_runs_create(a, r, runs_start);
+}
 
-        if (!api_authorized(a, r))
-                return;
-        e = runs_import(a->ctx.runs, r->body, r->body_len, &run, err, sizeof err);
-        if (e < 0)
-                api_runs_reply_error(r, e, err);
-        else
-                http_reply_json(r, 201, runs_document(a->ctx.runs, run));
+static void api_runs_import(struct api *a, struct http_request *r) {
+        api_runs_create(a, r, runs_import);
 }
 
 static ssize_t api_export_read(void *userdata, char *buf, size_t max) {
