@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 /*
@@ -487,6 +488,38 @@ static void render_load(struct prom_out *o, const struct sensors *s) {
         value_double(o, l->total);
 }
 
+/* ---- the supply and the Raspberry Pi firmware ---- */
+
+static const struct prom_family
+        F_UNDERVOLT = { "heatcurve_under_voltage", "gauge",
+                        "1 while the supply is too low (the power source or the Pi firmware says so), else 0." },
+        F_FW_ARM = { "heatcurve_firmware_arm_frequency_hertz", "gauge",
+                     "ARM clock as the Raspberry Pi firmware measures it; cpufreq shows the one the kernel asked for." },
+        F_FW_FLAG = { "heatcurve_firmware_throttled_flag", "gauge",
+                      "A get_throttled bit of the Raspberry Pi firmware: 1 when set now, or at any time since boot." };
+
+static void render_power(struct prom_out *o, const struct sensors *s) {
+        static const char *const flags[] = { "under_voltage", "frequency_capped", "throttled", "soft_temperature_limit" };
+        const struct firmware_info *fw = &s->firmware;
+        int low = sensors_undervoltage(s);
+
+        if (low >= 0) {
+                sample(o, &F_UNDERVOLT);
+                value_text(o, low ? "1" : "0");
+        }
+        if (!fw->present || !fw->ok)
+                return;         /* no firmware, or it did not answer: unknown, not 0 */
+        sample(o, &F_FW_ARM);
+        value_uint(o, fw->arm_hz);
+        for (unsigned since_boot = 0; since_boot <= 1; since_boot++)
+                for (unsigned bit = 0; bit < sizeof flags / sizeof flags[0]; bit++) {
+                        sample(o, &F_FW_FLAG);
+                        label(o, "flag", flags[bit]);
+                        label(o, "period", since_boot ? "since_boot" : "now");
+                        value_text(o, fw->throttled & (UINT32_C(1) << (bit + 16 * since_boot)) ? "1" : "0");
+                }
+}
+
 /* ---- the run in progress ---- */
 
 static const struct prom_family
@@ -569,6 +602,7 @@ int prom_render(const struct sensors *s, const struct prom_info *info, char **re
         render_cooling(&o, s);
         render_cpufreq(&o, s);
         render_load(&o, s);
+        render_power(&o, s);
         render_run(&o, info->run);
         render_alerts(&o, info->alerts, info->n_alerts);
         if (o.oom || !o.data) {

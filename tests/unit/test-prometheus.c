@@ -348,6 +348,28 @@ static void test_escaping_and_values(void **state) {
         assert_has(text, "heatcurve_run_running 0\n");
         assert_lacks(text, "heatcurve_run_info");
         assert_lacks(text, "heatcurve_alert_state");
+        /* no supply source, no firmware: nothing rather than "all is well" */
+        assert_lacks(text, "heatcurve_under_voltage");
+        assert_lacks(text, "heatcurve_firmware_");
+        free(text);
+
+        /* a Pi whose firmware caps the clock now and saw under-voltage since boot */
+        f.s.firmware = (struct firmware_info) { .present = true, .fd = -1, .ok = true, .arm_hz = 600000000,
+                                                .throttled = 0x10002 };
+        text = render(&f.s, &fixed_info, NULL);
+        check_structure(text);
+        assert_has(text, "heatcurve_under_voltage 0\n");
+        assert_has(text, "heatcurve_firmware_arm_frequency_hertz 600000000\n");
+        assert_has(text, "heatcurve_firmware_throttled_flag{flag=\"frequency_capped\",period=\"now\"} 1\n");
+        assert_has(text, "heatcurve_firmware_throttled_flag{flag=\"under_voltage\",period=\"now\"} 0\n");
+        assert_has(text, "heatcurve_firmware_throttled_flag{flag=\"under_voltage\",period=\"since_boot\"} 1\n");
+        assert_has(text, "heatcurve_firmware_throttled_flag{flag=\"soft_temperature_limit\",period=\"since_boot\"} 0\n");
+        free(text);
+        f.s.firmware.ok = false;                /* it stopped answering: unknown again */
+        text = render(&f.s, &fixed_info, NULL);
+        assert_lacks(text, "heatcurve_firmware_");
+        assert_lacks(text, "heatcurve_under_voltage");
+        f.s.firmware = (struct firmware_info) { .fd = -1 };
         free(text);
 
         /* no previous load sample yet: no load lines rather than zeros */
