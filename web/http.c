@@ -525,7 +525,8 @@ void http_free(struct http_server *s) {
         free(s);
 }
 
-/* Headers every answer carries, then queue it; the response is ours to drop. */
+/* Headers every answer carries, then queue it; the response is ours to drop.
+ * Answers are live data, never to be kept, unless the caller said otherwise. */
 static int http_queue(struct http_request *r, unsigned status, const char *content_type,
                       struct MHD_Response *resp) {
         struct http_conn *c = http_conn_of(r->conn);
@@ -534,7 +535,8 @@ static int http_queue(struct http_request *r, unsigned status, const char *conte
         if (c)
                 c->deadline_us = 0;     /* answered: sending it has MHD's idle timeout only */
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+        if (!MHD_get_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL))
+                MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
         if (r->close)
                 MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
         ok = MHD_queue_response(r->conn, status, resp);

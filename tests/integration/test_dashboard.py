@@ -241,6 +241,37 @@ def test_page_files_are_served(start_daemon):
     assert fetch(d, "/dashboard.jsx")[0] == 404 and fetch(d, "/index.html")[0] == 404
 
 
+def fetch_if_none_match(d, path, etag):
+    req = urllib.request.Request(d.url + path, headers={"If-None-Match": etag})
+    try:
+        with urllib.request.urlopen(req, timeout=20) as resp:
+            return resp.status, resp.headers, resp.read()
+    except urllib.error.HTTPError as e:         # urllib takes 304 for an error
+        return e.code, e.headers, e.read()
+
+
+def test_page_files_are_kept_and_revalidated(start_daemon):
+    """The page's files carry an ETag of their bytes: a browser keeps them and gets 304s; live data never."""
+    d = start_daemon("--simulate")
+    tags = set()
+    for path in PAGE_FILES:
+        status, headers, body = fetch(d, path)
+        etag = headers["ETag"]
+        assert status == 200 and re.fullmatch(r'"[0-9a-f]{20}"', etag) and headers["Cache-Control"] == "no-cache"
+        tags.add(etag)
+        status, headers, body = fetch_if_none_match(d, path, etag)
+        assert status == 304 and body == b"" and headers["ETag"] == etag, (path, status)
+        assert "default-src 'none'" in headers["Content-Security-Policy"]
+        # a list, a weak form, "*": as browsers and proxies send them
+        for header in (f'"0", {etag}', f"W/{etag}", "*"):
+            assert fetch_if_none_match(d, path, header)[0] == 304, header
+        status, _, again = fetch_if_none_match(d, path, '"' + "0" * 20 + '"')
+        assert status == 200 and len(again) > 0    # another build's files: sent whole
+    assert len(tags) == len(PAGE_FILES)
+    status, headers, _ = fetch(d, "/api/v1/sensors")
+    assert status == 200 and headers["Cache-Control"] == "no-store" and "ETag" not in headers
+
+
 def test_live_view_shows_the_sensors(page, start_daemon, tmp_path):
     conf = tmp_path / "slow.conf"
     conf.write_text("[simulate]\ntau = 1h\n")         # a board that hardly moves while the test reads it
@@ -270,6 +301,13 @@ def test_live_view_shows_the_sensors(page, start_daemon, tmp_path):
     assert page.problems(
         [("GET", "/api/v1/events", 404)] if EVENTS_MISSING else []) == []
     page.shot("dashboard-live.png")
+    # a reload revalidates the kept files (304) and the page works as before
+    page.open(d.url)
+    page.wait(lambda: page.text(f'#sensors tr[data-id="{sensors["temperatures"][0]["id"]}"] td.temp'),
+              what="the sensors after a reload")
+    assert [r["status"] for r in page.seen("GET", "/dashboard.js")] == [304]
+    assert page.problems(
+        [("GET", "/api/v1/events", 404)] if EVENTS_MISSING else []) == []
 
 
 def test_without_live_updates_the_page_still_works(page, start_daemon):

@@ -5,9 +5,10 @@ Usage: embed.py OUT.c OUT.h FILE...
 
 Each FILE becomes a static const array; dashboard_files[] maps its URL path
 to its content type and bytes. index.html is served at "/", every other file
-at "/<name>". The output depends on the files' bytes and order only (no
+at "/<name>", each with an ETag made from its bytes. The output depends on the files' bytes and order only (no
 time, no directory), so a rebuild from the same sources is byte-identical.
 """
+import hashlib
 import os
 import sys
 
@@ -27,6 +28,7 @@ struct dashboard_file {
         const char *content_type;       /* with its charset */
         const unsigned char *data;
         size_t size;                    /* bytes */
+        const char *etag;               /* "<hash of the bytes>", quotes included */
 };
 
 extern const struct dashboard_file dashboard_files[];
@@ -64,7 +66,8 @@ def main(argv):
             data = f.read()
         ident = f"file{i}"
         parts.append(f"/* {name} */\n" + c_array(ident, data) + "\n")
-        table.append(f'        {{ "{url_path(name)}", "{TYPES[ext]}", {ident}, {len(data)} }},\n')
+        etag = '\\"' + hashlib.sha256(data).hexdigest()[:20] + '\\"'
+        table.append(f'        {{ "{url_path(name)}", "{TYPES[ext]}", {ident}, {len(data)}, "{etag}" }},\n')
     parts.append("const struct dashboard_file dashboard_files[] = {\n" + "".join(table) + "};\n\n")
     parts.append(f"const size_t dashboard_files_count = {len(files)};\n")
     with open(out_c, "w", encoding="utf-8", newline="\n") as f:
