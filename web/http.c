@@ -3,6 +3,9 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -552,13 +555,40 @@ int http_reply(struct http_request *r, unsigned status, const char *content_type
         return resp ? http_queue(r, status, content_type, resp) : -ENOMEM;
 }
 
+/* Frees a large answer's body once it is sent, then gives the heap back:
+ * its json-c tree took many times the answer's size (a 400 KB history
+ * answer, about 7 MB of small objects), and glibc keeps freed memory for
+ * later use, so without a trim the daemon stayed that much larger for good
+ * after one such answer. */
+static void http_free_large(void *body) {
+        free(body);
+#ifdef __GLIBC__
+        malloc_trim(0);
+#endif
+}
+
 int http_reply_json(struct http_request *r, unsigned status, json_object *o) {
         size_t len;
         const char *text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
-        int ret = http_reply(r, status, "application/json", text, len);
+        struct MHD_Response *resp;
+        char *body;
+        int ret;
 
+        if (text && len < HTTP_LARGE_ANSWER) {
+                ret = http_reply(r, status, "application/json", text, len);
+                json_object_put(o);
+                return ret;
+        }
+        body = text ? malloc(len) : NULL;
+        if (body)
+                memcpy(body, text, len);
         json_object_put(o);
-        return ret;
+        resp = body ? MHD_create_response_from_buffer_with_free_callback(len, body, http_free_large) : NULL;
+        if (!resp) {
+                free(body);
+                return -ENOMEM;
+        }
+        return http_queue(r, status, "application/json", resp);
 }
 
 int http_reply_error(struct http_request *r, unsigned status, const char *code, const char *format, ...) {

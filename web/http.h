@@ -17,6 +17,7 @@
 #define HTTP_REQUEST_DEADLINE_S 10      /* seconds: from connect (or the previous answer) to a whole request */
 #define HTTP_IDLE_TIMEOUT_S 30          /* seconds without a byte either way, while answering too */
 #define HTTP_STREAM_SNDBUF (32 * 1024)  /* bytes: kernel send buffer of a streamed answer */
+#define HTTP_LARGE_ANSWER (64 * 1024)   /* bytes: a JSON answer this large gives the heap back once sent */
 
 struct MHD_Connection;
 

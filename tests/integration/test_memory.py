@@ -1,0 +1,113 @@
+"""Memory of the real heatcurved over large answers: what building one takes is given back."""
+import struct
+import time
+import zlib
+
+import pytest
+
+from conftest import fixture_path
+
+SAMPLES = 10 * 1024              # ten full blocks, 1 s apart: 2 h 50 min
+COLUMNS = 20
+
+
+class Bits:
+    """Most significant bit first, as core/history.c writes its streams."""
+
+    def __init__(self):
+        self.value, self.n = 0, 0
+
+    def put(self, v, n):
+        self.value = (self.value << n) | (v & ((1 << n) - 1))
+        self.n += n
+
+    def explicit(self, d):
+        """The '111 w[7] u[w]' symbol: u = zigzag(d) + 1 in w bits."""
+        u = ((d << 1) ^ (d >> 63)) & ((1 << 64) - 1)
+        u += 1
+        self.put(7, 3)
+        self.put(u.bit_length(), 7)
+        self.put(u, u.bit_length())
+
+    def bytes(self):
+        pad = -self.n % 8
+        return (self.value << pad).to_bytes((self.n + pad) // 8, "big")
+
+
+def block_record(t0_ms, n, columns):
+    """One record of history.bin: n samples 1 s apart, every column's values stepping by one."""
+    times = Bits()
+    times.explicit(1000)                    # the first delta; its delta-of-delta is 0 after
+    for _ in range(n - 2):
+        times.put(0, 1)
+    streams = [times.bytes()]
+    for c in range(columns):
+        v, bits = Bits(), Bits()
+        bits.put(1, 16)                     # step 1 centidegree
+        prev = 0
+        for i in range(n):
+            value = 4000 + 100 * c + (i // 8) % 50
+            if value == prev:
+                bits.put(0, 1)
+            else:
+                bits.explicit(value - prev)
+            prev = value
+        streams.append(bits.bytes())
+    ends, size = [], 0
+    for s in streams:
+        size += len(s)
+        ends.append(size)
+    payload = struct.pack("<IqqIIII", 0, t0_ms, t0_ms + 1000 * (n - 1), n, len(streams), size, 0)
+    payload += struct.pack(f"<{len(ends)}I", *ends) + b"".join(streams)
+    return struct.pack("<II", len(payload), zlib.crc32(payload)) + payload
+
+
+def write_history(path, end_ms):
+    head = b"HCHIST" + struct.pack("<HI", 2, COLUMNS)
+    for c in range(COLUMNS):
+        name = f"test:zone{c}".encode()
+        head += bytes([0, len(name)]) + name           # kind 0: temperature
+    out = head + struct.pack("<I", zlib.crc32(head))
+    t0 = end_ms - 1000 * (SAMPLES - 1)
+    for b in range(SAMPLES // 1024):
+        out += block_record(t0 + 1000 * 1024 * b, 1024, COLUMNS)
+    path.write_bytes(out + struct.pack("<II", 0, 0))
+
+
+def status_kib(pid, key):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def sanitized(pid):
+    """Whether the daemon runs under AddressSanitizer, whose quarantine holds freed memory."""
+    with open(f"/proc/{pid}/maps") as f:
+        return "libasan" in f.read()
+
+
+def test_large_history_answers_give_memory_back(start_daemon, tmp_path):
+    """Five 1000-point answers (each a json-c tree of megabytes while built): the daemon's
+    anonymous memory (heap, not the code pages the first answer reads in) is afterwards
+    within 256 KiB of what it was before them."""
+    state = tmp_path / "state"
+    state.mkdir()
+    write_history(state / "history.bin", int(time.time() * 1000) - 1000)
+    root = fixture_path("rpi4")
+    d = start_daemon("--sysfs-root", root, "--procfs-root", root, "--interval", "1s", state_dir=str(state))
+    pid = d.proc.pid
+    if sanitized(pid):
+        pytest.skip("AddressSanitizer keeps freed memory in its quarantine")
+    _, st = d.get("/api/v1/status")
+    assert st["history"]["samples"] >= SAMPLES, st["history"]
+    query = "/api/v1/history?points=1000&from=-3h&sensors=" + ",".join(f"test:zone{c}" for c in range(COLUMNS))
+    rss, anon = status_kib(pid, "VmRSS"), status_kib(pid, "RssAnon")
+    for _ in range(5):
+        status, body = d.get(query)
+        assert status == 200 and len(body["t_ms"]) > 900 and len(body["series"]) == COLUMNS
+    after, peak = status_kib(pid, "RssAnon"), status_kib(pid, "VmHWM")
+    # the answers did take memory while built, or this test would show nothing
+    assert peak - rss > 1024, (rss, peak)
+    assert after - anon <= 256, (anon, after, peak)
