@@ -2,6 +2,9 @@
 #include "daemon.h"
 
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,6 +167,13 @@ static void daemon_setup_state_dir(struct daemon *d) {
                 log_info("Loaded %zu samples of history from %s", history_count(d->hist), path);
         else if (r != -ENOENT)
                 daemon_history_aside(d, path, r);
+#ifdef __GLIBC__
+        /* The load re-encoded the file block by block through buffers of up
+         * to 100 KB and dropped the empty ring: what they left free in the
+         * heap would otherwise stay resident for the daemon's life. */
+        if (r != -ENOENT)
+                malloc_trim(0);
+#endif
 }
 
 static void daemon_runs_settings(const struct daemon *d, struct runs_settings *ret) {
