@@ -124,6 +124,9 @@ wait_http() {           # URL PID SECONDS
 
 status_field() { awk -v k="$2" '$1 == k":" { print $2 }' "/proc/$1/status"; }
 pss_kib() { awk '$1 == "Pss:" { print $2 }' "/proc/$1/smaps_rollup" 2>/dev/null || echo "?"; }
+# private memory (USS), kB: pages no other process maps, clean or dirty
+uss_kib() { awk '$1 == "Private_Clean:" || $1 == "Private_Dirty:" { s += $2 } END { print s }' "/proc/$1/smaps_rollup" 2>/dev/null || echo "?"; }
+private_dirty_kib() { awk '$1 == "Private_Dirty:" { print $2 }' "/proc/$1/smaps_rollup" 2>/dev/null || echo "?"; }
 # CPU time, ns: sum of every thread's sum_exec_runtime (exact)
 cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%d\n", s }'; }
 # CPU time, clock ticks: utime + stime of the whole process (exited threads too)
@@ -389,6 +392,10 @@ HCF_HIST=$(curl -sf --max-time 2 "$HCF_URL/api/v1/status" | grep -o '"history":{
 sleep 3
 HCF_RSS=$(status_field "$HCF" VmRSS); HCF_HWM=$(status_field "$HCF" VmHWM)
 HCF_ANON=$(status_field "$HCF" RssAnon); HCF_PSS=$(pss_kib "$HCF")
+# the 1 Hz daemon of phase 1 still runs: the pages of the binary and libraries both map
+# are shared, as they are with other processes on a board (see bench/README.md)
+HCF_USS=$(uss_kib "$HCF"); HCF_PDIRTY=$(private_dirty_kib "$HCF")
+cp "/proc/$HCF/smaps" "$TMP/smaps-full-ring.txt" 2>/dev/null || true
 FULL_URL="$HCF_URL/api/v1/history?points=1000&from=-24h"
 HIST_BYTES=$(curl -sf --max-time 10 "$FULL_URL" | wc -c)
 HIST_BUCKETS=$(curl -sf --max-time 10 "$FULL_URL" | grep -o '"t_ms":\[[^]]*\]' | tr ',' '\n' | wc -l)
@@ -396,9 +403,17 @@ read -r HIST_FULL_MED HIST_FULL_MAX <<<"$(http_median_ms "$FULL_URL" "$HTTP_REPS
 timeout $((LAT_SECS + 20)) wrk -t1 -c1 -d"${LAT_SECS}s" --latency "$FULL_URL" >"$TMP/wrk-history.txt" 2>&1 || true
 HIST_WRK_P50=$(awk '$1 == "50%" { print $2 }' "$TMP/wrk-history.txt")
 HIST_WRK_P99=$(awk '$1 == "99%" { print $2 }' "$TMP/wrk-history.txt")
+sleep 1
 HCF_RSS_AFTER=$(status_field "$HCF" VmRSS); HCF_HWM_AFTER=$(status_field "$HCF" VmHWM)
+HCF_ANON_AFTER=$(status_field "$HCF" RssAnon); HCF_USS_AFTER=$(uss_kib "$HCF")
+HCF_RSS_GROWTH=$((HCF_RSS_AFTER - HCF_RSS))
 stop_pid "$HCF"
 HCF_COLS=$(grep -o '"columns":[0-9]*' <<<"$HCF_HIST" | cut -d: -f2)
+# where the private pages of the full-ring daemon are, by mapping (heap, stack, each library)
+awk '/^[0-9a-f]+-[0-9a-f]+ / { name = $6 == "" ? "[anonymous]" : $6; sub(/.*\//, "", name) }
+     $1 == "Private_Clean:" || $1 == "Private_Dirty:" { kb[name] += $2 }
+     END { for (n in kb) if (kb[n] > 0) printf "%6d kB  %s\n", kb[n], n }' "$TMP/smaps-full-ring.txt" 2>/dev/null |
+        sort -rn | head -14 >"$TMP/uss-by-mapping.txt" || true
 COLS_NOTE=
 [ "$HCF_COLS" = "$HC1_COLS" ] || COLS_NOTE=" (warning: the file's ids did not all match the daemon's $HC1_COLS columns)"
 
@@ -441,6 +456,8 @@ echo "|---|---|---|---|---|"
 echo "| VmRSS after ${MEM_SECS} s at 1 Hz, polled 1/s | $(mib "$HC1_RSS") MiB (HWM $(mib "$HC1_HWM")) | $(mib "$NE1_RSS") MiB (HWM $(mib "$NE1_HWM")); defaults $(mib "$NED_RSS") MiB | — | — |"
 echo "| VmRSS with 24 h of 1 Hz history, **estimate**: RSS above + a full ${RING_SAMPLES} x ${RING_COLUMNS}-column ring (history-fill: $(mib "$RING16_RES") MiB) | $(mib "$EST_KIB") MiB | n/a (keeps no history) | < 4 MiB | $(verdict_le "$EST_KIB" 4096) |"
 echo "| VmRSS with a full 24 h ring loaded (synthetic history.bin, ${HC1_COLS} columns; measured) | $(mib "$HCF_RSS") MiB (HWM $(mib "$HCF_HWM")) | n/a | < 4 MiB | $(verdict_le "$HCF_RSS" 4096) |"
+echo "| private memory (USS: Private_Clean + Private_Dirty, smaps_rollup) with a full 24 h ring loaded (${HC1_COLS} columns) | $(mib "$HCF_USS") MiB ($HCF_USS kB; dirty $HCF_PDIRTY kB) | n/a | ≤ 1.5 MiB | $(verdict_le "$HCF_USS" 1536) |"
+echo "| VmRSS of the full-ring daemon after the history queries below, against before them | $HCF_RSS_AFTER kB after, $HCF_RSS kB before ($(printf '%+d' "$HCF_RSS_GROWTH") kB; peak $HCF_HWM_AFTER kB) | n/a | back to steady state, within 256 KiB | $(verdict_le "$HCF_RSS_GROWTH" 256) |"
 echo "| CPU per sampling tick (per scrape for node_exporter) | ${HC_US_TICK} µs | ${NE_US_SCRAPE} µs; defaults ${NED_US_SCRAPE} µs | < 50 µs | $(verdict_le "$HC_US_TICK" 50) |"
 echo "| CPU per tick as a ratio to tick-reads (the same ${BARE_FILES} preads on the same tree and nothing else: ${BARE_US_TICK} µs, measured in the same seconds) | ${BARE_RATIO}× | n/a | ≤ 1.3× | $(verdict_le "$BARE_RATIO" 1.3) |"
 echo "| instructions per tick (callgrind, user space) | ${CG_IR_TICK} Ir | not measured | — | — |"
@@ -462,7 +479,7 @@ echo "|---|---|---|---|---|---|---|"
 echo "| heatcurved | $HC1_RSS | $HC1_HWM | $HC1_ANON | $HC1_FILE | $HC1_PSS | $HC1_RSS_LOAD / $HC1_HWM_LOAD |"
 echo "| node_exporter (5 collectors) | $NE1_RSS | $NE1_HWM | $NE1_ANON | $NE1_FILE | $NE1_PSS | $NE1_RSS_LOAD / $NE1_HWM_LOAD |"
 echo "| node_exporter (defaults) | $NED_RSS | $NED_HWM | $NED_ANON | $NED_FILE | $NED_PSS | $NED_RSS_LOAD / $NED_HWM_LOAD |"
-echo "| heatcurved, full 24 h ring loaded | $HCF_RSS | $HCF_HWM | $HCF_ANON | - | $HCF_PSS | after the history queries: $HCF_RSS_AFTER / $HCF_HWM_AFTER |"
+echo "| heatcurved, full 24 h ring loaded | $HCF_RSS | $HCF_HWM | $HCF_ANON | - | $HCF_PSS | after the history queries: $HCF_RSS_AFTER / $HCF_HWM_AFTER (RssAnon $HCF_ANON_AFTER, USS $HCF_USS_AFTER) |"
 echo
 echo "History ring (bench/history-fill.c against libhccore.a): ${RING_SAMPLES} x ${RING_COLUMNS} columns:"
 echo "history_memory_bytes() $RING16_BYTES, resident when full $RING16_RES kB, query median $RING16_Q ms;"
@@ -475,6 +492,12 @@ echo "|---|---|---|---|---|"
 sed 's/[a-z_]*=//g' "$TMP/boards.txt" | awk '{ printf "| %s | %s | %s | %s | %s× |\n", $1, $2, $3, $4, $5 }'
 echo
 echo "System calls per tick (strace -c): $SC_NOTE."
+echo
+echo "Private memory (USS) of the full-ring daemon by mapping, kB (Private_Clean + Private_Dirty in /proc/PID/smaps; library mappings summed):"
+echo
+echo '```'
+cat "$TMP/uss-by-mapping.txt"
+echo '```'
 echo
 echo "The estimate double-counts the few ring pages the ${MEM_SECS} s run had already touched (about 4 kB per column)."
 echo "Full-ring daemon: status reported \`$HCF_HIST\`$COLS_NOTE; history.bin ${FILE_KIB} kB;"
