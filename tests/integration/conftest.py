@@ -36,6 +36,21 @@ def write_in_place(path, text):
         f.truncate()
 
 
+def status_kib(pid, key):
+    """A kB figure of /proc/PID/status (VmRSS, RssAnon ...), 0 when absent."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def sanitized(pid):
+    """Whether the daemon runs under AddressSanitizer, whose quarantine holds freed memory."""
+    with open(f"/proc/{pid}/maps") as f:
+        return "libasan" in f.read()
+
+
 def start_tree(start_daemon, root, *extra, **kw):
     """heatcurved on a fixture tree (sys/ and proc/ under root), sampling every 100 ms."""
     return start_daemon("--sysfs-root", root, "--procfs-root", root, "--interval", "100ms", *extra, **kw)

@@ -9,6 +9,8 @@ import time
 
 import pytest
 
+from conftest import sanitized, status_kib
+
 FAST = ["--simulate", "--interval", "100ms"]
 
 
@@ -265,20 +267,6 @@ def test_streams_open_do_not_hold_up_a_clean_stop(start_daemon):
         s.close()
 
 
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
-def sanitized(pid):
-    """Whether the daemon runs under AddressSanitizer, whose quarantine holds freed memory."""
-    with open(f"/proc/{pid}/maps") as f:
-        return "libasan" in f.read()
-
-
 def test_fifty_clients_one_stalled(start_daemon, tmp_path):
     """Every live client gets every event; the one that never reads is dropped; memory stays put."""
     conf = tmp_path / "many.conf"
@@ -298,8 +286,8 @@ def test_fifty_clients_one_stalled(start_daemon, tmp_path):
         for key, _ in sel.select(timeout=0.2):
             assert key.fileobj.feed(), "the daemon closed a client that reads"
         if rss_start is None and time.monotonic() > deadline - 50:
-            rss_start = rss_kib(d.proc.pid)
-    rss_end = rss_kib(d.proc.pid)
+            rss_start = status_kib(d.proc.pid, "VmRSS")
+    rss_end = status_kib(d.proc.pid, "VmRSS")
     _, st = d.get("/api/v1/status")
     assert st["events"]["dropped"] == 1, st["events"]
     assert st["events"]["clients"] == 49, st["events"]

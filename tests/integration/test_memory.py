@@ -5,7 +5,7 @@ import zlib
 
 import pytest
 
-from conftest import fixture_path
+from conftest import fixture_path, sanitized, status_kib
 
 SAMPLES = 10 * 1024              # ten full blocks, 1 s apart: 2 h 50 min
 COLUMNS = 20
@@ -72,20 +72,6 @@ def write_history(path, end_ms):
     for b in range(SAMPLES // 1024):
         out += block_record(t0 + 1000 * 1024 * b, 1024, COLUMNS)
     path.write_bytes(out + struct.pack("<II", 0, 0))
-
-
-def status_kib(pid, key):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    return 0
-
-
-def sanitized(pid):
-    """Whether the daemon runs under AddressSanitizer, whose quarantine holds freed memory."""
-    with open(f"/proc/{pid}/maps") as f:
-        return "libasan" in f.read()
 
 
 def test_large_history_answers_give_memory_back(start_daemon, tmp_path):
