@@ -54,6 +54,8 @@ struct daemon {
         size_t n_consumers;
         bool *was_ok;                   /* per temperature: ok at the previous tick, for change-of-state logs */
         uint64_t ticks;
+        struct tick_status status;      /* what the last STATUS= was made of */
+        char status_text[256];          /* and what it said, "STATUS=..." */
         int64_t tick_ns;                /* ns the last tick took, -1 before one */
 
         int64_t started_ms;             /* Unix ms */

@@ -59,18 +59,45 @@ static void tick_log_changes(struct daemon *d) {
         }
 }
 
-static void tick_notify_status(struct daemon *d) {
+/* What STATUS= says, before it is formatted: the same inputs make the same text. */
+static void tick_status_of(struct daemon *d, struct tick_status *ret) {
         const struct temp_sensor *t = sensors_hottest(d->sensors);
         const struct run *r = d->runs ? runs_live(d->runs) : NULL;
-        char run[80] = "";
 
-        if (r)
-                snprintf(run, sizeof run, "; run %u: %s", r->id,
-                         run_phase_kind_to_string(r->phases[r->phase_index].kind));
-        if (t)
-                sd_notifyf(0, "STATUS=Hottest %s %.1f C%s", t->id, t->temp_mc / 1000.0, run);
+        memset(ret, 0, sizeof *ret);
+        ret->sent = true;
+        if (t) {
+                memcpy(ret->hottest, t->id, strnlen(t->id, sizeof ret->hottest - 1));
+                ret->temp_mc = t->temp_mc;
+        }
+        if (r) {
+                ret->in_run = true;
+                ret->run_id = r->id;
+                ret->phase_kind = r->phases[r->phase_index].kind;
+        }
+}
+
+/* STATUS= goes out when its text changes, not at every tick: each one is a
+ * datagram that wakes systemd up, and formatting the text alone was an
+ * eighth of the tick's instructions. */
+static void tick_notify_status(struct daemon *d) {
+        struct tick_status now;
+        char run[80] = "", text[sizeof d->status_text];
+
+        tick_status_of(d, &now);
+        if (memcmp(&now, &d->status, sizeof now) == 0)
+                return;
+        d->status = now;
+        if (now.in_run)
+                snprintf(run, sizeof run, "; run %u: %s", now.run_id, run_phase_kind_to_string(now.phase_kind));
+        if (now.hottest[0])
+                snprintf(text, sizeof text, "STATUS=Hottest %s %.1f C%s", now.hottest, now.temp_mc / 1000.0, run);
         else
-                sd_notifyf(0, "STATUS=No temperature sensor answers%s", run);
+                snprintf(text, sizeof text, "STATUS=No temperature sensor answers%s", run);
+        if (strcmp(text, d->status_text) == 0)
+                return;
+        memcpy(d->status_text, text, sizeof text);
+        sd_notify(0, text);
 }
 
 static void tick_reprobe(struct daemon *d) {

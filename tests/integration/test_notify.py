@@ -39,7 +39,10 @@ def test_notify_protocol(start_daemon, notify_socket):
     d = start_daemon("--sysfs-root", root, "--procfs-root", root, "--interval", "100ms",
                      env={"NOTIFY_SOCKET": path})
     msgs = drain(sock, "READY=1")
-    status = [m for m in drain(sock, "STATUS=") if "STATUS=" in m][-1]
+    # STATUS= is sent when it changes: the first one can come before READY=1
+    if not any("STATUS=" in m for m in msgs):
+        msgs += drain(sock, "STATUS=")
+    status = [m for m in msgs if "STATUS=" in m][-1]
     assert "STATUS=Hottest thermal_zone0 48.7 C" in status
     status, run = d.request("POST", "/api/v1/runs", body={"phases": [{"kind": "idle", "duration": "5m"}]})
     assert status == 201
