@@ -32,6 +32,12 @@ extern char **environ;
 
 struct alert_hook;
 
+/* One temperature of the sensors the rule is bound to, as the rule sees it. */
+struct rule_sensor {
+        bool matches;                   /* the rule's glob matches its id (never for "hottest" or a source) */
+        double warn_c, crit_c;          /* C, the levels on this sensor; NaN: none */
+};
+
 struct alert_rule {
         struct alert_rule_config cfg;
         double warn_fallback_c, crit_fallback_c;        /* C, for sensors without the trip; NaN: none */
@@ -46,6 +52,12 @@ struct alert_rule {
         struct alert_hook *hook;        /* running, or NULL */
         bool hook_pending;              /* a transition came while it ran: run again for it */
         struct alert_transition pending;
+        bool is_hottest;                /* cfg.sensor is "hottest" */
+        /* Matches and levels per temperature, worked out once per struct
+         * sensors (ids and trips change only with a probe), not per tick. */
+        const struct sensors *bound;    /* what per_sensor was made for, NULL for nothing */
+        size_t n_bound;                 /* its n_temps then */
+        struct rule_sensor *per_sensor;
 };
 
 struct alert_hook {
@@ -520,18 +532,61 @@ static bool rule_read_source(const struct alert_rule *r, const struct sensors *s
         return true;
 }
 
-static void rule_read(const struct alert_rule *r, const struct sensors *s, struct rule_reading *ret) {
-        const struct temp_sensor *hottest = sensors_hottest(s);
+/* Binds the rule to s: which temperatures it watches and their levels. On
+ * failure (no memory) the rule stays unbound and works them out per tick. */
+static void rule_bind(struct alert_rule *r, const struct sensors *s) {
+        struct rule_sensor *p;
 
+        r->bound = NULL;
+        r->is_hottest = strcmp(r->cfg.sensor, "hottest") == 0;
+        p = realloc(r->per_sensor, (s->n_temps + 1) * sizeof *p);
+        if (!p)
+                return;
+        r->per_sensor = p;
+        for (size_t i = 0; i < s->n_temps; i++) {
+                const struct temp_sensor *t = &s->temps[i];
+
+                p[i] = (struct rule_sensor) {
+                        .matches = !r->is_hottest && rule_matches(r, t, NULL),
+                        .warn_c = rule_threshold(r, ALERT_WARN, t),
+                        .crit_c = rule_threshold(r, ALERT_CRIT, t),
+                };
+        }
+        r->bound = s;
+        r->n_bound = s->n_temps;
+}
+
+static bool rule_is_bound(const struct alert_rule *r, const struct sensors *s) {
+        return r->bound == s && r->n_bound == s->n_temps;
+}
+
+/* Does the rule watch temperature i, and at which levels. */
+static bool rule_sensor_at(const struct alert_rule *r, const struct sensors *s, size_t i,
+                           const struct temp_sensor *hottest, double *ret_warn, double *ret_crit) {
+        const struct temp_sensor *t = &s->temps[i];
+
+        if (!rule_is_bound(r, s)) {
+                *ret_warn = rule_threshold(r, ALERT_WARN, t);
+                *ret_crit = rule_threshold(r, ALERT_CRIT, t);
+                return rule_matches(r, t, hottest);
+        }
+        *ret_warn = r->per_sensor[i].warn_c;
+        *ret_crit = r->per_sensor[i].crit_c;
+        return r->is_hottest ? t == hottest : r->per_sensor[i].matches;
+}
+
+static void rule_read(const struct alert_rule *r, const struct sensors *s, const struct temp_sensor *hottest,
+                      struct rule_reading *ret) {
         *ret = (struct rule_reading) { 0, ALERT_OK, ALERT_OK, NULL };
         if (rule_read_source(r, s, ret))
                 return;
         for (size_t i = 0; i < s->n_temps; i++) {
                 const struct temp_sensor *t = &s->temps[i];
-                if (!rule_matches(r, t, hottest) || !t->ok)
+                double w, c;
+
+                if (!t->ok || !rule_sensor_at(r, s, i, hottest, &w, &c))
                         continue;
-                double v = t->temp_mc / 1000.0, w = rule_threshold(r, ALERT_WARN, t), c = rule_threshold(r, ALERT_CRIT, t);
-                double hy = r->cfg.hysteresis_c;
+                double v = t->temp_mc / 1000.0, hy = r->cfg.hysteresis_c;
                 enum alert_state enter = v >= c ? ALERT_CRIT : v >= w ? ALERT_WARN : ALERT_OK;
                 enum alert_state hold = v > c - hy ? ALERT_CRIT : v > w - hy ? ALERT_WARN : ALERT_OK;
                 ret->answering++;
@@ -545,11 +600,14 @@ static void rule_read(const struct alert_rule *r, const struct sensors *s, struc
 }
 
 /* now is the wall clock (a label), mono what "for" is measured on. */
-static void rule_eval(struct alerts *a, struct alert_rule *r, const struct sensors *s, int64_t now, int64_t mono) {
+static void rule_eval(struct alerts *a, struct alert_rule *r, const struct sensors *s,
+                      const struct temp_sensor *hottest, int64_t now, int64_t mono) {
         struct rule_reading rd;
         enum alert_state up = ALERT_OK;
 
-        rule_read(r, s, &rd);
+        if (!rule_is_bound(r, s))
+                rule_bind(r, s);
+        rule_read(r, s, hottest, &rd);
         if (rd.answering == 0) {
                 /* nothing to judge by: a state of its own when asked for, else unchanged */
                 if (r->cfg.lost && r->state != ALERT_LOST)
@@ -588,11 +646,12 @@ static void fan_log(const struct fan *f) {
 
 void alerts_on_sample(void *userdata, const struct snapshot *snap) {
         struct alerts *a = userdata;
+        const struct temp_sensor *hottest = sensors_hottest(snap->sensors);
 
         a->sensors = snap->sensors;
         hooks_sweep(a);
         for (size_t i = 0; i < a->n_rules; i++)
-                rule_eval(a, a->rules[i], snap->sensors, snap->time_ms, snap->mono_ms);
+                rule_eval(a, a->rules[i], snap->sensors, hottest, snap->time_ms, snap->mono_ms);
         for (size_t i = 0; i < a->n_fans; i++)
                 if (fan_eval(&a->fans[i], snap->sensors, snap->time_ms, snap->mono_ms)) {
                         fan_log(&a->fans[i]);
@@ -638,6 +697,7 @@ void alerts_on_sensors(void *userdata, const struct sensors *s) {
         for (size_t i = 0; i < a->n_rules; i++) {
                 struct alert_rule *r = a->rules[i];
                 size_t matched = 0;
+                rule_bind(r, s);
                 matched += alert_config_is_source(r->cfg.sensor) &&
                            (strcmp(r->cfg.sensor, ALERT_SOURCE_THROTTLED) ? sensors_undervoltage(s) >= 0 || s->power.present
                                                                            : s->firmware.present);
@@ -690,6 +750,7 @@ static void rule_free(struct alert_rule *r) {
         if (r->hook)
                 r->hook->rule = NULL;   /* it finishes on its own */
         gpio_out_free(r->out);
+        free(r->per_sensor);
         free(r);
 }
 
@@ -844,7 +905,7 @@ void alerts_status(const struct alerts *a, size_t i, struct alert_status *ret) {
         struct rule_reading rd;
 
         if (a->sensors) {
-                rule_read(r, a->sensors, &rd);
+                rule_read(r, a->sensors, sensors_hottest(a->sensors), &rd);
                 t = rd.decider;
         }
         *ret = (struct alert_status) {

@@ -240,6 +240,46 @@ static void test_hottest(void **state) {
         alerts_free(a);
 }
 
+/* A re-probe brings new sensors: the rules follow their ids and their trips,
+ * whether the new set is announced (on_sensors) or only sampled. */
+static void test_new_sensors_after_reprobe(void **state) {
+        static const char *const cfg[] = {
+                "alert z", "sensor", "thermal_zone1", "alert z", "warn", "trip:passive", NULL,
+        };
+        struct temp_sensor again[2];
+        struct sensors reprobed;
+        struct alerts *a;
+
+        board_reset();
+        a = alerts_from(cfg);
+        set_temp(2, 150);               /* thermal_zone1 has no passive trip yet */
+        sample(a, 0);
+        assert_int_equal(state_of(a, 0), ALERT_OK);
+
+        /* the same zone, at another index and now with a passive trip at 50 */
+        memset(again, 0, sizeof again);
+        snprintf(again[0].id, sizeof again[0].id, "thermal_zone1");
+        again[0].n_trips = 1;
+        again[0].trips[0] = (struct trip_point) { 0, "passive", true, 50000, false, 0 };
+        again[0].ok = true;
+        again[0].temp_mc = 55000;
+        snprintf(again[1].id, sizeof again[1].id, "thermal_zone0");
+        again[1].ok = true;
+        again[1].temp_mc = 40000;
+        reprobed = (struct sensors) { .temps = again, .n_temps = 2 };
+        alerts_on_sensors(a, &reprobed);
+        struct snapshot snap = { &reprobed, T0 + 1000, 6000, ++ticks, -1 };
+        alerts_on_sample(a, &snap);
+        assert_int_equal(state_of(a, 0), ALERT_WARN);
+        assert_string_equal(alerts_log_at(a, 0)->sensor, "thermal_zone1");
+
+        /* back to the first set, sampled without on_sensors: its own trips again */
+        set_temp(2, 55);
+        sample(a, 2);
+        assert_int_equal(state_of(a, 0), ALERT_OK);
+        alerts_free(a);
+}
+
 /* A reload keeps the state of a rule whose settings did not change, and starts a changed one afresh. */
 static void test_reload_keeps_unchanged(void **state) {
         static const char *const cfg[] = {
@@ -398,6 +438,7 @@ int main(void) {
                 cmocka_unit_test(test_default_rule),
                 cmocka_unit_test(test_lost),
                 cmocka_unit_test(test_hottest),
+                cmocka_unit_test(test_new_sensors_after_reprobe),
                 cmocka_unit_test(test_reload_keeps_unchanged),
                 cmocka_unit_test(test_for_ignores_wall_clock_steps),
                 cmocka_unit_test(test_log_bounded),
