@@ -507,7 +507,11 @@ int daemon_new(const struct options *o, const struct config *cfg, bool serve, st
                 r = daemon_setup_sensors(d);
         if (r >= 0 && serve) {
                 service_checks_log(&d->cfg);
-                r = sd_event_default(&d->event);
+                /* Not sd_event_default(): the default loop checks it runs in
+                 * its thread with a gettid() system call at every iteration,
+                 * that is at every tick. The daemon has one loop and hands it
+                 * to whoever needs it. */
+                r = sd_event_new(&d->event);
                 if (r >= 0)
                         r = sd_event_set_watchdog(d->event, true);
                 if (r >= 0)
