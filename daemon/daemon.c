@@ -558,6 +558,7 @@ void daemon_free(struct daemon *d) {
         api_free(d->api);
         sd_event_source_disable_unref(d->tick_source);
         sd_event_source_disable_unref(d->save_source);
+        sd_event_source_disable_unref(d->watch_source);
         sd_event_unref(d->event);
         history_free(d->hist);
         sensors_free(d->sensors);

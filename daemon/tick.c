@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <systemd/sd-daemon.h>
 
 #include "alerts.h"
@@ -25,9 +26,39 @@ void tick_free(struct daemon *d) {
         d->was_ok = NULL;
 }
 
+static int tick_on_watch(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
+        struct daemon *d = userdata;
+
+        sensors_watch_drain(d->sensors);
+        return 0;
+}
+
+/* On a fixture tree the sensors watch their files with inotify. Polled here,
+ * with the tick's timer, it costs nothing until a file is deleted; left to
+ * sensors_read() it is one more read() at every tick. It goes first, so a
+ * change that came with the timer is seen by this very tick, as before. The
+ * fd belongs to the struct sensors: a new one (re-probe) gets a new source. */
+static void tick_watch_sensors(struct daemon *d) {
+        int fd = sensors_watch_fd(d->sensors), r;
+
+        d->watch_source = sd_event_source_disable_unref(d->watch_source);
+        if (!d->event || fd < 0)
+                return;
+        r = sd_event_add_io(d->event, &d->watch_source, fd, EPOLLIN, tick_on_watch, d);
+        if (r >= 0)
+                r = sd_event_source_set_priority(d->watch_source, SD_EVENT_PRIORITY_IMPORTANT);
+        if (r < 0) {
+                log_warning("Cannot poll the watch on the sensor files: %s; each tick reads it instead", strerror(-r));
+                d->watch_source = sd_event_source_disable_unref(d->watch_source);
+                return;
+        }
+        sensors_watch_polled(d->sensors);
+}
+
 int tick_sensors_changed(struct daemon *d) {
         const struct sensors *s = d->sensors;
 
+        tick_watch_sensors(d);
         free(d->was_ok);
         d->was_ok = calloc(s->n_temps + 1, sizeof(bool));
         if (!d->was_ok)

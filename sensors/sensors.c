@@ -111,15 +111,30 @@ void sensors_watch(struct sensors *s, const char *path) {
                 (void) inotify_add_watch(s->watch_fd, path, IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF);
 }
 
-/* Drains the watch; any event makes this tick fstat() the kept fds. */
-static void sensors_poll_watch(struct sensors *s) {
+int sensors_watch_fd(const struct sensors *s) {
+        return s->watch_fd;
+}
+
+void sensors_watch_polled(struct sensors *s) {
+        s->watch_polled = true;
+}
+
+/* Drains the watch; any event makes the next read fstat() the kept fds. */
+void sensors_watch_drain(struct sensors *s) {
         char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 
-        s->recheck = false;
         if (s->watch_fd < 0)
                 return;
         while (read(s->watch_fd, buf, sizeof(buf)) > 0)
-                s->recheck = true;
+                s->watch_fired = true;
+}
+
+/* At the start of a read: did any per-tick file change its links since the last one? */
+static void sensors_poll_watch(struct sensors *s) {
+        if (!s->watch_polled)
+                sensors_watch_drain(s);
+        s->recheck = s->watch_fired;
+        s->watch_fired = false;
 }
 
 ssize_t sensors_pread(const struct sensors *s, int fd, char *buf, size_t size) {

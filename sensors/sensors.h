@@ -182,6 +182,8 @@ struct sensors {
                                          * read as ENOENT, as sysfs would say */
         int watch_fd;                   /* inotify on the per-tick files of a fixture tree (-1 on
                                          * sysfs): a link-count change makes that one tick fstat() */
+        bool watch_polled;              /* the caller polls watch_fd (sensors_watch_polled()) */
+        bool watch_fired;               /* ... and it had events since the last read */
         bool recheck;                   /* fstat() the kept fds during this read */
         uint32_t slow_us;               /* microseconds; reads slower than this go to the reader
                                          * thread (SENSORS_SLOW_US; 0: never). May be changed
@@ -204,6 +206,15 @@ int sensors_read(struct sensors *s, int64_t now_ms);
 /* Re-discover, keeping last good values and last_good_ms of sensors whose id survives.
  * On failure *s is left as it was, still usable. */
 int sensors_reprobe(struct sensors **s);
+
+/* The inotify fd a fixture tree's reads depend on, -1 on sysfs. Left alone,
+ * every sensors_read() drains it with a read(); a caller with an event loop
+ * can poll it instead, call sensors_watch_polled() once and
+ * sensors_watch_drain() when it is readable, and the reads no longer touch
+ * it. Owned by s: gone with s (and so after a re-probe). */
+int sensors_watch_fd(const struct sensors *s);
+void sensors_watch_polled(struct sensors *s);
+void sensors_watch_drain(struct sensors *s);
 
 void sensors_free(struct sensors *s);
 

@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <grp.h>
@@ -403,6 +404,39 @@ static void test_removed_then_reprobe(void **state) {
         assert_int_equal(s->n_temps, 2);
         assert_int_equal(sensors_read(s, 4000), 0);
         assert_int_equal(find(s, "thermal_zone1")->temp_mc, 41000);
+        sensors_free(s);
+        tree_free(&t);
+}
+
+/* A caller that polls the watch itself: the reads leave the inotify fd
+ * alone, and a deletion it drained is seen by the next read. */
+static void test_removed_watch_polled(void **state) {
+        const struct temp_sensor *z;
+        struct sensors *s;
+        struct tree t;
+        char path[PATH_MAX];
+        struct pollfd pfd;
+
+        tree_new(&t);
+        add_zone(&t, 0, "cpu-thermal\n", "45000\n");
+        add_zone(&t, 1, "gpu-thermal\n", "40000\n");
+        s = probe(&t);
+        assert_true(sensors_watch_fd(s) >= 0);
+        sensors_watch_polled(s);
+        assert_int_equal(sensors_read(s, 1000), 0);
+
+        pathf(path, sizeof(path), "%s/sys/devices/virtual/thermal/thermal_zone1/temp", t.root);
+        assert_int_equal(unlink(path), 0);
+        pfd = (struct pollfd) { .fd = sensors_watch_fd(s), .events = POLLIN };
+        assert_int_equal(poll(&pfd, 1, 5000), 1);       /* not read by sensors_read() */
+        assert_int_equal(poll(&pfd, 1, 0), 1);
+        sensors_watch_drain(s);
+        assert_int_equal(poll(&pfd, 1, 0), 0);
+        assert_int_equal(sensors_read(s, 2000), 1);
+        z = find(s, "thermal_zone1");
+        assert_false(z->ok);
+        assert_int_equal(z->error, ENOENT);
+        assert_true(s->need_reprobe);
         sensors_free(s);
         tree_free(&t);
 }
@@ -1209,6 +1243,7 @@ int main(void) {
                 cmocka_unit_test(test_garbage_then_recover),
                 cmocka_unit_test(test_read_eio),
                 cmocka_unit_test(test_removed_then_reprobe),
+                cmocka_unit_test(test_removed_watch_polled),
                 cmocka_unit_test(test_bad_root),
                 cmocka_unit_test_teardown(test_slow_sensor_thread, slowfs_teardown),
                 cmocka_unit_test(test_hwmon_mirror),
