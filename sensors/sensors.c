@@ -158,16 +158,19 @@ static uint64_t sensors_now_ns(void) {
         return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
 }
 
-static void temp_note_time(struct temp_sensor *t, uint64_t start_ns) {
-        uint64_t us = (sensors_now_ns() - start_ns) / 1000;
+/* Notes how long t's read took; returns the time it ended. */
+static uint64_t temp_note_time(struct temp_sensor *t, uint64_t start_ns) {
+        uint64_t end = sensors_now_ns(), us = (end - start_ns) / 1000;
 
         t->read_us = us > UINT32_MAX ? UINT32_MAX : (uint32_t) us;     /* microseconds */
         if (t->read_us > t->read_us_max)
                 t->read_us_max = t->read_us;
+        return end;
 }
 
-static int temp_read(struct sensors *s, struct temp_sensor *t, int64_t now_ms) {
-        uint64_t start = sensors_now_ns();
+/* *clock_ns is when the read starts (the end of the previous one: one
+ * clock reading per sensor, not two); it is moved to when it ended. */
+static int temp_read(struct sensors *s, struct temp_sensor *t, int64_t now_ms, uint64_t *clock_ns) {
         char buf[32];
         int32_t mc;
         ssize_t n;
@@ -176,7 +179,7 @@ static int temp_read(struct sensors *s, struct temp_sensor *t, int64_t now_ms) {
         if (t->fd < 0)
                 return -t->error;
         n = sensors_pread(s, t->fd, buf, sizeof(buf));
-        temp_note_time(t, start);
+        *clock_ns = temp_note_time(t, *clock_ns);
         r = n < 0 ? (int) n : sensors_parse_temp_sticky(buf, &mc, &t->unit_quirk, &t->unit_fixed);
         if (r < 0) {
                 t->ok = false;
@@ -191,13 +194,6 @@ static int temp_read(struct sensors *s, struct temp_sensor *t, int64_t now_ms) {
         return 0;
 }
 
-static uint64_t monotonic_ns(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
-
 /* Counts one failed read in *errors; returns 1 for a failure, else 0. */
 static int count_failure(int r, uint64_t *errors) {
         if (r >= 0)
@@ -207,22 +203,25 @@ static int count_failure(int r, uint64_t *errors) {
 }
 
 int sensors_read(struct sensors *s, int64_t now_ms) {
-        uint64_t start = monotonic_ns();
+        uint64_t start, clock;
         int failed = 0;
 
         s->time_ms = now_ms;
         sensors_poll_watch(s);
+        start = clock = sensors_now_ns();
         for (size_t i = 0; i < s->n_temps; i++) {
                 struct temp_sensor *t = &s->temps[i];
 
                 if (t->slow)
                         continue;
-                failed += count_failure(temp_read(s, t, now_ms), &t->read_errors);
+                failed += count_failure(temp_read(s, t, now_ms, &clock), &t->read_errors);
                 /* Too slow for the tick: the reader thread takes it (when it
                  * cannot start, the sensor stays here). */
                 t->slow_reads = s->slow_us > 0 && t->read_us > s->slow_us ? t->slow_reads + 1 : 0;
-                if (t->slow_reads >= SENSORS_SLOW_READS && t->fd >= 0)
+                if (t->slow_reads >= SENSORS_SLOW_READS && t->fd >= 0) {
                         (void) reader_add(s, t);
+                        clock = sensors_now_ns();       /* starting the thread is no sensor's read */
+                }
         }
         failed += reader_tick(s, now_ms);
         for (size_t i = 0; i < s->n_cooling; i++)
@@ -234,7 +233,7 @@ int sensors_read(struct sensors *s, int64_t now_ms) {
                 failed++;
         if (power_read(s) < 0)
                 failed++;
-        s->read_ns = monotonic_ns() - start;
+        s->read_ns = sensors_now_ns() - start;
         return failed;
 }
 
