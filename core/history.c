@@ -682,6 +682,20 @@ int history_begin(struct history *h, int64_t time_ms) {
         return 0;
 }
 
+/* lround() for |x| < INT16_MAX, without a call into libm at every value of
+ * every tick: the integer part and the rest are exact in that range, and
+ * halves go away from zero. */
+static int16_t history_round(double x) {
+        int i = (int) x;
+        double rest = x - (double) i;
+
+        if (rest >= 0.5)
+                i++;
+        else if (rest <= -0.5)
+                i--;
+        return (int16_t) i;
+}
+
 static int16_t history_encode(enum history_kind kind, double value) {
         double x;
 
@@ -704,7 +718,7 @@ static int16_t history_encode(enum history_kind kind, double value) {
                 return INT16_MAX;
         if (x <= -INT16_MAX)            /* INT16_MIN stays the missing marker */
                 return -INT16_MAX;
-        return (int16_t) lround(x);
+        return history_round(x);
 }
 
 static double history_decode(enum history_kind kind, double v) {
