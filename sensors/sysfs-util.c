@@ -54,9 +54,15 @@ int sysfs_open(const char *path) {
         return r;
 }
 
+/* isspace() in the C locale the daemon runs in, without a call into libc
+ * for every character of every value of every tick. */
+static bool is_blank(char c) {
+        return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
 static size_t strip_trailing(char *buf, size_t n) {
         /* device-tree strings end in NUL, sysfs text in '\n'. */
-        while (n > 0 && (buf[n - 1] == '\0' || isspace((unsigned char) buf[n - 1])))
+        while (n > 0 && (buf[n - 1] == '\0' || is_blank(buf[n - 1])))
                 n--;
         buf[n] = '\0';
         return n;
@@ -138,10 +144,6 @@ void sysfs_basename(const char *path, char *buf, size_t size) {
  * tick, and the locale-aware libc parsers cost several times more. Same
  * rules: blanks around, an optional sign (sysfs_parse_ll only), decimal
  * digits, -ERANGE on overflow. */
-static bool is_blank(char c) {
-        return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
 /* Digits at *pp into *ret; -EBADMSG without a digit, -ERANGE above max. */
 static int parse_digits(const char **pp, uint64_t max, uint64_t *ret) {
         const uint64_t lim = max / 10, last = max % 10;        /* one division, not one a digit */
