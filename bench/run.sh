@@ -260,7 +260,7 @@ if command -v strace >/dev/null 2>&1; then
         timeout -s INT 3 strace -f -c -o "$TMP/strace-hc.txt" -p "$HC10" >/dev/null 2>&1 || true
         sk1=$(ticks_of "$HC10_URL")
         timeout -s INT 3 strace -f -c -o "$TMP/strace-bare.txt" "$TREADS" "$FIXTURE" 100 2 >/dev/null 2>&1 || true
-        sc_total() { awk '$NF == "total" { print $(NF-2) }' "$1"; }
+        sc_total() { awk '$NF == "total" { print $4 }' "$1"; }     # calls: the errors column may be empty
         sc_calls() { awk -v s="$2" '$NF == s { print $4 }' "$1"; }
         # the two curl calls to /status between sk0 and sk1 add a few calls: small against ~30 ticks
         SC_HC=$(calc "%.1f" "$(sc_total "$TMP/strace-hc.txt") / ($sk1 - $sk0)")
@@ -309,10 +309,10 @@ HCG=$HC_PID
 need_up "$HC_URL/api/v1/status" "$HCG" 60 hc-callgrind
 sleep "$CG_SECS"
 stop_pid "$HCG"
-# calls of sample_tick made from daemon_on_tick, and their inclusive Ir (the first tick,
+# calls of tick_run made from daemon_on_tick, and their inclusive Ir (the first tick,
 # from daemon_new, is outside the collected region: warm ticks only)
 read -r CG_CALLS CG_IR <<<"$(awk '
-        /^c?fn=\([0-9]+\) sample_tick$/ { match($0, /\([0-9]+\)/); id = substr($0, RSTART, RLENGTH) }
+        /^c?fn=\([0-9]+\) tick_run$/ { match($0, /\([0-9]+\)/); id = substr($0, RSTART, RLENGTH) }
         /^cfn=/ { cur = $1 }
         /^calls=/ && id != "" && cur == "cfn=" id { n += $1 == "" ? 0 : substr($1, 7); getline; ir += $2 }
         END { printf "%d %d\n", n, ir }' "$CG_OUT")"
@@ -510,7 +510,7 @@ echo "(utime+stime: ${NE_US_SCRAPE_JIF} µs); defaults: $NED_SCRAPES scrapes, ${
 echo "Answer sizes: /api/v1/sensors $HC_BYTES bytes, node_exporter /metrics $NE_BYTES bytes (defaults $NED_BYTES)."
 echo "wrk on heatcurved /api/v1/status: $HC_STATUS_RPS req/s. wrk errors: heatcurved ${HC_RPS_ERR}; node_exporter ${NE_RPS_ERR}; defaults ${NED_RPS_ERR}."
 echo
-echo "callgrind, $CG_CALLS warm ticks, $CG_IR Ir inside sample_tick (${CG_IR_TICK} per tick). Inclusive, whole run of daemon_on_tick:"
+echo "callgrind, $CG_CALLS warm ticks, $CG_IR Ir inside tick_run (${CG_IR_TICK} per tick). Inclusive, whole run of daemon_on_tick:"
 echo
 echo '```'
 cat "$TMP/cg-inclusive.txt"
