@@ -2,6 +2,7 @@
 #include "daemon.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -9,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
@@ -291,31 +294,40 @@ static int daemon_on_save(sd_event_source *es, uint64_t usec, void *userdata) {
         return 0;
 }
 
-static int daemon_on_tick(sd_event_source *es, uint64_t usec, void *userdata) {
+/* The tick is a periodic timerfd of its own, not an sd-event timer: the
+ * kernel keeps the cadence, so a tick costs one read of it and no re-arm.
+ * After a stall (suspend, a slow sensor) the ticks missed are counted by the
+ * kernel and dropped here: one tick, on the same grid, never a burst. */
+static int daemon_on_tick(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         struct daemon *d = userdata;
-        uint64_t next = usec + d->cfg.interval_ms * 1000u, now = util_monotonic_us();
+        uint64_t expirations;
 
+        if (read(fd, &expirations, sizeof expirations) != (ssize_t) sizeof expirations)
+                return 0;       /* EAGAIN: nothing due after all */
         tick_run(d);
-        /* Keep the cadence; after a stall (suspend, slow sensor) start afresh instead of bursting. */
-        if (next <= now)
-                next = now + d->cfg.interval_ms * 1000u;
-        sd_event_source_set_time(es, next);
         return 0;
 }
 
-static uint64_t daemon_timer_accuracy(uint64_t interval_ms) {
-        /* Slack lets the kernel batch wake-ups; a twentieth of the interval, at most 50 ms. */
-        uint64_t us = interval_ms * 1000u / 20u;
+static int daemon_arm_tick(int fd, uint64_t interval_ms) {
+        struct itimerspec its = {
+                .it_interval = { (time_t) (interval_ms / 1000u), (long) (interval_ms % 1000u) * 1000000L },
+        };
 
-        return us > 50000u ? 50000u : us;
+        its.it_value = its.it_interval;
+        return timerfd_settime(fd, 0, &its, NULL) < 0 ? -errno : 0;
 }
 
 static int daemon_setup_timers(struct daemon *d) {
         uint64_t now = util_monotonic_us();
-        int r;
+        int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC), r;
 
-        r = sd_event_add_time(d->event, &d->tick_source, CLOCK_MONOTONIC, now + d->cfg.interval_ms * 1000u,
-                              daemon_timer_accuracy(d->cfg.interval_ms), daemon_on_tick, d);
+        r = fd < 0 ? -errno : daemon_arm_tick(fd, d->cfg.interval_ms);
+        if (r >= 0)
+                r = sd_event_add_io(d->event, &d->tick_source, fd, EPOLLIN, daemon_on_tick, d);
+        if (r >= 0)
+                r = sd_event_source_set_io_fd_own(d->tick_source, true);
+        else if (fd >= 0)
+                close(fd);
         if (r >= 0)
                 r = sd_event_source_set_enabled(d->tick_source, SD_EVENT_ON);
         if (r >= 0)
@@ -370,8 +382,14 @@ static void daemon_reload(struct daemon *d) {
         memcpy(c.procfs_root, d->cfg.procfs_root, sizeof c.procfs_root);
         memcpy(c.state_dir, d->cfg.state_dir, sizeof c.state_dir);
         c.history_ms = d->cfg.history_ms;
-        if (c.interval_ms != d->cfg.interval_ms)
-                sd_event_source_set_time_accuracy(d->tick_source, daemon_timer_accuracy(c.interval_ms));
+        if (c.interval_ms != d->cfg.interval_ms) {
+                int e = daemon_arm_tick(sd_event_source_get_io_fd(d->tick_source), c.interval_ms);
+                if (e < 0) {
+                        log_warning("Cannot set the sampling interval to %" PRIu64 " ms: %s; it stays %" PRIu64 " ms",
+                                    c.interval_ms, strerror(-e), d->cfg.interval_ms);
+                        c.interval_ms = d->cfg.interval_ms;
+                }
+        }
         d->cfg = c;
         struct runs_settings set;
         daemon_runs_settings(d, &set);

@@ -35,7 +35,7 @@ struct options {
 
 struct daemon {
         sd_event *event;
-        sd_event_source *tick_source;   /* sampling timer */
+        sd_event_source *tick_source;   /* sampling timer: a periodic timerfd */
         sd_event_source *save_source;   /* periodic history save */
         sd_event_source *watch_source;  /* the sensors' inotify watch (fixture trees only), NULL for none */
         struct config cfg;

@@ -7,6 +7,7 @@ import shutil
 import signal
 import stat
 import subprocess
+import time
 
 import pytest
 
@@ -78,6 +79,13 @@ def test_bad_reload_keeps_running_config(start_daemon, fixture_copy, tmp_path):
     d.signal(signal.SIGHUP)
     d.wait_for(lambda: d.get("/api/v1/status")[1]["interval"] == "200ms", what="interval reloaded")
     assert d.proc.poll() is None
+    # the sampling itself follows: at 1 s, 3 s hold a few ticks, not the 30 of 100 ms
+    conf.write_text("[daemon]\ninterval = 1s\n")
+    d.signal(signal.SIGHUP)
+    d.wait_for(lambda: d.get("/api/v1/status")[1]["interval"] == "1s", what="interval reloaded")
+    t0 = d.get("/api/v1/status")[1]["ticks"]
+    time.sleep(3)
+    assert 1 <= d.get("/api/v1/status")[1]["ticks"] - t0 <= 5
 
 
 def test_unwritable_state_dir_is_reported_not_fatal(start_daemon, fixture_copy, tmp_path):
