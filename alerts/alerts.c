@@ -577,10 +577,19 @@ static bool rule_sensor_at(const struct alert_rule *r, const struct sensors *s, 
 
 static void rule_read(const struct alert_rule *r, const struct sensors *s, const struct temp_sensor *hottest,
                       struct rule_reading *ret) {
+        size_t first = 0, end = s->n_temps;
+
         *ret = (struct rule_reading) { 0, ALERT_OK, ALERT_OK, NULL };
         if (rule_read_source(r, s, ret))
                 return;
-        for (size_t i = 0; i < s->n_temps; i++) {
+        if (r->is_hottest && rule_is_bound(r, s)) {
+                /* only the hottest can match: look at it alone */
+                if (!hottest)
+                        return;
+                first = (size_t) (hottest - s->temps);
+                end = first + 1;
+        }
+        for (size_t i = first; i < end; i++) {
                 const struct temp_sensor *t = &s->temps[i];
                 double w, c;
 

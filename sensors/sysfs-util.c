@@ -148,11 +148,16 @@ void sysfs_basename(const char *path, char *buf, size_t size) {
 static int parse_digits(const char **pp, uint64_t max, uint64_t *ret) {
         const uint64_t lim = max / 10, last = max % 10;        /* one division, not one a digit */
         const char *p = *pp;
+        int n;
         uint64_t v = 0;
         bool range = false;
 
         if (*p < '0' || *p > '9')
                 return -EBADMSG;
+        /* 18 digits are below 10^18 and fit every max used here: no range
+         * check for them, which is every value sysfs gives. */
+        for (n = 0; n < 18 && *p >= '0' && *p <= '9'; n++, p++)
+                v = v * 10 + (unsigned) (*p - '0');
         for (; *p >= '0' && *p <= '9'; p++) {
                 unsigned d = (unsigned) (*p - '0');
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "sensors.h"
+#include "sysfs-util.h"
 
 /* ---- helpers: a throw-away tree per test ---- */
 
@@ -137,6 +138,46 @@ static void add_zone(const struct tree *t, int n, const char *type, const char *
 }
 
 /* ---- parsing ---- */
+
+/* The hand-written parsers at their edges: the first 18 digits go
+ * unchecked, so every width around that must still be exact or -ERANGE. */
+static void test_parse_numbers(void **state) {
+        long long ll;
+        uint64_t u;
+        uint32_t khz;
+
+        (void) state;
+        assert_int_equal(sysfs_parse_ll(" 999999999999999999\n", &ll), 0);     /* 18 digits */
+        assert_true(ll == 999999999999999999LL);
+        assert_int_equal(sysfs_parse_ll("9223372036854775807", &ll), 0);
+        assert_true(ll == LLONG_MAX);
+        assert_int_equal(sysfs_parse_ll("-9223372036854775808\n", &ll), 0);
+        assert_true(ll == LLONG_MIN);
+        assert_int_equal(sysfs_parse_ll("9223372036854775808", &ll), -ERANGE);
+        assert_int_equal(sysfs_parse_ll("-9223372036854775809", &ll), -ERANGE);
+        assert_int_equal(sysfs_parse_ll("92233720368547758070", &ll), -ERANGE);
+        assert_int_equal(sysfs_parse_ll("9999999999999999999", &ll), -ERANGE);      /* 19 nines */
+        assert_int_equal(sysfs_parse_ll("000000000000000000000042", &ll), 0);   /* leading zeros past 18 */
+        assert_true(ll == 42);
+        assert_int_equal(sysfs_parse_ll("+7 ", &ll), 0);
+        assert_true(ll == 7);
+        assert_int_equal(sysfs_parse_ll("-", &ll), -EBADMSG);
+        assert_int_equal(sysfs_parse_ll("12 3", &ll), -EBADMSG);
+        assert_int_equal(sysfs_parse_ll("99999999999999999999x", &ll), -EBADMSG);
+
+        assert_int_equal(sysfs_parse_u64("18446744073709551615\n", &u), 0);
+        assert_true(u == UINT64_MAX);
+        assert_int_equal(sysfs_parse_u64("18446744073709551616", &u), -ERANGE);
+        assert_int_equal(sysfs_parse_u64("1000000000000000000", &u), 0);       /* 19 digits */
+        assert_true(u == 1000000000000000000ULL);
+        assert_int_equal(sysfs_parse_u64("-1", &u), -EBADMSG);
+
+        assert_int_equal(sysfs_parse_khz("1536000\n", &khz), 0);
+        assert_int_equal(khz, 1536000);
+        assert_int_equal(sysfs_parse_khz("4294967295", &khz), 0);
+        assert_true(khz == UINT32_MAX);
+        assert_int_equal(sysfs_parse_khz("4294967296", &khz), -ERANGE);
+}
 
 static void test_parse_temp(void **state) {
         int32_t mc;
@@ -1236,6 +1277,7 @@ static void test_fixtures(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_parse_numbers),
                 cmocka_unit_test(test_parse_temp),
                 cmocka_unit_test(test_whole_degree_quirk),
                 cmocka_unit_test(test_negative_temp),
