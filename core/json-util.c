@@ -2,10 +2,12 @@
 #include "json-util.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util.h"
@@ -64,19 +66,27 @@ static bool format_fixed(double v, int decimals, char *buf, size_t size) {
         return len < size;
 }
 
+size_t json_number_text(double v, int decimals, char *buf, size_t size) {
+        int n;
+
+        if (!isfinite(v))
+                return (size_t) snprintf(buf, size, "null");
+        if (format_fixed(v, decimals, buf, size))
+                return strlen(buf);
+        n = snprintf(buf, size, "%.*f", decimals, v);
+        if (n < 0 || (size_t) n >= size)        /* beyond 1e40 or so: exponent form */
+                return (size_t) snprintf(buf, size, "%.17g", v);
+        while (decimals > 0 && n > 2 && buf[n - 1] == '0' && buf[n - 2] != '.')
+                buf[--n] = '\0';
+        return (size_t) n;
+}
+
 json_object *json_new_number(double v, int decimals) {
         char buf[48];
 
         if (!isfinite(v))
                 return NULL;
-        if (!format_fixed(v, decimals, buf, sizeof buf)) {
-                int n = snprintf(buf, sizeof buf, "%.*f", decimals, v);
-                if (n < 0 || (size_t) n >= sizeof buf)  /* beyond 1e40 or so: exponent form */
-                        snprintf(buf, sizeof buf, "%.17g", v);
-                else
-                        while (decimals > 0 && n > 2 && buf[n - 1] == '0' && buf[n - 2] != '.')
-                                buf[--n] = '\0';
-        }
+        json_number_text(v, decimals, buf, sizeof buf);
         return json_object_new_double_s(v, buf);
 }
 
@@ -259,4 +269,54 @@ int json_find_duplicate_key(const char *text, size_t len, char *path, size_t pat
                 json_scan_close(&s);
         json_tokener_free(s.tok);
         return r;
+}
+
+void json_writer_raw(struct json_writer *w, const char *text, size_t len) {
+        if (w->error)
+                return;
+        if (len > w->cap - w->len) {
+                size_t cap = w->cap ? w->cap : 4096;
+                char *b;
+
+                while (cap - w->len < len) {
+                        if (cap > SIZE_MAX / 2) {
+                                w->error = -ENOMEM;
+                                return;
+                        }
+                        cap *= 2;
+                }
+                b = realloc(w->buf, cap);
+                if (!b) {
+                        w->error = -ENOMEM;
+                        return;
+                }
+                w->buf = b;
+                w->cap = cap;
+        }
+        memcpy(w->buf + w->len, text, len);
+        w->len += len;
+}
+
+void json_writer_string(struct json_writer *w, const char *s) {
+        json_object *o = json_object_new_string(s);
+        size_t len;
+        const char *text = o ? json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len) : NULL;
+
+        if (text)
+                json_writer_raw(w, text, len);
+        else if (!w->error)
+                w->error = -ENOMEM;
+        json_object_put(o);
+}
+
+void json_writer_number(struct json_writer *w, double v, int decimals) {
+        char buf[48];
+
+        json_writer_raw(w, buf, json_number_text(v, decimals, buf, sizeof buf));
+}
+
+void json_writer_int(struct json_writer *w, int64_t v) {
+        char buf[24];
+
+        json_writer_raw(w, buf, (size_t) snprintf(buf, sizeof buf, "%" PRId64, v));
 }

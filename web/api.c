@@ -376,33 +376,42 @@ static const char *api_kind_name(enum history_kind k, const char **unit, int *de
         }
 }
 
-static json_object *api_history_series(const struct history *h, const struct history_request *q,
-                                       const struct history_result *res, size_t i) {
-        json_object *o = json_object_new_object();
-        json_object *mn = json_object_new_array(), *mx = json_object_new_array(), *mean = json_object_new_array();
+/* One series: {"id":..,"kind":..,"unit":..,"min":[..],"max":[..],"mean":[..]}. */
+static void api_history_series(struct json_writer *w, const struct history *h, const struct history_request *q,
+                               const struct history_result *res, size_t i) {
+        static const char *const names[] = { ",\"min\":[", "],\"max\":[", "],\"mean\":[" };
         enum history_kind kind = history_column_kind(h, q->cols[i]);
         const char *unit;
         int dec;
+        const char *kind_name = api_kind_name(kind, &unit, &dec);
 
-        json_object_object_add(o, "id", json_object_new_string(history_column_id(h, q->cols[i])));
-        json_object_object_add(o, "kind", json_object_new_string(api_kind_name(kind, &unit, &dec)));
-        json_object_object_add(o, "unit", json_object_new_string(unit));
-        for (size_t b = 0; b < res->n_buckets; b++) {
-                json_object_array_add(mn, json_new_number(res->buckets[b].min[i], dec));
-                json_object_array_add(mx, json_new_number(res->buckets[b].max[i], dec));
-                json_object_array_add(mean, json_new_number(res->buckets[b].mean[i], dec));
+        json_writer_lit(w, "{\"id\":");
+        json_writer_string(w, history_column_id(h, q->cols[i]));
+        json_writer_lit(w, ",\"kind\":");
+        json_writer_string(w, kind_name);
+        json_writer_lit(w, ",\"unit\":");
+        json_writer_string(w, unit);
+        for (size_t k = 0; k < 3; k++) {
+                json_writer_raw(w, names[k], strlen(names[k]));
+                for (size_t b = 0; b < res->n_buckets; b++) {
+                        const struct history_bucket *x = &res->buckets[b];
+                        double v = k == 0 ? x->min[i] : k == 1 ? x->max[i] : x->mean[i];
+
+                        if (b)
+                                json_writer_lit(w, ",");
+                        json_writer_number(w, v, dec);
+                }
         }
-        json_object_object_add(o, "min", mn);
-        json_object_object_add(o, "max", mx);
-        json_object_object_add(o, "mean", mean);
-        return o;
+        json_writer_lit(w, "]}");
 }
 
+/* The answer is written as text, not built as a json-c tree: 1000 points of
+ * 24 series are 72,000 numbers, a tree of about 7 MB for 400 KB of JSON. */
 static void api_get_history(struct api *a, struct http_request *r) {
         const struct history *h = a->ctx.hist;
         struct history_request q = {};
         struct history_result res = {};
-        json_object *root, *t, *series;
+        struct json_writer w = {};
         char err[256];
         int ret;
 
@@ -417,21 +426,34 @@ static void api_get_history(struct api *a, struct http_request *r) {
                 http_reply_error(r, 500, "internal", "history query failed: %s", strerror(-ret));
                 return;
         }
-        root = json_object_new_object();
-        t = json_object_new_array();
-        series = json_object_new_array();
-        for (size_t b = 0; b < res.n_buckets; b++)
-                json_object_array_add(t, json_object_new_int64(res.buckets[b].t_ms));
-        for (size_t i = 0; i < q.n_cols; i++)
-                json_object_array_add(series, api_history_series(h, &q, &res, i));
-        json_object_object_add(root, "from_ms", json_object_new_int64(q.from_ms));
-        json_object_object_add(root, "to_ms", json_object_new_int64(q.to_ms));
-        json_object_object_add(root, "points", json_object_new_int64((int64_t) q.points));
-        json_object_object_add(root, "bucket_ms", json_object_new_int64(res.bucket_ms));
-        json_object_object_add(root, "t_ms", t);
-        json_object_object_add(root, "series", series);
+        json_writer_lit(&w, "{\"from_ms\":");
+        json_writer_int(&w, q.from_ms);
+        json_writer_lit(&w, ",\"to_ms\":");
+        json_writer_int(&w, q.to_ms);
+        json_writer_lit(&w, ",\"points\":");
+        json_writer_int(&w, (int64_t) q.points);
+        json_writer_lit(&w, ",\"bucket_ms\":");
+        json_writer_int(&w, res.bucket_ms);
+        json_writer_lit(&w, ",\"t_ms\":[");
+        for (size_t b = 0; b < res.n_buckets; b++) {
+                if (b)
+                        json_writer_lit(&w, ",");
+                json_writer_int(&w, res.buckets[b].t_ms);
+        }
+        json_writer_lit(&w, "],\"series\":[");
+        for (size_t i = 0; i < q.n_cols; i++) {
+                if (i)
+                        json_writer_lit(&w, ",");
+                api_history_series(&w, h, &q, &res, i);
+        }
+        json_writer_lit(&w, "]}");
         history_result_free(&res);
-        http_reply_json(r, 200, root);
+        if (w.error) {
+                free(w.buf);
+                http_reply_error(r, 500, "internal", "history answer: %s", strerror(-w.error));
+                return;
+        }
+        http_reply_owned(r, 200, "application/json", w.buf, w.len);
 }
 
 static void api_get_alerts(struct api *a, struct http_request *r) {

@@ -556,10 +556,10 @@ int http_reply(struct http_request *r, unsigned status, const char *content_type
 }
 
 /* Frees a large answer's body once it is sent, then gives the heap back:
- * its json-c tree took many times the answer's size (a 400 KB history
- * answer, about 7 MB of small objects), and glibc keeps freed memory for
- * later use, so without a trim the daemon stayed that much larger for good
- * after one such answer. */
+ * a json-c tree took many times the answer's size (a 100 KB answer, about
+ * 2 MB of small objects), and glibc keeps freed memory for later use, so
+ * without a trim the daemon stayed that much larger for good after one
+ * such answer. */
 static void http_free_large(void *body) {
         free(body);
 #ifdef __GLIBC__
@@ -567,10 +567,20 @@ static void http_free_large(void *body) {
 #endif
 }
 
+int http_reply_owned(struct http_request *r, unsigned status, const char *content_type, char *body, size_t len) {
+        struct MHD_Response *resp;
+
+        resp = MHD_create_response_from_buffer_with_free_callback(len, body, http_free_large);
+        if (!resp) {
+                free(body);
+                return -ENOMEM;
+        }
+        return http_queue(r, status, content_type, resp);
+}
+
 int http_reply_json(struct http_request *r, unsigned status, json_object *o) {
         size_t len;
         const char *text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
-        struct MHD_Response *resp;
         char *body;
         int ret;
 
@@ -583,12 +593,9 @@ int http_reply_json(struct http_request *r, unsigned status, json_object *o) {
         if (body)
                 memcpy(body, text, len);
         json_object_put(o);
-        resp = body ? MHD_create_response_from_buffer_with_free_callback(len, body, http_free_large) : NULL;
-        if (!resp) {
-                free(body);
+        if (!body)
                 return -ENOMEM;
-        }
-        return http_queue(r, status, "application/json", resp);
+        return http_reply_owned(r, status, "application/json", body, len);
 }
 
 int http_reply_error(struct http_request *r, unsigned status, const char *code, const char *format, ...) {

@@ -1,0 +1,103 @@
+/* test-json-util.c — unit tests for the JSON text writer: the same bytes json-c would print. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "json-util.h"
+
+static const double values[] = {
+        43.1, 43.0, 0.0, -0.001, -12.345, 0.5, 1500000000.0, 0.12345, NAN, INFINITY, 1e300, -2.5e-7,
+};
+
+static void test_number_text(void **state) {
+        char buf[48];
+
+        (void) state;
+        assert_int_equal(json_number_text(43.1, 2, buf, sizeof buf), 4);
+        assert_string_equal(buf, "43.1");
+        json_number_text(43.0, 2, buf, sizeof buf);
+        assert_string_equal(buf, "43.0");
+        json_number_text(-0.001, 2, buf, sizeof buf);
+        assert_string_equal(buf, "0.0");
+        json_number_text(1500000000.0, 0, buf, sizeof buf);
+        assert_string_equal(buf, "1500000000");
+        json_number_text(NAN, 2, buf, sizeof buf);
+        assert_string_equal(buf, "null");
+        json_number_text(1e300, 2, buf, sizeof buf);
+        assert_string_equal(buf, "1.0000000000000001e+300");
+}
+
+/* A document written piece by piece equals json-c's print of the same tree:
+ * numbers (null for NaN), a string json-c escapes, integers, nesting. */
+static void test_writer_equals_json_c(void **state) {
+        static const char *const ids[] = { "hwmon:nvme/temp1", "a \"quoted\"\tid\\", "caf\xc3\xa9" };
+        json_object *root = json_object_new_object(), *list = json_object_new_array();
+        struct json_writer w = { 0 };
+        const char *expect;
+
+        (void) state;
+        json_writer_lit(&w, "{\"t\":");
+        json_writer_int(&w, INT64_MIN);
+        json_object_object_add(root, "t", json_object_new_int64(INT64_MIN));
+        json_writer_lit(&w, ",\"list\":[");
+        for (size_t i = 0; i < 3; i++)
+                for (int dec = 0; dec <= 4; dec++)
+                        for (size_t k = 0; k < sizeof values / sizeof values[0]; k++) {
+                                if (i || dec || k)
+                                        json_writer_lit(&w, ",");
+                                json_writer_number(&w, values[k], dec);
+                                json_object_array_add(list, json_new_number(values[k], dec));
+                        }
+        json_object_object_add(root, "list", list);
+        json_writer_lit(&w, "]");
+        for (size_t i = 0; i < 3; i++) {
+                char key[8] = { 'i', 'd', (char) ('0' + i), 0 };
+
+                json_writer_lit(&w, ",");
+                json_writer_string(&w, key);
+                json_writer_lit(&w, ":");
+                json_writer_string(&w, ids[i]);
+                json_object_object_add(root, key, json_object_new_string(ids[i]));
+        }
+        json_writer_lit(&w, "}");
+        expect = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN);
+        assert_int_equal(w.error, 0);
+        assert_int_equal(w.len, strlen(expect));
+        assert_memory_equal(w.buf, expect, w.len);
+        json_object_put(root);
+        free(w.buf);
+}
+
+/* Past its first 4 KiB the buffer grows and keeps every byte. */
+static void test_writer_grows(void **state) {
+        struct json_writer w = { 0 };
+        char expect[16];
+
+        (void) state;
+        for (int i = 0; i < 100000; i++) {
+                json_writer_int(&w, i);
+                json_writer_lit(&w, ",");
+        }
+        assert_int_equal(w.error, 0);
+        assert_true(w.cap >= w.len && w.len > 500000);
+        assert_memory_equal(w.buf, "0,1,2,", 6);
+        snprintf(expect, sizeof expect, "%d,", 99999);
+        assert_memory_equal(w.buf + w.len - strlen(expect), expect, strlen(expect));
+        free(w.buf);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_number_text),
+                cmocka_unit_test(test_writer_equals_json_c),
+                cmocka_unit_test(test_writer_grows),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
