@@ -27,8 +27,9 @@ json_object *json_new_millis(int64_t milli) {
 
 /* v rounded to `decimals` (0..6) as text, trailing zeros dropped but one
  * decimal kept ("43.0"). Integer arithmetic: snprintf("%f") was most of the
- * cost of a long history answer. Returns false when v is too large for it. */
-static bool format_fixed(double v, int decimals, char *buf, size_t size) {
+ * cost of a long history answer. Returns the length, 0 when v is too large
+ * for it. */
+static size_t format_fixed(double v, int decimals, char *buf, size_t size) {
         static const double scale[] = { 1, 10, 100, 1e3, 1e4, 1e5, 1e6 };
         char digits[32];
         size_t n = 0, len = 0;
@@ -36,7 +37,7 @@ static bool format_fixed(double v, int decimals, char *buf, size_t size) {
         long long q;
 
         if (decimals < 0 || decimals > 6 || !(fabs(v) * scale[decimals] < 9e15))
-                return false;
+                return 0;
         q = llround(v * scale[decimals]);
         neg = q < 0;
         if (neg)
@@ -60,10 +61,8 @@ static bool format_fixed(double v, int decimals, char *buf, size_t size) {
                 for (size_t i = 0; i < keep; i++)
                         buf[len++] = digits[--n];
         }
-        buf[len] = '\0';
-        if (strcmp(buf, "-0") == 0 || strcmp(buf, "-0.0") == 0)
-                memmove(buf, buf + 1, len);
-        return len < size;
+        buf[len] = '\0';      /* q is whole: what rounds to 0 has no sign, no "-0.0" */
+        return len < size ? len : 0;
 }
 
 size_t json_number_text(double v, int decimals, char *buf, size_t size) {
@@ -71,8 +70,9 @@ size_t json_number_text(double v, int decimals, char *buf, size_t size) {
 
         if (!isfinite(v))
                 return (size_t) snprintf(buf, size, "null");
-        if (format_fixed(v, decimals, buf, size))
-                return strlen(buf);
+        n = (int) format_fixed(v, decimals, buf, size);
+        if (n > 0)
+                return (size_t) n;
         n = snprintf(buf, size, "%.*f", decimals, v);
         if (n < 0 || (size_t) n >= size)        /* beyond 1e40 or so: exponent form */
                 return (size_t) snprintf(buf, size, "%.17g", v);
