@@ -17,28 +17,12 @@
 set -euo pipefail
 
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-QUICK=0
-BUILD=
-FIXTURE_NAME=x86-laptop-coretemp
+BENCH=metrics.sh
 OUT=$SRC/bench/metrics-latest.md
-KEEP=0
-ARGS_TEXT="$*"
-
-while [ $# -gt 0 ]; do
-        case $1 in
-        --quick) QUICK=1 ;;
-        --build-dir) BUILD=${2:?--build-dir needs a directory}; shift ;;
-        --build-dir=*) BUILD=${1#*=} ;;
-        --fixture) FIXTURE_NAME=${2:?--fixture needs a board}; shift ;;
-        --fixture=*) FIXTURE_NAME=${1#*=} ;;
-        --out) OUT=${2:?--out needs a file}; shift ;;
-        --out=*) OUT=${1#*=} ;;
-        --keep) KEEP=1 ;;
-        -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        *) echo "metrics.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
-        esac
-        shift
-done
+NEXT_PORT=18800
+# shellcheck source=bench/lib.sh
+. "$SRC/bench/lib.sh"
+bench_options "$@"
 
 if [ "$QUICK" = 1 ]; then
         WRK_SECS=3 SCRAPES=100 CG_REQS=50
@@ -46,83 +30,8 @@ else
         WRK_SECS=10 SCRAPES=400 CG_REQS=200
 fi
 
-FIXTURES=$SRC/tests/fixtures
-FIXTURE=$FIXTURES/$FIXTURE_NAME
-[ -d "$FIXTURE/sys" ] && [ -d "$FIXTURE/proc" ] || { echo "metrics.sh: no fixture tree $FIXTURE" >&2; exit 2; }
-
-missing=
-for t in meson ninja curl wrk valgrind callgrind_annotate prometheus-node-exporter ss timeout; do
-        command -v "$t" >/dev/null 2>&1 || missing="$missing $t"
-done
-if [ -n "$missing" ]; then
-        echo "metrics.sh: missing:$missing (make deps-bench installs wrk, valgrind, prometheus-node-exporter)" >&2
-        exit 2
-fi
-
-# ---------------------------------------------------------------- processes and cleanup
-TMP=$(mktemp -d /tmp/heatcurve-metrics-bench.XXXXXX)
-PIDS=()
-
-stop_pid() {            # TERM, up to 5 s, then KILL
-        local pid=$1 i
-        kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
-        kill -TERM "$pid" 2>/dev/null || true
-        for i in $(seq 50); do
-                kill -0 "$pid" 2>/dev/null || break
-                sleep 0.1
-        done
-        kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-}
-
-cleanup() {
-        local rc=$? pid
-        trap - EXIT INT TERM
-        for pid in "${PIDS[@]}"; do
-                stop_pid "$pid"
-        done
-        if [ "$KEEP" = 1 ]; then
-                echo "metrics.sh: scratch files kept in $TMP" >&2
-        else
-                rm -rf "$TMP"
-        fi
-        exit "$rc"
-}
-trap cleanup EXIT
-trap 'echo "metrics.sh: interrupted" >&2; exit 130' INT TERM
-
-log() { printf '== %s\n' "$*" >&2; }
-calc() { awk "BEGIN { printf \"$1\", $2 }"; }
-
-start() {               # NAME CMD...: in the background, log in $TMP/NAME.log, pid in $LAST_PID
-        local name=$1; shift
-        "$@" >"$TMP/$name.log" 2>&1 &
-        LAST_PID=$!
-        PIDS+=("$LAST_PID")
-}
-
-port_free() { [ -z "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]; }
-NEXT_PORT=18800
-pick_port() {
-        while ! port_free "$NEXT_PORT"; do NEXT_PORT=$((NEXT_PORT + 1)); done
-        PORT=$NEXT_PORT
-        NEXT_PORT=$((NEXT_PORT + 1))
-}
-
-wait_http() {           # URL PID SECONDS NAME
-        local end=$((SECONDS + $3))
-        while [ $SECONDS -lt $end ]; do
-                kill -0 "$2" 2>/dev/null || break
-                curl -sf --max-time 1 -o /dev/null "$1" && return 0
-                sleep 0.1
-        done
-        echo "metrics.sh: $4 did not come up; log:" >&2
-        cat "$TMP/$4.log" >&2
-        exit 1
-}
-
-# CPU time of every thread, ns (exact: sum_exec_runtime)
-cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%d\n", s }'; }
+bench_need meson ninja curl wrk valgrind callgrind_annotate prometheus-node-exporter ss timeout
+bench_scratch heatcurve-metrics-bench
 
 # heatcurved with a long interval: no tick falls inside a measurement, so the CPU counted
 # is the serving of /metrics alone (the snapshot is the one read at start).
@@ -147,22 +56,8 @@ ne_start() {            # NAME ROOT [more flags]: sets NE_PID, NE_URL
         NE_URL=http://127.0.0.1:$PORT
 }
 
-LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
-
 # ---------------------------------------------------------------- build
-if [ -z "$BUILD" ]; then
-        BUILD=$SRC/build-bench
-        if [ -f "$BUILD/build.ninja" ]; then
-                meson configure "$BUILD" -Dbuildtype=release >/dev/null
-        else
-                log "meson setup $BUILD -Dbuildtype=release"
-                meson setup "$BUILD" "$SRC" -Dbuildtype=release -Dtests=disabled -Dcli=disabled >"$TMP/meson.log" 2>&1 ||
-                        { cat "$TMP/meson.log" >&2; exit 1; }
-        fi
-fi
-log "ninja -C $BUILD heatcurved"
-ninja -C "$BUILD" heatcurved >"$TMP/ninja.log" 2>&1 || { tail -40 "$TMP/ninja.log" >&2; exit 1; }
-HEATCURVED=$BUILD/heatcurved
+bench_build heatcurved
 
 # ---------------------------------------------------------------- 1. sizes on every board
 # bytes of one answer, uncompressed and as sent to a client asking for gzip (Prometheus does)
@@ -178,8 +73,8 @@ for dir in "$FIXTURES"/*/; do
         [ -d "$dir/sys" ] || continue
         hc_start "hc-$board" "$FIXTURES/$board"; hp=$HC_PID; hu=$HC_URL
         ne_start "ne-$board" "$FIXTURES/$board"; np=$NE_PID; nu=$NE_URL
-        wait_http "$hu/metrics" "$hp" 10 "hc-$board"
-        wait_http "$nu/metrics" "$np" 10 "ne-$board"
+        need_up "$hu/metrics" "$hp" 10 "hc-$board"
+        need_up "$nu/metrics" "$np" 10 "ne-$board"
         hcs=$(size_of "$hu/metrics"); hcw=$(wire_of "$hu/metrics")
         hcn=$(samples_of "$hu/metrics"); hcf=$(families_of "$hu/metrics")
         nes=$(size_of "$nu/metrics"); new=$(wire_of "$nu/metrics")
@@ -193,8 +88,8 @@ done
 log "2. CPU per scrape on $FIXTURE_NAME: $SCRAPES sequential GET /metrics each, new connection each"
 hc_start hc "$FIXTURE"; HC=$HC_PID; HC_URL0=$HC_URL
 ne_start ne "$FIXTURE" "${NE_ARGS[@]}"; NE=$NE_PID; NE_URL0=$NE_URL
-wait_http "$HC_URL0/metrics" "$HC" 10 hc
-wait_http "$NE_URL0/metrics" "$NE" 10 ne
+need_up "$HC_URL0/metrics" "$HC" 10 hc
+need_up "$NE_URL0/metrics" "$NE" 10 ne
 
 cpu_per_scrape() {      # PID URL -> µs of the server's CPU per scrape
         local c0 c1 i
@@ -234,7 +129,7 @@ CG_OUT=$TMP/callgrind.out
 hc_start hc-cg "$FIXTURE" valgrind --tool=callgrind --toggle-collect=api_get_metrics \
         --dump-instr=no --callgrind-out-file="$CG_OUT"
 HCG=$HC_PID
-wait_http "$HC_URL/api/v1/status" "$HCG" 60 hc-cg
+need_up "$HC_URL/api/v1/status" "$HCG" 60 hc-cg
 for i in $(seq "$CG_REQS"); do
         curl -sf --max-time 10 -o /dev/null "$HC_URL/metrics"
 done

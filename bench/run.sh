@@ -15,28 +15,12 @@
 set -euo pipefail
 
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-QUICK=0
-BUILD=
-FIXTURE_NAME=x86-laptop-coretemp
+BENCH=run.sh
 OUT=$SRC/bench/results-latest.md
-KEEP=0
-ARGS_TEXT="$*"
-
-while [ $# -gt 0 ]; do
-        case $1 in
-        --quick) QUICK=1 ;;
-        --build-dir) BUILD=${2:?--build-dir needs a directory}; shift ;;
-        --build-dir=*) BUILD=${1#*=} ;;
-        --fixture) FIXTURE_NAME=${2:?--fixture needs a board}; shift ;;
-        --fixture=*) FIXTURE_NAME=${1#*=} ;;
-        --out) OUT=${2:?--out needs a file}; shift ;;
-        --out=*) OUT=${1#*=} ;;
-        --keep) KEEP=1 ;;
-        -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
-        esac
-        shift
-done
+NEXT_PORT=18700
+# shellcheck source=bench/lib.sh
+. "$SRC/bench/lib.sh"
+bench_options "$@"
 
 if [ "$QUICK" = 1 ]; then
         MEM_SECS=10 CPU_SECS=10 WRK_SECS=3 CG_SECS=3 QUERY_REPS=11 HTTP_REPS=5 LAT_SECS=2
@@ -46,95 +30,20 @@ fi
 RING_SAMPLES=86400            # 24 h at 1 Hz
 RING_COLUMNS=16               # the budgets' 16 sensors (bench/README.md)
 
-FIXTURE=$SRC/tests/fixtures/$FIXTURE_NAME
-[ -d "$FIXTURE/sys" ] && [ -d "$FIXTURE/proc" ] || { echo "run.sh: no fixture tree $FIXTURE (sys/ and proc/)" >&2; exit 2; }
+bench_need meson ninja cc curl wrk valgrind callgrind_annotate prometheus-node-exporter ss timeout
+bench_scratch heatcurve-bench
 
-missing=
-for t in meson ninja cc curl wrk valgrind callgrind_annotate prometheus-node-exporter ss timeout; do
-        command -v "$t" >/dev/null 2>&1 || missing="$missing $t"
-done
-if [ -n "$missing" ]; then
-        echo "run.sh: missing:$missing (make deps-bench installs wrk, valgrind, prometheus-node-exporter)" >&2
-        exit 2
-fi
-
-# ---------------------------------------------------------------- processes and cleanup
-TMP=$(mktemp -d /tmp/heatcurve-bench.XXXXXX)
-PIDS=()
-
-stop_pid() {            # TERM, up to 5 s, then KILL; also the children of a scrape loop
-        local pid=$1 i
-        kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
-        pkill -TERM -P "$pid" 2>/dev/null || true
-        kill -TERM "$pid" 2>/dev/null || true
-        for i in $(seq 50); do
-                kill -0 "$pid" 2>/dev/null || break
-                sleep 0.1
-        done
-        if kill -0 "$pid" 2>/dev/null; then
-                pkill -KILL -P "$pid" 2>/dev/null || true
-                kill -KILL "$pid" 2>/dev/null || true
-        fi
-        wait "$pid" 2>/dev/null || true
-}
-
-cleanup() {
-        local rc=$? pid
-        trap - EXIT INT TERM
-        for pid in "${PIDS[@]}"; do
-                stop_pid "$pid"
-        done
-        if [ "$KEEP" = 1 ]; then
-                echo "run.sh: scratch files kept in $TMP" >&2
-        else
-                rm -rf "$TMP"
-        fi
-        exit "$rc"
-}
-trap cleanup EXIT
-trap 'echo "run.sh: interrupted" >&2; exit 130' INT TERM
-
-# start NAME CMD... : run in the background, log to $TMP/NAME.log, pid in $LAST_PID
-start() {
-        local name=$1; shift
-        "$@" >"$TMP/$name.log" 2>&1 &
-        LAST_PID=$!
-        PIDS+=("$LAST_PID")
-}
-
-log() { printf '== %s\n' "$*" >&2; }
-
-port_free() { [ -z "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]; }
-NEXT_PORT=18700
-pick_port() {
-        while ! port_free "$NEXT_PORT"; do NEXT_PORT=$((NEXT_PORT + 1)); done
-        PORT=$NEXT_PORT
-        NEXT_PORT=$((NEXT_PORT + 1))
-}
-
-wait_http() {           # URL PID SECONDS
-        local url=$1 pid=$2 end=$((SECONDS + $3))
-        while [ $SECONDS -lt $end ]; do
-                kill -0 "$pid" 2>/dev/null || return 1
-                curl -sf --max-time 1 -o /dev/null "$url" && return 0
-                sleep 0.1
-        done
-        return 1
-}
-
+# ---------------------------------------------------------------- measuring
 status_field() { awk -v k="$2" '$1 == k":" { print $2 }' "/proc/$1/status"; }
 pss_kib() { awk '$1 == "Pss:" { print $2 }' "/proc/$1/smaps_rollup" 2>/dev/null || echo "?"; }
 # private memory (USS), kB: pages no other process maps, clean or dirty
 uss_kib() { awk '$1 == "Private_Clean:" || $1 == "Private_Dirty:" { s += $2 } END { print s }' "/proc/$1/smaps_rollup" 2>/dev/null || echo "?"; }
 private_dirty_kib() { awk '$1 == "Private_Dirty:" { print $2 }' "/proc/$1/smaps_rollup" 2>/dev/null || echo "?"; }
-# CPU time, ns: sum of every thread's sum_exec_runtime (exact)
-cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%d\n", s }'; }
 # CPU time, clock ticks: utime + stime of the whole process (exited threads too)
 cpu_ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
 CLK_TCK=$(getconf CLK_TCK)
 ticks_of() { curl -sf --max-time 2 "$1/api/v1/status" | grep -o '"ticks":[0-9]*' | cut -d: -f2; }
 now_s() { echo "$EPOCHREALTIME"; }
-calc() { awk "BEGIN { printf \"$1\", $2 }"; }
 mib() { calc "%.1f" "$1 / 1024"; }
 
 # scrape_loop URL PERIOD_S SECONDS COUNTFILE: one GET every PERIOD_S, bounded by SECONDS
@@ -148,25 +57,8 @@ scrape_loop() {
         echo "$n" >"$4"
 }
 
-LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
-
 # ---------------------------------------------------------------- build
-if [ -z "$BUILD" ]; then
-        BUILD=$SRC/build-bench
-        if [ -f "$BUILD/build.ninja" ]; then
-                meson configure "$BUILD" -Dbuildtype=release >/dev/null
-        else
-                log "meson setup $BUILD -Dbuildtype=release"
-                meson setup "$BUILD" "$SRC" -Dbuildtype=release -Dtests=disabled -Dcli=disabled >"$TMP/meson.log" 2>&1 ||
-                        { cat "$TMP/meson.log" >&2; exit 1; }
-        fi
-fi
-log "ninja -C $BUILD heatcurved bench"
-ninja -C "$BUILD" heatcurved bench >"$TMP/ninja.log" 2>&1 || { tail -40 "$TMP/ninja.log" >&2; exit 1; }
-BUILDTYPE=$(sed -n 's/.*"name": "buildtype", "value": "\([a-z]*\)".*/\1/p' "$BUILD/meson-info/intro-buildoptions.json" 2>/dev/null | head -1)
-[ -n "$BUILDTYPE" ] || BUILDTYPE=$(grep -o '"name": *"buildtype"[^}]*"value": *"[a-z]*"' "$BUILD/meson-info/intro-buildoptions.json" | sed 's/.*"value": *"//; s/"//')
-[ "$BUILDTYPE" = release ] || log "warning: $BUILD is buildtype=$BUILDTYPE, not release"
-HEATCURVED=$BUILD/heatcurved
+bench_build heatcurved bench
 HFILL=$BUILD/bench/history-fill
 TREADS=$BUILD/bench/tick-reads
 
@@ -193,7 +85,6 @@ ne_start() {            # NAME [collector flags...]: sets NE_PID, NE_URL
         NE_PID=$LAST_PID
         NE_URL=http://127.0.0.1:$PORT
 }
-need_up() { wait_http "$1" "$2" "$3" || { echo "run.sh: $4 did not come up; log:" >&2; cat "$TMP/$4.log" >&2; exit 1; }; }
 
 # ---------------------------------------------------------------- 1. memory at 1 Hz, side by side
 log "1. resident memory: heatcurved --interval 1s, node_exporter (relevant collectors, and defaults), ${MEM_SECS} s, each polled once a second"
