@@ -556,10 +556,10 @@ int http_reply(struct http_request *r, unsigned status, const char *content_type
 }
 
 /* Frees a large answer's body once it is sent, then gives the heap back:
- * a json-c tree took many times the answer's size (a 100 KB answer, about
- * 2 MB of small objects), and glibc keeps freed memory for later use, so
- * without a trim the daemon stayed that much larger for good after one
- * such answer. */
+ * a json-c tree takes many times the answer's size (17 times for a history
+ * answer, when it was built as one), and glibc keeps freed memory for later
+ * use, so without a trim the daemon stayed that much larger for good after
+ * one such answer. */
 static void http_free_large(void *body) {
         free(body);
 #ifdef __GLIBC__
@@ -570,7 +570,8 @@ static void http_free_large(void *body) {
 int http_reply_owned(struct http_request *r, unsigned status, const char *content_type, char *body, size_t len) {
         struct MHD_Response *resp;
 
-        resp = MHD_create_response_from_buffer_with_free_callback(len, body, http_free_large);
+        resp = MHD_create_response_from_buffer_with_free_callback(len, body,
+                                                                  len < HTTP_LARGE_ANSWER ? free : http_free_large);
         if (!resp) {
                 free(body);
                 return -ENOMEM;

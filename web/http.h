@@ -64,7 +64,8 @@ int http_reply(struct http_request *r, unsigned status, const char *content_type
                const char *body, size_t len);
 /* Streams size bytes of fd (ownership passes to the server). */
 int http_reply_fd(struct http_request *r, unsigned status, const char *content_type, int fd, uint64_t size);
-/* Takes ownership of body (malloc'd); frees it once sent and gives the heap back. */
+/* Takes ownership of body (malloc'd) and frees it once sent; from
+ * HTTP_LARGE_ANSWER bytes on, gives the heap back then too. */
 int http_reply_owned(struct http_request *r, unsigned status, const char *content_type, char *body, size_t len);
 /* Takes ownership of o. */
 int http_reply_json(struct http_request *r, unsigned status, json_object *o);
