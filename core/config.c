@@ -336,16 +336,16 @@ static int config_set_value(struct config *c, const struct config_key *k, const 
                 if (r >= 0)
                         memcpy(field, &x, sizeof x);
                 return r;
-        case CONFIG_COUNT: {
-                unsigned n;
+        case CONFIG_COUNT:
                 if (config_parse_number(value, &x) < 0 || x != floor(x))
                         return util_errorf(err, errlen, -EINVAL, "%s: \"%s\" is not a whole number", name, value);
                 r = config_check_number(k, name, value, x, err, errlen);
-                n = (unsigned) x;
-                if (r >= 0)
+                if (r >= 0) {
+                        /* only now: a double outside unsigned's range does not convert */
+                        unsigned n = (unsigned) x;
                         memcpy(field, &n, sizeof n);
+                }
                 return r;
-        }
         case CONFIG_BOOL:
                 if (config_parse_bool(value, (bool *) field) < 0)
                         return util_errorf(err, errlen, -EINVAL,

@@ -321,6 +321,10 @@ static const struct set_case set_cases[] = {
           "--simulate-board: is too long (at most 63 bytes)" },
         { "runs", "safety_limit", "151", -ERANGE, "--safety-limit: \"151\" is out of range (20..150, or auto)" },
         { "runs", "safety_limit", "", -EINVAL, "--safety-limit: \"\" is not a number" },
+        /* out of range and out of unsigned's range: refused before any conversion */
+        { "daemon", "event_clients", "-8", -ERANGE, "--event-clients: \"-8\" is out of range (0..100)" },
+        { "daemon", "event_clients", "1e12", -ERANGE, "--event-clients: \"1e12\" is out of range (0..100)" },
+        { "daemon", "event_clients", "2.5", -EINVAL, "--event-clients: \"2.5\" is not a whole number" },
         { "daemon", "intervall", "1s", -EINVAL, "unknown option --intervall" },
         { "simulate", "speed", "1", -EINVAL, "unknown option --simulate-speed" },
         { "foo", "bar", "1", -EINVAL, "unknown section [foo]" },
