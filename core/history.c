@@ -17,6 +17,10 @@
 #define HISTORY_BLOCK 1024                      /* samples per compressed block */
 #define HISTORY_TIME_LIMIT (INT64_C(1) << 61)   /* ms; |time| above this is refused */
 #define HISTORY_PAD 8                           /* bytes after a block, so the bit reader may look ahead */
+#define RICE_FLAG 0x8000u                       /* value stream header: Rice-coded, k follows */
+#define RICE_K_BITS 4
+#define RICE_ESCAPE 20                          /* zeros that announce a raw z */
+#define RICE_RAW_BITS 17                        /* z of a delta of two int16 step counts */
 
 /*
  * A block holds up to HISTORY_BLOCK consecutive samples: one bit stream for
@@ -31,6 +35,15 @@
  * block's step, the largest number dividing every value; values are coded
  * in steps. Temperatures that hold still or flicker
  * by one quantisation step cost one to three bits a sample.
+ *
+ * Values that are noise around a level (loads, ADC temperatures) change by a
+ * few steps at every sample, which the symbols above code in 7 to 10 bits.
+ * A stream whose step has the top bit set (RICE_FLAG) is Rice-coded instead,
+ * with 4 bits of k after the step; per value, z = zigzag(delta):
+ *   0[q] 1 z[k]          q = z >> k below RICE_ESCAPE, then the low k bits of z
+ *   0[RICE_ESCAPE] z[17] a large delta, raw
+ * The encoder picks, per stream, whichever of the two codes is shorter; a
+ * stream with missing values is never Rice-coded.
  */
 struct history_block {
         int64_t first_ms, last_ms;      /* times of the first and last sample */
@@ -168,6 +181,8 @@ struct codec {
         int64_t prev_delta;             /* times: previous delta */
         bool missing;                   /* values: the previous symbol was "missing" */
         int64_t scale;                  /* values: the stream's step (prev is in steps) */
+        bool rice;                      /* values: Rice-coded stream */
+        unsigned rice_k;
 };
 
 static unsigned bit_length(uint64_t u) {
@@ -262,10 +277,41 @@ HOT int dec_delta(struct bit_reader *r, struct codec *c, int64_t *d) {
         return SYM_DELTA;
 }
 
+/* Next value of a Rice-coded value stream; -1 on a corrupt stream. */
+HOT int dec_rice(struct bit_reader *r, struct codec *c, int16_t *v) {
+        uint64_t z;
+        unsigned q;
+        int64_t d, x;
+
+        if (r->bits < RICE_ESCAPE + RICE_RAW_BITS)
+                br_refill(r);
+        q = r->win ? (unsigned) __builtin_clzll(r->win) : 64;
+        if (q >= RICE_ESCAPE) {
+                r->win <<= RICE_ESCAPE;
+                r->bits -= RICE_ESCAPE;
+                z = br_get(r, RICE_RAW_BITS);
+        } else {
+                r->win <<= q + 1;
+                r->bits -= q + 1;
+                z = (uint64_t) q << c->rice_k;
+                if (c->rice_k > 0)
+                        z |= br_get(r, c->rice_k);
+        }
+        d = (int64_t) (z >> 1) ^ -(int64_t) (z & 1);
+        x = c->prev + d;
+        if (x < -INT16_MAX || x > INT16_MAX || x * c->scale < -INT16_MAX || x * c->scale > INT16_MAX)
+                return -1;
+        c->prev = x;
+        *v = (int16_t) (x * c->scale);
+        return 0;
+}
+
 /* Next value of a value stream; -1 on a corrupt stream. */
 HOT int dec_value(struct bit_reader *r, struct codec *c, int16_t *v) {
         int64_t d = 0, x;
 
+        if (c->rice)
+                return dec_rice(r, c, v);
         switch (dec_delta(r, c, &d)) {
         case SYM_REPEAT:
                 *v = c->missing ? HISTORY_MISSING : (int16_t) (c->prev * c->scale);
@@ -311,10 +357,16 @@ HOT int dec_time(struct bit_reader *r, struct codec *c, int64_t *t) {
 
 /* A value stream starts with its step: 16 bits, every value is a multiple
  * of it (whole degrees are steps of 100 centidegrees, loads from 100 Hz
- * jiffies steps of 100 or 25), and the symbols count steps. */
+ * jiffies steps of 100 or 25), and the symbols count steps. With RICE_FLAG
+ * set, k follows and the stream is Rice-coded. */
 static int value_stream_init(struct bit_reader *r, struct codec *c, const uint8_t *p, const uint8_t *end) {
+        unsigned head;
+
         br_init(r, p, end);
-        *c = (struct codec) { .scale = (int64_t) br_get(r, 16) };
+        head = (unsigned) br_get(r, 16);
+        *c = (struct codec) { .scale = (int64_t) (head & ~RICE_FLAG), .rice = head & RICE_FLAG };
+        if (c->rice)
+                c->rice_k = (unsigned) br_get(r, RICE_K_BITS);
         return c->scale > 0 ? 0 : -1;
 }
 
@@ -346,6 +398,12 @@ static int block_values(const struct history_block *b, size_t col, int16_t *v) {
         }
         if (value_stream_init(&r, &c, data + b->end[col], data + b->end[col + 1]) < 0)
                 return -EBADMSG;
+        if (c.rice) {
+                for (uint32_t i = 0; i < b->n; i++)
+                        if (dec_rice(&r, &c, &v[i]) < 0)
+                                return -EBADMSG;
+                return br_overrun(&r) ? -EBADMSG : 0;
+        }
         for (uint32_t i = 0; i < b->n;) {
                 if (r.bits < 10)
                         br_refill(&r);
@@ -424,6 +482,76 @@ static unsigned value_step(const int16_t *v, size_t n) {
         return g ? g : 1;
 }
 
+static uint64_t zigzag(int64_t d) {
+        return ((uint64_t) d << 1) ^ (uint64_t) (d >> 63);
+}
+
+static unsigned rice_bits(uint64_t z, unsigned k) {
+        return (z >> k) < RICE_ESCAPE ? (unsigned) (z >> k) + 1 + k : RICE_ESCAPE + RICE_RAW_BITS;
+}
+
+/* The k that codes n values (in steps, none missing) shortest, and its
+ * length in bits, header included. The best k is near log2 of the mean z:
+ * that one and the two below it are tried. */
+static uint64_t rice_best(const int16_t *v, size_t n, unsigned step, unsigned *ret_k) {
+        uint64_t best = UINT64_MAX, sum = 0;
+        int64_t prev = 0;
+        unsigned top;
+
+        for (size_t i = 0; i < n; i++) {
+                int64_t x = v[i] / (int) step;
+
+                sum += zigzag(x - prev);
+                prev = x;
+        }
+        top = bit_length(n ? sum / n : 0);
+        if (top >= 1u << RICE_K_BITS)
+                top = (1u << RICE_K_BITS) - 1;
+        for (unsigned k = top > 2 ? top - 2 : 0; k <= top; k++) {
+                uint64_t bits = 16 + RICE_K_BITS;
+
+                prev = 0;
+                for (size_t i = 0; i < n && bits < best; i++) {
+                        int64_t x = v[i] / (int) step;
+
+                        bits += rice_bits(zigzag(x - prev), k);
+                        prev = x;
+                }
+                if (bits < best) {
+                        best = bits;
+                        *ret_k = k;
+                }
+        }
+        return best;
+}
+
+static void enc_rice(struct bit_writer *w, const int16_t *v, size_t n, unsigned step, unsigned k) {
+        int64_t prev = 0;
+
+        bw_put(w, RICE_FLAG | step, 16);
+        bw_put(w, k, RICE_K_BITS);
+        for (size_t i = 0; i < n; i++) {
+                int64_t x = v[i] / (int) step;
+                uint64_t z = zigzag(x - prev);
+
+                if ((z >> k) < RICE_ESCAPE) {
+                        bw_put(w, 1, (unsigned) (z >> k) + 1);
+                        bw_put(w, z, k);
+                } else {
+                        bw_put(w, 0, RICE_ESCAPE);
+                        bw_put(w, z, RICE_RAW_BITS);
+                }
+                prev = x;
+        }
+}
+
+static bool any_missing(const int16_t *v, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (v[i] == HISTORY_MISSING)
+                        return true;
+        return false;
+}
+
 /* Encodes n samples (times t, one value array per column, NULL = all
  * missing) into a new block. */
 static int block_encode(const int64_t *t, int16_t *const *vals, size_t n_cols, size_t n,
@@ -467,6 +595,15 @@ static int block_encode(const int64_t *t, int16_t *const *vals, size_t n_cols, s
                         int16_t v = vals[k] ? vals[k][i] : HISTORY_MISSING;
 
                         enc_value(&w, &c, v == HISTORY_MISSING ? v : (int16_t) (v / (int) step));
+                }
+                if (vals[k] && !any_missing(vals[k], n)) {
+                        unsigned rice_k = 0;
+                        uint64_t symbols = (uint64_t) (w.p - p) * 8 + w.bits;
+
+                        if (rice_best(vals[k], n, step, &rice_k) < symbols) {
+                                w = (struct bit_writer) { .p = p };
+                                enc_rice(&w, vals[k], n, step, rice_k);
+                        }
                 }
                 bw_finish(&w);
                 p = w.p;
@@ -1086,15 +1223,17 @@ void history_result_free(struct history_result *r) {
 }
 
 /*
- * File format, version 2, every integer little-endian whatever the host:
- *   header:  "HCHIST", u16 version (2), u32 n_columns,
+ * File format, version 3, every integer little-endian whatever the host:
+ *   header:  "HCHIST", u16 version (3; 2 is read too: it has no Rice-coded
+ *            streams, and is otherwise the same), u32 n_columns,
  *            n_columns x { u8 kind, u8 id_len, id_len bytes id },
  *            u32 CRC-32 (IEEE 802.3) of the header before it
  *   blocks, oldest first, each one record:
  *            u32 length of the payload, u32 CRC-32 of the payload, payload:
  *            u32 skip (samples at its start that are not in the ring),
  *            i64 first_ms, i64 last_ms, u32 n, u32 n_streams, u32 size,
- *            n_streams x u32 stream end offsets, size bytes of streams
+ *            u32 0 (reserved), n_streams x u32 stream end offsets, size
+ *            bytes of streams
  *            (as in memory; stream k + 1 is file column k)
  *   end:     u32 0, u32 0
  * It is written and read one block at a time. A block whose CRC or content
@@ -1103,7 +1242,7 @@ void history_result_free(struct history_result *r) {
  * written as one more block.
  */
 #define HISTORY_MAGIC "HCHIST"
-#define HISTORY_VERSION 2
+#define HISTORY_VERSION 3                       /* 3: Rice-coded value streams; 2 is read too */
 #define HISTORY_FILE_MAX (256u << 20)   /* bytes; far above 30 d x 16 columns at 1 s */
 #define HISTORY_RECORD_HEAD 36          /* payload bytes before the end offsets */
 #define HISTORY_RECORD_MAX (HISTORY_RECORD_HEAD + 4 * (HISTORY_MAX_COLUMNS + 1) + \
@@ -1362,7 +1501,7 @@ static int history_file_header(struct history_file *f) {
                 return r;
         if (memcmp(head, HISTORY_MAGIC, 6) != 0)
                 return -EBADMSG;
-        if (get_le(head + 6, 2) != HISTORY_VERSION)
+        if (get_le(head + 6, 2) != HISTORY_VERSION && get_le(head + 6, 2) != 2)
                 return -EPROTONOSUPPORT;
         crc = crc32_update(f->table, 0, head, sizeof head);
         f->n_columns = (size_t) get_le(head + 8, 4);

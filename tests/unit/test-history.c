@@ -631,7 +631,7 @@ static void test_save_load_roundtrip(void **state) {
         snprintf(tmp, sizeof tmp, "%s.tmp", path);
         assert_int_equal(access(tmp, F_OK), -1);
         data = read_file(path, &size);
-        assert_memory_equal(data, "HCHIST\x02\x00\x03\x00\x00\x00", 12);
+        assert_memory_equal(data, "HCHIST\x03\x00\x03\x00\x00\x00", 12);
         /* header 12 + columns (2+13, 2+15, 2+8) + crc 4, then one block of
          * 8 samples: length, crc, skip 0, ..., n = 8 */
         assert_int_equal(data[12 + 42 + 4 + 8], 0);
@@ -951,7 +951,8 @@ static const char *const STREAMS[3] = {
         "0000000000000001  111 0001100 110000000001  111 0000000  111 0010000 1111001111111111",
 };
 
-/* `variant` breaks one thing: 1-6 the header (CRC kept right), 7-9 the block. */
+/* `variant` breaks one thing: 1-6 the header (CRC kept right), 7-9 the
+ * block; 10 is the same file as version 3, as the encoder writes it. */
 static size_t build_file(struct builder *b, int variant) {
         uint8_t streams[64], rec[256];
         size_t ends[3], n = 0, head_end, rec_len = 0;
@@ -964,7 +965,7 @@ static size_t build_file(struct builder *b, int variant) {
         b->len = 0;
         memcpy(b->data, "HCHIST", 6);
         b->len = 6;
-        put(b, variant == 1 ? 1 : 2, 2);                        /* version */
+        put(b, variant == 1 ? 1 : variant == 10 ? 3 : 2, 2);    /* version */
         put(b, variant == 3 ? 5000 : 2, 4);                     /* columns */
         put_id(b, variant == 4 ? 3 : HISTORY_TEMP, "thermal_zone0");
         if (variant == 5)
@@ -1028,7 +1029,9 @@ static void test_load_handmade(void **state) {
         assert_nan(history_get(g, 1, 1));
         assert_near(history_get(g, 2, 1), 32767e6);
 
-        /* The encoder writes exactly these bytes for the same samples. */
+        /* The encoder writes exactly these bytes for the same samples, as
+         * version 3: version 2, above, is still read. */
+        len = build_file(&b, 10);
         h = new_history(8);
         history_column(h, "thermal_zone0", HISTORY_TEMP);
         history_column(h, "cpufreq:policy0", HISTORY_FREQ);
@@ -1046,6 +1049,13 @@ static void test_load_handmade(void **state) {
         assert_memory_equal(saved, b.data, len);
         free(saved);
         history_free(h);
+
+        /* Version 3 reads the same. */
+        path_in_tmp(path, sizeof path, "handmade.bin");
+        write_file(path, b.data, len);
+        assert_int_equal(history_load(g, path), 0);
+        assert_int_equal(history_count(g), 3);
+        assert_near(history_get(g, 2, 1), 32767e6);
 
         /* Header variants with a right CRC but a wrong structure: nothing changes. */
         path_in_tmp(path, sizeof path, "handmade.bin");
@@ -1066,6 +1076,168 @@ static void test_load_handmade(void **state) {
                         fail_msg("variant %d: not rejected", v);
         }
         history_free(g);
+}
+
+/* One column, four samples a second apart: 40, 43, 39 and 42 C, in steps
+ * of 100 centidegrees: 40, +3, -4, +3, which the symbols code in 47 bits
+ * and Rice with k = 4 in 25 (z = 80, 6, 7, 6), so the stream is Rice-coded. */
+static const char *const RICE_STREAMS[2] = {
+        /* dod +1000: 111 w=11 2001; then dod 0 twice */
+        "111 0001011 11111010001  0 0",
+        /* RICE_FLAG | step 100, k = 4; z 80: q 5, low 0000; 6, 7, 6: q 0 */
+        "1000000001100100 0100  000001 0000  1 0110  1 0111  1 0110",
+};
+
+static size_t build_rice_file(struct builder *b) {
+        struct builder r = { .len = 0 };
+        uint8_t streams[32];
+        size_t n = 0, ends[2];
+
+        for (int k = 0; k < 2; k++) {
+                n += bits(streams + n, RICE_STREAMS[k]);
+                ends[k] = n;
+        }
+        b->len = 0;
+        memcpy(b->data, "HCHIST", 6);
+        b->len = 6;
+        put(b, 3, 2);
+        put(b, 1, 4);
+        put_id(b, HISTORY_TEMP, "thermal_zone0");
+        put(b, crc32_bitwise(b->data, b->len), 4);
+        put(&r, 0, 4);                                          /* skip */
+        put(&r, (uint64_t) INT64_C(1700000000000), 8);
+        put(&r, (uint64_t) INT64_C(1700000003000), 8);
+        put(&r, 4, 4);                                          /* n */
+        put(&r, 2, 4);                                          /* streams */
+        put(&r, n, 4);
+        put(&r, 0, 4);                                          /* reserved */
+        put(&r, ends[0], 4);
+        put(&r, ends[1], 4);
+        memcpy(r.data + r.len, streams, n);
+        r.len += n;
+        put(b, r.len, 4);
+        put(b, crc32_bitwise(r.data, r.len), 4);
+        memcpy(b->data + b->len, r.data, r.len);
+        b->len += r.len;
+        put(b, 0, 4);
+        put(b, 0, 4);
+        return b->len;
+}
+
+static void test_load_handmade_rice(void **state) {
+        static const double want[4] = { 40, 43, 39, 42 };
+        struct history *g = new_history(8), *h = new_history(8);
+        struct builder b;
+        char path[512];
+        uint8_t *saved;
+        size_t size, len = build_rice_file(&b);
+
+        path_in_tmp(path, sizeof path, "rice.bin");
+        write_file(path, b.data, len);
+        assert_int_equal(history_load(g, path), 0);
+        assert_int_equal(history_count(g), 4);
+        for (size_t i = 0; i < 4; i++) {
+                assert_int_equal(history_time_ms(g, i), INT64_C(1700000000000) + 1000 * (int64_t) i);
+                assert_near(history_get(g, i, 0), want[i]);
+        }
+        /* The encoder picks Rice for these samples and writes the same bytes. */
+        history_column(h, "thermal_zone0", HISTORY_TEMP);
+        for (size_t i = 0; i < 4; i++) {
+                assert_int_equal(history_begin(h, INT64_C(1700000000000) + 1000 * (int64_t) i), 0);
+                history_set(h, 0, want[i]);
+        }
+        path_in_tmp(path, sizeof path, "rice-encoded.bin");
+        assert_int_equal(history_save(h, path), 0);
+        saved = read_file(path, &size);
+        assert_int_equal(size, len);
+        assert_memory_equal(saved, b.data, len);
+        free(saved);
+        history_free(h);
+        history_free(g);
+}
+
+/* A load that is noise of a few steps around its level, with jumps between
+ * idle and full load and one missing sample in one block: read back exactly,
+ * in memory, by queries and after a reload, in under 4 bits a sample more
+ * than a constant load. A corrupt Rice stream is rejected. */
+static void test_rice_noise(void **state) {
+        enum { N = 8 * 1024 };
+        static int want[N];
+        struct history *h = new_history(N), *g = new_history(N), *flat = new_history(N);
+        struct history_result r;
+        size_t col0 = 0, n_block0, block_bytes;
+        uint32_t seed = 11;
+        char path[512];
+        uint8_t *data;
+        size_t size, pos;
+        int64_t sum = 0;
+
+        history_column(h, "load:cpu0", HISTORY_LOAD);
+        for (size_t i = 0; i < N; i++) {
+                int level = (i / 700) % 2 ? 10000 : 500, v = level, k;
+
+                for (k = 0; k < 4; k++) {
+                        seed = seed * 1103515245u + 12345u;
+                        v += (int) ((seed >> 16) % 521) - 260;  /* sigma about 3 steps of 100 */
+                }
+                v = v < 0 ? 0 : v > 10000 ? 10000 : (v + 50) / 100 * 100;
+                want[i] = i == 3000 ? -1 : v;
+                assert_int_equal(history_begin(h, 1000 * (int64_t) i), 0);
+                if (want[i] >= 0)
+                        history_set(h, 0, v / 10000.0);
+        }
+        history_column(flat, "load:cpu0", HISTORY_LOAD);
+        for (size_t i = 0; i < N; i++) {
+                assert_int_equal(history_begin(flat, 1000 * (int64_t) i), 0);
+                history_set(flat, 0, 0.05);
+        }
+        /* Rice: 2.9 bits a sample more than a constant load; the symbols alone: 5.1 */
+        assert_true((history_memory_bytes(h) - history_memory_bytes(flat)) * 8 < 4 * (size_t) N);
+        for (size_t i = 0; i < N; i++) {
+                if (want[i] < 0)
+                        assert_nan(history_get(h, i, 0));
+                else
+                        assert_near(history_get(h, i, 0), want[i] / 10000.0);
+                if (want[i] > 0)
+                        sum += want[i];
+        }
+        assert_int_equal(history_query(h, 0, 1000 * (int64_t) N, &col0, 1, 1, &r), 0);
+        assert_near(r.buckets[0].mean[0], (double) sum / (N - 1) / 10000.0);
+        history_result_free(&r);
+
+        path_in_tmp(path, sizeof path, "noise.bin");
+        assert_int_equal(history_save(h, path), 0);
+        assert_int_equal(history_load(g, path), 0);
+        assert_int_equal(history_count(g), N);
+        for (size_t i = 0; i < N; i++)
+                if (want[i] >= 0)
+                        assert_near(history_get(g, i, 0), want[i] / 10000.0);
+
+        /* Cut the first block's value stream short by flipping its last
+         * bytes to zeros (the escape prefix): the block goes, the rest stay. */
+        data = read_file(path, &size);
+        pos = 12 + (2 + 9) + 4;                         /* header, "load:cpu0" */
+        block_bytes = (size_t) (data[pos] | data[pos + 1] << 8 | data[pos + 2] << 16);
+        n_block0 = pos + 8 + block_bytes;
+        for (size_t i = n_block0 - 6; i < n_block0; i++)
+                data[i] = 0;
+        {
+                /* the record's CRC made right again, so the stream itself is judged */
+                uint32_t crc = crc32_bitwise(data + pos + 8, block_bytes);
+
+                for (int k = 0; k < 4; k++)
+                        data[pos + 4 + k] = (uint8_t) (crc >> (8 * k));
+        }
+        write_file(path, data, size);
+        free(data);
+        history_free(g);
+        g = new_history(N);
+        assert_int_equal(history_load(g, path), 1);
+        assert_int_equal(history_count(g), N - 1024);
+        assert_near(history_get(g, 0, 0), want[1024] / 10000.0);
+        history_free(g);
+        history_free(flat);
+        history_free(h);
 }
 
 static void test_load_kinds_and_columns(void **state) {
@@ -1178,6 +1350,8 @@ int main(void) {
                 cmocka_unit_test(test_blocks),
                 cmocka_unit_test(test_column_added_between_blocks),
                 cmocka_unit_test(test_load_handmade),
+                cmocka_unit_test(test_load_handmade_rice),
+                cmocka_unit_test(test_rice_noise),
                 cmocka_unit_test(test_load_kinds_and_columns),
                 cmocka_unit_test(test_load_errors),
                 cmocka_unit_test(test_fifo_refused),
