@@ -42,8 +42,9 @@
  * with 4 bits of k after the step; per value, z = zigzag(delta):
  *   0[q] 1 z[k]          q = z >> k below RICE_ESCAPE, then the low k bits of z
  *   0[RICE_ESCAPE] z[17] a large delta, raw
- * The encoder picks, per stream, whichever of the two codes is shorter; a
- * stream with missing values is never Rice-coded.
+ * The encoder takes Rice for a stream when it is at least a fifth shorter
+ * (it decodes slower than runs of repeats); a stream with missing values is
+ * never Rice-coded.
  */
 struct history_block {
         int64_t first_ms, last_ms;      /* times of the first and last sample */
@@ -399,9 +400,33 @@ static int block_values(const struct history_block *b, size_t col, int16_t *v) {
         if (value_stream_init(&r, &c, data + b->end[col], data + b->end[col + 1]) < 0)
                 return -EBADMSG;
         if (c.rice) {
-                for (uint32_t i = 0; i < b->n; i++)
-                        if (dec_rice(&r, &c, &v[i]) < 0)
+                /* dec_rice() unrolled: after a refill the window holds at
+                 * least 57 bits, and a value takes at most 37. */
+                const unsigned k = c.rice_k;
+                const int64_t lim = INT16_MAX / c.scale;
+                int64_t x = 0;
+
+                for (uint32_t i = 0; i < b->n; i++) {
+                        uint64_t z;
+                        unsigned q;
+
+                        if (r.bits < RICE_ESCAPE + RICE_RAW_BITS)
+                                br_refill(&r);
+                        q = r.win ? (unsigned) __builtin_clzll(r.win) : 64;
+                        if (q < RICE_ESCAPE) {
+                                z = ((uint64_t) q << k) | (r.win << (q + 1) >> 1 >> (63 - k));
+                                r.win <<= q + 1 + k;
+                                r.bits -= q + 1 + k;
+                        } else {
+                                z = r.win << RICE_ESCAPE >> (64 - RICE_RAW_BITS);
+                                r.win <<= RICE_ESCAPE + RICE_RAW_BITS;
+                                r.bits -= RICE_ESCAPE + RICE_RAW_BITS;
+                        }
+                        x += (int64_t) (z >> 1) ^ -(int64_t) (z & 1);
+                        if (x < -lim || x > lim)
                                 return -EBADMSG;
+                        v[i] = (int16_t) (x * c.scale);
+                }
                 return br_overrun(&r) ? -EBADMSG : 0;
         }
         for (uint32_t i = 0; i < b->n;) {
@@ -600,7 +625,9 @@ static int block_encode(const int64_t *t, int16_t *const *vals, size_t n_cols, s
                         unsigned rice_k = 0;
                         uint64_t symbols = (uint64_t) (w.p - p) * 8 + w.bits;
 
-                        if (rice_best(vals[k], n, step, &rice_k) < symbols) {
+                        /* Rice decodes a repeat in more instructions than
+                         * the symbols do: it is taken when a fifth shorter. */
+                        if (rice_best(vals[k], n, step, &rice_k) * 5 < symbols * 4) {
                                 w = (struct bit_writer) { .p = p };
                                 enc_rice(&w, vals[k], n, step, rice_k);
                         }
