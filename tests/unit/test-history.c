@@ -951,17 +951,38 @@ static const char *const STREAMS[3] = {
         "0000000000000001  111 0001100 110000000001  111 0000000  111 0010000 1111001111111111",
 };
 
+/* Appends one block record: n samples from first_ms to last_ms in the
+ * streams given as bit texts (the times first); crc_xor spoils its CRC. */
+static void put_record(struct builder *b, const char *const *texts, size_t n_streams,
+                       int64_t first_ms, int64_t last_ms, uint32_t n, uint32_t crc_xor) {
+        struct builder r = { .len = 0 };
+        uint8_t streams[64];
+        size_t ends[4], size = 0;
+
+        for (size_t k = 0; k < n_streams; k++) {
+                size += bits(streams + size, texts[k]);
+                ends[k] = size;
+        }
+        put(&r, 0, 4);                                          /* skip */
+        put(&r, (uint64_t) first_ms, 8);
+        put(&r, (uint64_t) last_ms, 8);
+        put(&r, n, 4);
+        put(&r, n_streams, 4);
+        put(&r, size, 4);
+        put(&r, 0, 4);                                          /* reserved */
+        for (size_t k = 0; k < n_streams; k++)
+                put(&r, ends[k], 4);
+        memcpy(r.data + r.len, streams, size);
+        r.len += size;
+        put(b, r.len, 4);
+        put(b, crc32_bitwise(r.data, r.len) ^ crc_xor, 4);
+        memcpy(b->data + b->len, r.data, r.len);
+        b->len += r.len;
+}
+
 /* `variant` breaks one thing: 1-6 the header (CRC kept right), 7-9 the
  * block; 10 is the same file as version 3, as the encoder writes it. */
 static size_t build_file(struct builder *b, int variant) {
-        uint8_t streams[64], rec[256];
-        size_t ends[3], n = 0, head_end, rec_len = 0;
-        uint32_t crc;
-
-        for (int k = 0; k < 3; k++) {
-                n += bits(streams + n, STREAMS[k]);
-                ends[k] = n;
-        }
         b->len = 0;
         memcpy(b->data, "HCHIST", 6);
         b->len = 6;
@@ -974,45 +995,35 @@ static size_t build_file(struct builder *b, int variant) {
                 put(b, 0, 2);                                   /* empty id */
         else
                 put_id(b, HISTORY_FREQ, "cpufreq:policy0");
-        crc = crc32_bitwise(b->data, b->len);
-        put(b, crc, 4);
-        head_end = b->len;
-
-        {
-                struct builder r = { .len = 0 };
-
-                put(&r, 0, 4);                                  /* skip */
-                put(&r, (uint64_t) INT64_C(1700000000000), 8);  /* first */
-                put(&r, (uint64_t) INT64_C(1700000001500) + (variant == 8), 8);   /* last */
-                put(&r, 3, 4);                                  /* n */
-                put(&r, 3, 4);                                  /* streams */
-                put(&r, n, 4);                                  /* size */
-                put(&r, 0, 4);
-                for (int k = 0; k < 3; k++)
-                        put(&r, ends[k], 4);
-                memcpy(r.data + r.len, streams, n);
-                r.len += n;
-                rec_len = r.len;
-                memcpy(rec, r.data, r.len);
-        }
-        put(b, rec_len, 4);
-        put(b, crc32_bitwise(rec, rec_len) ^ (variant == 7), 4);
-        memcpy(b->data + b->len, rec, rec_len);
-        b->len += rec_len;
+        put(b, crc32_bitwise(b->data, b->len), 4);
+        put_record(b, STREAMS, 3, INT64_C(1700000000000), INT64_C(1700000001500) + (variant == 8), 3,
+                   variant == 7);
         if (variant != 9) {
                 put(b, 0, 4);                                   /* end */
                 put(b, 0, 4);
         }
-        (void) head_end;
         return b->len;
+}
+
+/* history_save() writes exactly these bytes. */
+static void assert_saves_as(const struct history *h, const char *name, const uint8_t *data, size_t len) {
+        char path[512];
+        uint8_t *saved;
+        size_t size;
+
+        path_in_tmp(path, sizeof path, name);
+        assert_int_equal(history_save(h, path), 0);
+        saved = read_file(path, &size);
+        assert_int_equal(size, len);
+        assert_memory_equal(saved, data, len);
+        free(saved);
 }
 
 static void test_load_handmade(void **state) {
         struct history *g = new_history(8), *h;
         struct builder b;
         char path[512];
-        uint8_t *saved;
-        size_t size, len;
+        size_t len;
 
         path_in_tmp(path, sizeof path, "handmade.bin");
         len = build_file(&b, 0);
@@ -1042,12 +1053,7 @@ static void test_load_handmade(void **state) {
         history_set(h, 0, -12.34);
         assert_int_equal(history_begin(h, INT64_C(1700000001500)), 0);
         history_set(h, 1, 32767e6);
-        path_in_tmp(path, sizeof path, "encoded.bin");
-        assert_int_equal(history_save(h, path), 0);
-        saved = read_file(path, &size);
-        assert_int_equal(size, len);
-        assert_memory_equal(saved, b.data, len);
-        free(saved);
+        assert_saves_as(h, "encoded.bin", b.data, len);
         history_free(h);
 
         /* Version 3 reads the same. */
@@ -1089,37 +1095,15 @@ static const char *const RICE_STREAMS[2] = {
 };
 
 static size_t build_rice_file(struct builder *b) {
-        struct builder r = { .len = 0 };
-        uint8_t streams[32];
-        size_t n = 0, ends[2];
-
-        for (int k = 0; k < 2; k++) {
-                n += bits(streams + n, RICE_STREAMS[k]);
-                ends[k] = n;
-        }
         b->len = 0;
         memcpy(b->data, "HCHIST", 6);
         b->len = 6;
-        put(b, 3, 2);
-        put(b, 1, 4);
+        put(b, 3, 2);                                           /* version */
+        put(b, 1, 4);                                           /* columns */
         put_id(b, HISTORY_TEMP, "thermal_zone0");
         put(b, crc32_bitwise(b->data, b->len), 4);
-        put(&r, 0, 4);                                          /* skip */
-        put(&r, (uint64_t) INT64_C(1700000000000), 8);
-        put(&r, (uint64_t) INT64_C(1700000003000), 8);
-        put(&r, 4, 4);                                          /* n */
-        put(&r, 2, 4);                                          /* streams */
-        put(&r, n, 4);
-        put(&r, 0, 4);                                          /* reserved */
-        put(&r, ends[0], 4);
-        put(&r, ends[1], 4);
-        memcpy(r.data + r.len, streams, n);
-        r.len += n;
-        put(b, r.len, 4);
-        put(b, crc32_bitwise(r.data, r.len), 4);
-        memcpy(b->data + b->len, r.data, r.len);
-        b->len += r.len;
-        put(b, 0, 4);
+        put_record(b, RICE_STREAMS, 2, INT64_C(1700000000000), INT64_C(1700000003000), 4, 0);
+        put(b, 0, 4);                                           /* end */
         put(b, 0, 4);
         return b->len;
 }
@@ -1129,8 +1113,7 @@ static void test_load_handmade_rice(void **state) {
         struct history *g = new_history(8), *h = new_history(8);
         struct builder b;
         char path[512];
-        uint8_t *saved;
-        size_t size, len = build_rice_file(&b);
+        size_t len = build_rice_file(&b);
 
         path_in_tmp(path, sizeof path, "rice.bin");
         write_file(path, b.data, len);
@@ -1146,12 +1129,7 @@ static void test_load_handmade_rice(void **state) {
                 assert_int_equal(history_begin(h, INT64_C(1700000000000) + 1000 * (int64_t) i), 0);
                 history_set(h, 0, want[i]);
         }
-        path_in_tmp(path, sizeof path, "rice-encoded.bin");
-        assert_int_equal(history_save(h, path), 0);
-        saved = read_file(path, &size);
-        assert_int_equal(size, len);
-        assert_memory_equal(saved, b.data, len);
-        free(saved);
+        assert_saves_as(h, "rice-encoded.bin", b.data, len);
         history_free(h);
         history_free(g);
 }
