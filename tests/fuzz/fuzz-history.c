@@ -1,5 +1,4 @@
 /* fuzz-history.c — libFuzzer target: history.bin as the daemon loads it at start, then read back. */
-#define _GNU_SOURCE
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
