@@ -43,7 +43,7 @@ for f in /etc/apt/sources.list.d/*.sources; do
 done
 if [ -z "$mirror" ]; then
     mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null \
-        | sed -n 's/^deb \(\[[^]]*\] \)\?\([^ ]*\) bookworm .*/\2/p' | head -n 1)
+        | sed -n 's/^deb \(\[[^]]*\] \)\?\([^ ]*\) bookworm .*/\2/p' | sed -n 1p) || true   # cat fails on a missing file
 fi
 mirror=${mirror:-http://deb.debian.org/debian}
 [ -n "$key" ] && [ -f "$key" ] || key=/usr/share/keyrings/debian-archive-keyring.gpg
