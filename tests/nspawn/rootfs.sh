@@ -18,7 +18,7 @@ if [ -f "$DIR/.heatcurve-rootfs" ] && [ "$(cat "$DIR/.heatcurve-rootfs")" = "$ST
     exit 0
 fi
 
-mirror=$(sed -n 's/^URIs: *\(http[^ ]*\/debian\)$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
+mirror=$(sed -n 's/^URIs: *\(http[^ ]*\/debian\)$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | sed -n 1p) || true
 mirror=${mirror:-http://deb.debian.org/debian}
 mkdir -p "$(dirname "$DIR")"
 rm -rf "$DIR.new"

@@ -20,7 +20,7 @@ if ! dpkg --print-foreign-architectures | grep -qx arm64; then
     exit 1
 fi
 kpkg=$(apt-cache depends linux-image-arm64:arm64 2>/dev/null \
-    | sed -n 's/^ *Depends: \(linux-image-[0-9][^ :]*-arm64\)\(:arm64\)\?$/\1/p' | head -n 1)
+    | sed -n 's/^ *Depends: \(linux-image-[0-9][^ :]*-arm64\)\(:arm64\)\?$/\1/p' | sed -n 1p) || true
 if [ -z "$kpkg" ]; then
     echo "fetch-arm64: apt's index names no arm64 kernel (linux-image-arm64:arm64 has no linux-image-* dependency)" >&2
     exit 1
