@@ -184,10 +184,20 @@ struct codec {
         int64_t scale;                  /* values: the stream's step (prev is in steps) */
         bool rice;                      /* values: Rice-coded stream */
         unsigned rice_k;
+        int64_t rice_lim;               /* INT16_MAX / scale: the largest |prev| */
 };
 
 static unsigned bit_length(uint64_t u) {
         return u ? 64 - (unsigned) __builtin_clzll(u) : 0;
+}
+
+/* 0, -1, 1, -2, ... to 0, 1, 2, 3, ...: small magnitudes, small numbers. */
+static inline uint64_t zigzag(int64_t d) {
+        return ((uint64_t) d << 1) ^ (uint64_t) (d >> 63);
+}
+
+static inline int64_t unzigzag(uint64_t u) {
+        return (int64_t) (u >> 1) ^ -(int64_t) (u & 1);
 }
 
 static void enc_delta(struct bit_writer *w, struct codec *c, int64_t d, bool allow_repeat) {
@@ -203,7 +213,7 @@ static void enc_delta(struct bit_writer *w, struct codec *c, int64_t d, bool all
                 bw_put(w, d < 0 ? 5 : 4, 3);            /* 10 s */
                 return;
         }
-        u = (((uint64_t) d << 1) ^ (uint64_t) (d >> 63)) + 1;
+        u = zigzag(d) + 1;
         n = bit_length(u);
         if (n <= c->width && c->width - n < 8) {
                 bw_put(w, 6, 3);                        /* 110: fits the last width, a few bits spare */
@@ -272,35 +282,35 @@ HOT int dec_delta(struct bit_reader *r, struct codec *c, int64_t *d) {
         if (n == 0)
                 return SYM_BAD;
         u = br_get64(r, n) - 1;
-        *d = (int64_t) (u >> 1) ^ -(int64_t) (u & 1);
+        *d = unzigzag(u);
         if (*d != 0)
                 c->r = *d < 0 ? (uint64_t) 0 - (uint64_t) *d : (uint64_t) *d;
         return SYM_DELTA;
 }
 
-/* Next value of a Rice-coded value stream; -1 on a corrupt stream. */
+/* Next value of a Rice-coded value stream; -1 on a corrupt stream. After a
+ * refill the window holds at least 57 bits, and a value takes at most 37.
+ * |x| <= rice_lim is |x| <= INT16_MAX and |x * step| <= INT16_MAX at once. */
 HOT int dec_rice(struct bit_reader *r, struct codec *c, int16_t *v) {
+        const unsigned k = c->rice_k;
         uint64_t z;
         unsigned q;
-        int64_t d, x;
+        int64_t x;
 
         if (r->bits < RICE_ESCAPE + RICE_RAW_BITS)
                 br_refill(r);
         q = r->win ? (unsigned) __builtin_clzll(r->win) : 64;
-        if (q >= RICE_ESCAPE) {
-                r->win <<= RICE_ESCAPE;
-                r->bits -= RICE_ESCAPE;
-                z = br_get(r, RICE_RAW_BITS);
+        if (q < RICE_ESCAPE) {
+                z = ((uint64_t) q << k) | (r->win << (q + 1) >> 1 >> (63 - k));
+                r->win <<= q + 1 + k;
+                r->bits -= q + 1 + k;
         } else {
-                r->win <<= q + 1;
-                r->bits -= q + 1;
-                z = (uint64_t) q << c->rice_k;
-                if (c->rice_k > 0)
-                        z |= br_get(r, c->rice_k);
+                z = r->win << RICE_ESCAPE >> (64 - RICE_RAW_BITS);
+                r->win <<= RICE_ESCAPE + RICE_RAW_BITS;
+                r->bits -= RICE_ESCAPE + RICE_RAW_BITS;
         }
-        d = (int64_t) (z >> 1) ^ -(int64_t) (z & 1);
-        x = c->prev + d;
-        if (x < -INT16_MAX || x > INT16_MAX || x * c->scale < -INT16_MAX || x * c->scale > INT16_MAX)
+        x = c->prev + unzigzag(z);
+        if (x < -c->rice_lim || x > c->rice_lim)
                 return -1;
         c->prev = x;
         *v = (int16_t) (x * c->scale);
@@ -366,9 +376,13 @@ static int value_stream_init(struct bit_reader *r, struct codec *c, const uint8_
         br_init(r, p, end);
         head = (unsigned) br_get(r, 16);
         *c = (struct codec) { .scale = (int64_t) (head & ~RICE_FLAG), .rice = head & RICE_FLAG };
-        if (c->rice)
+        if (c->scale <= 0)
+                return -1;
+        if (c->rice) {
                 c->rice_k = (unsigned) br_get(r, RICE_K_BITS);
-        return c->scale > 0 ? 0 : -1;
+                c->rice_lim = INT16_MAX / c->scale;
+        }
+        return 0;
 }
 
 /* Decodes the times of a block into t[0..b->n). 0, or -EBADMSG when corrupt. */
@@ -400,33 +414,9 @@ static int block_values(const struct history_block *b, size_t col, int16_t *v) {
         if (value_stream_init(&r, &c, data + b->end[col], data + b->end[col + 1]) < 0)
                 return -EBADMSG;
         if (c.rice) {
-                /* dec_rice() unrolled: after a refill the window holds at
-                 * least 57 bits, and a value takes at most 37. */
-                const unsigned k = c.rice_k;
-                const int64_t lim = INT16_MAX / c.scale;
-                int64_t x = 0;
-
-                for (uint32_t i = 0; i < b->n; i++) {
-                        uint64_t z;
-                        unsigned q;
-
-                        if (r.bits < RICE_ESCAPE + RICE_RAW_BITS)
-                                br_refill(&r);
-                        q = r.win ? (unsigned) __builtin_clzll(r.win) : 64;
-                        if (q < RICE_ESCAPE) {
-                                z = ((uint64_t) q << k) | (r.win << (q + 1) >> 1 >> (63 - k));
-                                r.win <<= q + 1 + k;
-                                r.bits -= q + 1 + k;
-                        } else {
-                                z = r.win << RICE_ESCAPE >> (64 - RICE_RAW_BITS);
-                                r.win <<= RICE_ESCAPE + RICE_RAW_BITS;
-                                r.bits -= RICE_ESCAPE + RICE_RAW_BITS;
-                        }
-                        x += (int64_t) (z >> 1) ^ -(int64_t) (z & 1);
-                        if (x < -lim || x > lim)
+                for (uint32_t i = 0; i < b->n; i++)
+                        if (dec_rice(&r, &c, &v[i]) < 0)
                                 return -EBADMSG;
-                        v[i] = (int16_t) (x * c.scale);
-                }
                 return br_overrun(&r) ? -EBADMSG : 0;
         }
         for (uint32_t i = 0; i < b->n;) {
@@ -468,7 +458,7 @@ static int block_values(const struct history_block *b, size_t col, int16_t *v) {
                         if (r.bits < 3 + c.width)
                                 br_refill(&r);
                         u = ((r.win << 3) >> (64 - c.width)) - 1;
-                        d = (int64_t) (u >> 1) ^ -(int64_t) (u & 1);
+                        d = unzigzag(u);
                         x = c.prev + d;
                         if (x < -INT16_MAX || x > INT16_MAX || x * c.scale < -INT16_MAX || x * c.scale > INT16_MAX)
                                 return -EBADMSG;
@@ -507,41 +497,43 @@ static unsigned value_step(const int16_t *v, size_t n) {
         return g ? g : 1;
 }
 
-static uint64_t zigzag(int64_t d) {
-        return ((uint64_t) d << 1) ^ (uint64_t) (d >> 63);
-}
-
 static unsigned rice_bits(uint64_t z, unsigned k) {
         return (z >> k) < RICE_ESCAPE ? (unsigned) (z >> k) + 1 + k : RICE_ESCAPE + RICE_RAW_BITS;
 }
 
-/* The k that codes n values (in steps, none missing) shortest, and its
- * length in bits, header included. The best k is near log2 of the mean z:
- * that one and the two below it are tried. */
-static uint64_t rice_best(const int16_t *v, size_t n, unsigned step, unsigned *ret_k) {
-        uint64_t best = UINT64_MAX, sum = 0;
+/* z of each of n values in steps (delta to the one before, the first to 0)
+ * into z[]; false when a value is missing, as no Rice stream can say so. */
+static bool rice_deltas(const int16_t *v, size_t n, unsigned step, uint32_t *z) {
         int64_t prev = 0;
-        unsigned top;
 
         for (size_t i = 0; i < n; i++) {
                 int64_t x = v[i] / (int) step;
 
-                sum += zigzag(x - prev);
+                if (v[i] == HISTORY_MISSING)
+                        return false;
+                z[i] = (uint32_t) zigzag(x - prev);
                 prev = x;
         }
+        return true;
+}
+
+/* The k that codes the n values of z[] shortest, and its length in bits,
+ * header included. The best k is near log2 of the mean z: that one and
+ * the two below it are tried. */
+static uint64_t rice_best(const uint32_t *z, size_t n, unsigned *ret_k) {
+        uint64_t best = UINT64_MAX, sum = 0;
+        unsigned top;
+
+        for (size_t i = 0; i < n; i++)
+                sum += z[i];
         top = bit_length(n ? sum / n : 0);
         if (top >= 1u << RICE_K_BITS)
                 top = (1u << RICE_K_BITS) - 1;
         for (unsigned k = top > 2 ? top - 2 : 0; k <= top; k++) {
                 uint64_t bits = 16 + RICE_K_BITS;
 
-                prev = 0;
-                for (size_t i = 0; i < n && bits < best; i++) {
-                        int64_t x = v[i] / (int) step;
-
-                        bits += rice_bits(zigzag(x - prev), k);
-                        prev = x;
-                }
+                for (size_t i = 0; i < n && bits < best; i++)
+                        bits += rice_bits(z[i], k);
                 if (bits < best) {
                         best = bits;
                         *ret_k = k;
@@ -550,31 +542,18 @@ static uint64_t rice_best(const int16_t *v, size_t n, unsigned step, unsigned *r
         return best;
 }
 
-static void enc_rice(struct bit_writer *w, const int16_t *v, size_t n, unsigned step, unsigned k) {
-        int64_t prev = 0;
-
+static void enc_rice(struct bit_writer *w, const uint32_t *z, size_t n, unsigned step, unsigned k) {
         bw_put(w, RICE_FLAG | step, 16);
         bw_put(w, k, RICE_K_BITS);
         for (size_t i = 0; i < n; i++) {
-                int64_t x = v[i] / (int) step;
-                uint64_t z = zigzag(x - prev);
-
-                if ((z >> k) < RICE_ESCAPE) {
-                        bw_put(w, 1, (unsigned) (z >> k) + 1);
-                        bw_put(w, z, k);
+                if ((z[i] >> k) < RICE_ESCAPE) {
+                        bw_put(w, 1, (z[i] >> k) + 1);
+                        bw_put(w, z[i], k);
                 } else {
                         bw_put(w, 0, RICE_ESCAPE);
-                        bw_put(w, z, RICE_RAW_BITS);
+                        bw_put(w, z[i], RICE_RAW_BITS);
                 }
-                prev = x;
         }
-}
-
-static bool any_missing(const int16_t *v, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                if (v[i] == HISTORY_MISSING)
-                        return true;
-        return false;
 }
 
 /* Encodes n samples (times t, one value array per column, NULL = all
@@ -585,13 +564,15 @@ static int block_encode(const int64_t *t, int16_t *const *vals, size_t n_cols, s
         size_t worst = (n * 74 + 7) / 8 + 1 + n_cols * ((n * 28 + 7) / 8 + 3), total = 0;
         struct history_block *b;
         uint8_t *buf, *p;
-        uint32_t *end;
+        uint32_t *end, *z;                      /* z: a value stream's Rice deltas */
 
         buf = malloc(worst);
         end = malloc((n_cols + 1) * sizeof *end);
-        if (!buf || !end) {
+        z = malloc((n ? n : 1) * sizeof *z);
+        if (!buf || !end || !z) {
                 free(buf);
                 free(end);
+                free(z);
                 return -ENOMEM;
         }
         p = buf;
@@ -621,21 +602,22 @@ static int block_encode(const int64_t *t, int16_t *const *vals, size_t n_cols, s
 
                         enc_value(&w, &c, v == HISTORY_MISSING ? v : (int16_t) (v / (int) step));
                 }
-                if (vals[k] && !any_missing(vals[k], n)) {
+                if (vals[k] && rice_deltas(vals[k], n, step, z)) {
                         unsigned rice_k = 0;
                         uint64_t symbols = (uint64_t) (w.p - p) * 8 + w.bits;
 
                         /* Rice decodes a repeat in more instructions than
                          * the symbols do: it is taken when a fifth shorter. */
-                        if (rice_best(vals[k], n, step, &rice_k) * 5 < symbols * 4) {
+                        if (rice_best(z, n, &rice_k) * 5 < symbols * 4) {
                                 w = (struct bit_writer) { .p = p };
-                                enc_rice(&w, vals[k], n, step, rice_k);
+                                enc_rice(&w, z, n, step, rice_k);
                         }
                 }
                 bw_finish(&w);
                 p = w.p;
                 end[k + 1] = (uint32_t) (p - buf);
         }
+        free(z);
         total = (size_t) (p - buf);
         b = malloc(sizeof *b + (n_cols + 1) * sizeof *end + total + HISTORY_PAD);
         if (!b) {
