@@ -2,6 +2,7 @@
 #include "http.h"
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -461,6 +462,26 @@ static void http_on_completed(void *cls, struct MHD_Connection *conn, void **req
         }
 }
 
+/* Debian's libmicrohttpd is built with HTTPS, so loading it initialises
+ * GnuTLS twice (GnuTLS's constructor, then MHD's), and GnuTLS builds its
+ * ASN.1 trees, about 100 KB, in our heap. This server never speaks TLS:
+ * the two inits are undone. GnuTLS counts them and a deinit past zero does
+ * nothing, so MHD's own deinit at exit stays harmless. A libmicrohttpd
+ * without HTTPS does not load GnuTLS, and there is nothing to undo. */
+static void http_release_tls(void) {
+        void (*deinit)(void);
+        void *sym = dlsym(RTLD_DEFAULT, "gnutls_global_deinit");
+
+        if (!sym)
+                return;
+        memcpy(&deinit, &sym, sizeof deinit);   /* POSIX: a data pointer that holds code */
+        deinit();
+        deinit();
+#ifdef __GLIBC__
+        malloc_trim(0);
+#endif
+}
+
 int http_new(sd_event *event, int listen_fd, http_dispatch_t dispatch, void *userdata,
              struct http_server **ret) {
         struct http_server *s = calloc(1, sizeof *s);
@@ -488,6 +509,7 @@ int http_new(sd_event *event, int listen_fd, http_dispatch_t dispatch, void *use
                 free(s);
                 return -EIO;
         }
+        http_release_tls();
         info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD);
         r = info ? sd_event_add_io(event, &s->io_source, info->epoll_fd, EPOLLIN, http_on_io, s) : -EIO;
         if (r >= 0)

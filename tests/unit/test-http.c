@@ -1,12 +1,55 @@
-/* test-http.c — unit tests for the transport's pure decisions: who is let in, which bodies are refused early. */
+/* test-http.c — unit tests for the transport's pure decisions (who is let in, which bodies are refused early) and its footprint. */
+#include <microhttpd.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <cmocka.h>
 
 #include "http.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define HEAP_COUNTED 0          /* the sanitizer's allocator is not glibc's: mallinfo2() says nothing */
+#elif defined(__GLIBC__)
+#define HEAP_COUNTED 1
+#else
+#define HEAP_COUNTED 0
+#endif
+
+static void dispatch_none(void *userdata, struct http_request *r) {
+}
+
+/* A libmicrohttpd built with HTTPS has had GnuTLS build its global state
+ * (about 100 KB of ASN.1 trees) before main(); a server that never speaks
+ * TLS gives it back when it starts. */
+static void test_tls_state_released(void **state) {
+#if HEAP_COUNTED
+        struct http_server *s = NULL;
+        sd_event *e = NULL;
+        size_t before, after;
+        int fd;
+
+        if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+                skip();         /* no GnuTLS in this process: nothing to give back */
+        assert_int_equal(sd_event_new(&e), 0);
+        fd = http_listen("127.0.0.1", 0);
+        assert_true(fd >= 0);
+        before = mallinfo2().uordblks;
+        assert_int_equal(http_new(e, fd, dispatch_none, NULL, &s), 0);
+        after = mallinfo2().uordblks;
+        /* the server's own objects are a few KB; the trees were ~100 KB */
+        assert_true(after + 64 * 1024 < before);
+        http_free(s);
+        sd_event_unref(e);
+#else
+        skip();
+#endif
+}
 
 static void test_admit_loopback_reserve(void **state) {
         /* remote clients leave the last HTTP_LOOPBACK_RESERVED slots free */
@@ -65,6 +108,7 @@ int main(void) {
                 cmocka_unit_test(test_admit_loopback_reserve),
                 cmocka_unit_test(test_admit_per_address),
                 cmocka_unit_test(test_framing),
+                cmocka_unit_test(test_tls_state_released),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
