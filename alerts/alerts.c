@@ -82,6 +82,9 @@ struct alerts {
         struct gpio_out *fan_out[ALERT_FANS_MAX];       /* each fan's line, NULL when it cannot be had */
         char fan_error[ALERT_FANS_MAX][256];
         size_t n_fans;
+        bool *fan_matches[ALERT_FANS_MAX];      /* fan_bind() of fans_bound; NULL: matched per sample */
+        const struct sensors *fans_bound;
+        size_t fans_n_bound;
         struct alert_hook *hooks;
         struct alert_transition log[ALERTS_LOG_MAX];    /* a ring */
         size_t log_start, log_n;
@@ -653,6 +656,25 @@ static void fan_log(const struct fan *f) {
                 log_fields(LOG_WARNING, fields, "Fan %s switched on: no sensor answers", f->cfg.name);
 }
 
+/* Which temperatures each fan goes by, for s. A fan without memory for it
+ * matches its pattern at every sample instead. */
+static void fans_bind(struct alerts *a, const struct sensors *s) {
+        for (size_t i = 0; i < ALERT_FANS_MAX; i++) {
+                bool *m = NULL;
+
+                if (i < a->n_fans) {
+                        m = realloc(a->fan_matches[i], (s->n_temps + 1) * sizeof *m);
+                        if (m)
+                                fan_bind(&a->fans[i], s, m);
+                }
+                if (!m)
+                        free(a->fan_matches[i]);
+                a->fan_matches[i] = m;
+        }
+        a->fans_bound = s;
+        a->fans_n_bound = s->n_temps;
+}
+
 void alerts_on_sample(void *userdata, const struct snapshot *snap) {
         struct alerts *a = userdata;
         const struct temp_sensor *hottest = sensors_hottest(snap->sensors);
@@ -661,8 +683,10 @@ void alerts_on_sample(void *userdata, const struct snapshot *snap) {
         hooks_sweep(a);
         for (size_t i = 0; i < a->n_rules; i++)
                 rule_eval(a, a->rules[i], snap->sensors, hottest, snap->time_ms, snap->mono_ms);
+        if (a->n_fans && (a->fans_bound != snap->sensors || a->fans_n_bound != snap->sensors->n_temps))
+                fans_bind(a, snap->sensors);
         for (size_t i = 0; i < a->n_fans; i++)
-                if (fan_eval(&a->fans[i], snap->sensors, snap->time_ms, snap->mono_ms)) {
+                if (fan_eval(&a->fans[i], snap->sensors, a->fan_matches[i], snap->time_ms, snap->mono_ms)) {
                         fan_log(&a->fans[i]);
                         output_set(a->fan_out[i], "fan", a->fans[i].cfg.name, a->fans[i].on, a->fan_error[i],
                                    sizeof a->fan_error[i]);
@@ -703,6 +727,7 @@ void alerts_on_sensors(void *userdata, const struct sensors *s) {
 
         a->sensors = s;
         alerts_default_sources(a, s);
+        fans_bind(a, s);
         for (size_t i = 0; i < a->n_rules; i++) {
                 struct alert_rule *r = a->rules[i];
                 size_t matched = 0;
@@ -798,6 +823,7 @@ static void alerts_configure_fans(struct alerts *a, const struct alert_config *c
         memcpy(a->fan_out, outs, sizeof outs);
         memcpy(a->fan_error, errors, sizeof errors);
         a->n_fans = cfg->n_fans;
+        a->fans_bound = NULL;           /* the fans changed: bound again at the next sample */
 }
 
 /* The Pi's supply: warn while it is too low (the other reason it slows down). */
@@ -885,6 +911,8 @@ void alerts_free(struct alerts *a) {
                 rule_free(a->rules[i]);
         for (size_t i = 0; i < a->n_fans; i++)
                 gpio_out_free(a->fan_out[i]);
+        for (size_t i = 0; i < ALERT_FANS_MAX; i++)
+                free(a->fan_matches[i]);
         while (a->hooks) {
                 struct alert_hook *h = a->hooks;
                 a->hooks = h->next;

@@ -12,26 +12,36 @@ void fan_init(struct fan *f, const struct fan_config *cfg, int64_t now_ms) {
         *f = (struct fan) { .cfg = *cfg, .since_ms = now_ms, .value_c = NAN };
 }
 
+static bool fan_matches(const struct fan *f, const struct temp_sensor *t) {
+        return fnmatch(f->cfg.sensor, t->id, 0) == 0;
+}
+
+void fan_bind(const struct fan *f, const struct sensors *s, bool *matches) {
+        for (size_t i = 0; i < s->n_temps; i++)
+                matches[i] = fan_matches(f, &s->temps[i]);
+}
+
 /* The hottest answering sensor the fan goes by, or NULL. */
-static const struct temp_sensor *fan_sensor(const struct fan *f, const struct sensors *s) {
-        const struct temp_sensor *hottest = sensors_hottest(s), *best = NULL;
+static const struct temp_sensor *fan_sensor(const struct fan *f, const struct sensors *s, const bool *matches) {
+        const struct temp_sensor *best = NULL;
 
         if (strcmp(f->cfg.sensor, "hottest") == 0)
-                return hottest;
+                return sensors_hottest(s);
         for (size_t i = 0; i < s->n_temps; i++) {
                 const struct temp_sensor *t = &s->temps[i];
-                if (t->ok && fnmatch(f->cfg.sensor, t->id, 0) == 0 && (!best || t->temp_mc > best->temp_mc))
+                if (t->ok && (matches ? matches[i] : fan_matches(f, t)) && (!best || t->temp_mc > best->temp_mc))
                         best = t;
         }
         return best;
 }
 
-bool fan_eval(struct fan *f, const struct sensors *s, int64_t now_ms, int64_t mono_ms) {
-        const struct temp_sensor *t = fan_sensor(f, s);
+bool fan_eval(struct fan *f, const struct sensors *s, const bool *matches, int64_t now_ms, int64_t mono_ms) {
+        const struct temp_sensor *t = fan_sensor(f, s, matches);
         bool want = f->on;
 
         f->value_c = t ? t->temp_mc / 1000.0 : NAN;
-        snprintf(f->value_sensor, sizeof f->value_sensor, "%s", t ? t->id : "");
+        if (strncmp(f->value_sensor, t ? t->id : "", sizeof f->value_sensor) != 0)    /* seldom: no snprintf a sample */
+                snprintf(f->value_sensor, sizeof f->value_sensor, "%s", t ? t->id : "");
         if (!t)
                 want = true;
         else if (!f->on && f->value_c >= f->cfg.on_c)

@@ -19,7 +19,12 @@ struct fan {
 };
 
 void fan_init(struct fan *f, const struct fan_config *cfg, int64_t now_ms);
+/* Which temperatures of s the fan goes by: matches[i] for s->temps[i]
+ * (s->n_temps entries). Worked out when the sensors change, so that a
+ * sample does not match the pattern against every sensor id. */
+void fan_bind(const struct fan *f, const struct sensors *s, bool *matches);
 /* One sample: returns true when the fan was switched (on or off). A fan
- * whose sensors all stop answering is switched on: the safe side. */
-bool fan_eval(struct fan *f, const struct sensors *s, int64_t now_ms, int64_t mono_ms);
+ * whose sensors all stop answering is switched on: the safe side.
+ * matches: fan_bind() of these sensors, or NULL to match the pattern now. */
+bool fan_eval(struct fan *f, const struct sensors *s, const bool *matches, int64_t now_ms, int64_t mono_ms);
 json_object *fan_to_json(const struct fan *f);

@@ -363,7 +363,7 @@ static void test_fan_hysteresis_and_min_on(void **state) {
         fan_init(&f, &cfg, T0);
         for (; s < 100; s++) {          /* a heat-up from 40 to 70 C with noise */
                 set_temp(0, 40 + 0.3 * (double) s + (s % 2 ? 0.5 : -0.5));
-                fan_eval(&f, &board, T0 + s * 1000, s * 1000);
+                fan_eval(&f, &board, NULL, T0 + s * 1000, s * 1000);
         }
         assert_true(f.on);
         assert_int_equal(f.switches, 1);
@@ -371,23 +371,77 @@ static void test_fan_hysteresis_and_min_on(void **state) {
         int64_t on_at = f.on_since_mono_ms;
         set_temp(0, 45);
         for (; s * 1000 < on_at + 30000; s++) {
-                fan_eval(&f, &board, T0 + s * 1000, s * 1000);
+                fan_eval(&f, &board, NULL, T0 + s * 1000, s * 1000);
                 assert_true(f.on);
         }
-        fan_eval(&f, &board, T0 + s * 1000, s * 1000);
+        fan_eval(&f, &board, NULL, T0 + s * 1000, s * 1000);
         assert_false(f.on);
         assert_int_equal(f.switches, 2);
         /* around 55 +- 0.5, between off and on: it stays off */
         for (int i = 0; i < 50; i++, s++) {
                 set_temp(0, 55 + (i % 2 ? 0.5 : -0.5));
-                fan_eval(&f, &board, T0 + s * 1000, s * 1000);
+                fan_eval(&f, &board, NULL, T0 + s * 1000, s * 1000);
         }
         assert_false(f.on);
         assert_int_equal(f.switches, 2);
         temps[0].ok = false;
-        assert_true(fan_eval(&f, &board, T0 + s * 1000, s * 1000));
+        assert_true(fan_eval(&f, &board, NULL, T0 + s * 1000, s * 1000));
         assert_true(f.on);
         assert_true(isnan(f.value_c));
+}
+
+/* A fan bound to the sensors once decides as one that matches its pattern
+ * at every sample: the hottest answering match, never another sensor. */
+static void test_fan_bound_as_matched(void **state) {
+        struct fan_config cfg = { .name = "case", .sensor = "thermal_zone*", .on_c = 60, .off_c = 50,
+                                  .gpio = "gpiochip0:1" };
+        struct fan bound, matched;
+        bool m[3];
+
+        board_reset();
+        fan_init(&bound, &cfg, T0);
+        fan_init(&matched, &cfg, T0);
+        fan_bind(&bound, &board, m);
+        assert_true(m[0]);
+        assert_false(m[1]);             /* hwmon:nvme/temp1 */
+        assert_true(m[2]);
+        for (int64_t s = 0; s < 200; s++) {
+                set_temp(0, 45 + (double) (s % 37));
+                set_temp(1, 95);        /* hottest of all, and never the fan's */
+                set_temp(2, 40 + (double) ((s * 7) % 31));
+                temps[2].ok = s % 11 != 0;
+                assert_int_equal(fan_eval(&bound, &board, m, T0 + s * 1000, s * 1000),
+                                 fan_eval(&matched, &board, NULL, T0 + s * 1000, s * 1000));
+                assert_int_equal(bound.on, matched.on);
+                assert_string_equal(bound.value_sensor, matched.value_sensor);
+                assert_string_not_equal(bound.value_sensor, "hwmon:nvme/temp1");
+        }
+        assert_true(bound.switches > 2);
+}
+
+/* Through the alerts: the fans are bound again when the sensors change,
+ * also when the set keeps its address and its size (a re-probe). */
+static void test_fan_follows_sensor_change(void **state) {
+        static const char *const cfg[] = { "fan case", "sensor", "thermal_zone1", "fan case", "on", "60",
+                                           "fan case", "off", "50", "fan case", "min_on", "1s",
+                                           "fan case", "gpio", "gpiochip0:1", NULL };
+        struct alerts *a;
+
+        board_reset();
+        a = alerts_from(cfg);
+        set_temp(2, 70);                /* thermal_zone1, third on this board */
+        sample(a, 0);
+        assert_int_equal(alerts_fans_on(a), 1);
+        /* thermal_zone1 is now first, and cool; the third is another zone, hot */
+        snprintf(temps[0].id, sizeof temps[0].id, "thermal_zone1");
+        snprintf(temps[2].id, sizeof temps[2].id, "thermal_zone0");
+        set_temp(0, 30);
+        set_temp(2, 80);
+        alerts_on_sensors(a, &board);
+        for (int64_t s = 1; s < 5; s++)
+                sample(a, s);
+        assert_int_equal(alerts_fans_on(a), 0);
+        alerts_free(a);
 }
 
 /* The Pi's supply is an alert source of its own: the default rules gain
@@ -443,6 +497,8 @@ int main(void) {
                 cmocka_unit_test(test_for_ignores_wall_clock_steps),
                 cmocka_unit_test(test_log_bounded),
                 cmocka_unit_test(test_fan_hysteresis_and_min_on),
+                cmocka_unit_test(test_fan_bound_as_matched),
+                cmocka_unit_test(test_fan_follows_sensor_change),
                 cmocka_unit_test(test_undervoltage_source),
         };
 
