@@ -246,13 +246,13 @@ void plot_run_fits(const double *t_s, const double *temp_c, const enum analysis_
                 a++;
         for (b = a; b < n && phase[b] == ANALYSIS_PHASE_STRESS; b++)
                 ;
-        if (b > a && analysis_fit_auto(t_s + a, temp_c + a, b - a, heat) < 0)
+        if (b > a && analysis_fit_plateau(t_s + a, temp_c + a, b - a, heat) < 0)
                 heat->model = ANALYSIS_MODEL_NONE;
         for (c = b; c < n && phase[c] != ANALYSIS_PHASE_COOLDOWN; c++)
                 ;
         for (d = c; d < n && phase[d] == ANALYSIS_PHASE_COOLDOWN; d++)
                 ;
-        if (d > c && analysis_fit_auto(t_s + c, temp_c + c, d - c, cool) < 0)
+        if (d > c && analysis_fit_plateau(t_s + c, temp_c + c, d - c, cool) < 0)
                 cool->model = ANALYSIS_MODEL_NONE;
 }
 

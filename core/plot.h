@@ -57,10 +57,13 @@ struct plot_run {
         struct plot_level levels[PLOT_LEVELS_MAX];
 };
 
-/* The fits the metrics are computed from, for the curves drawn over the
- * samples: the first stress segment and the first cooldown after it, as
- * analysis_compute_metrics() finds them. Fits that cannot be made are left
- * as ANALYSIS_MODEL_NONE. */
+/* The curves drawn over the samples: the first stress segment and the
+ * first cooldown after it, as analysis_compute_metrics() finds them, each
+ * fitted by analysis_fit_plateau(). That fit works on a bounded number of
+ * bins, so a live run's plot, drawn again every few seconds, costs the
+ * same at any phase length; the heating curve is the fit the run's
+ * plateau_c comes from. Fits that cannot be made are left as
+ * ANALYSIS_MODEL_NONE. */
 void plot_run_fits(const double *t_s, const double *temp_c, const enum analysis_phase *phase, size_t n,
                    struct analysis_fit *heat, struct analysis_fit *cool);
 

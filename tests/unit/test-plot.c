@@ -448,12 +448,70 @@ static void test_plot_data_adopt(void **state) {
         plot_data_free(&d);
 }
 
+/* A long run at 10 Hz: 60 s idle, 90 min of load heating with 20 s and
+ * 900 s time constants, 30 min of cooldown; 0.5 C steps with noise. */
+#define LONG_HZ 10
+#define LONG_N ((60 + 5400 + 1800) * LONG_HZ)
+
+static double long_t[LONG_N], long_y[LONG_N];
+static enum analysis_phase long_phase[LONG_N];
+
+static double long_noise(size_t i) {     /* about +-0.3 C, deterministic */
+        uint64_t z = (uint64_t) i * UINT64_C(0x9e3779b97f4a7c15);
+        z = (z ^ (z >> 29)) * UINT64_C(0xbf58476d1ce4e5b9);
+        return ((double) (z >> 40) / 16777216.0 - 0.5) * 0.6;
+}
+
+static double max_gap(const struct analysis_fit *a, const struct analysis_fit *b, double from, double to) {
+        double worst = 0;
+
+        for (int i = 0; i <= 500; i++) {
+                double t = from + (to - from) * i / 500.0;
+                worst = fmax(worst, fabs(analysis_fit_eval(a, t) - analysis_fit_eval(b, t)));
+        }
+        return worst;
+}
+
+/* The curves drawn over a run are fitted on a bounded number of bins (a
+ * live run's plot is drawn again every few seconds; bench/plot-render
+ * measures the cost): over each phase they stay within 0.05 C of the fits
+ * on every sample. */
+static void test_run_fits_follow_full(void **state) {
+        size_t load = 60 * LONG_HZ, cool = (60 + 5400) * LONG_HZ;
+        double end_load = 0;
+        struct analysis_fit heat, cooling, full_heat, full_cool;
+
+        for (size_t i = 0; i < LONG_N; i++) {
+                double t = (double) i / LONG_HZ, v;
+
+                long_t[i] = t;
+                long_phase[i] = i < load ? ANALYSIS_PHASE_IDLE : i < cool ? ANALYSIS_PHASE_STRESS : ANALYSIS_PHASE_COOLDOWN;
+                if (i < load)
+                        v = 40;
+                else if (i < cool)
+                        v = end_load = 70 - 8 * exp(-(t - 60) / 20) - 22 * exp(-(t - 60) / 900);
+                else
+                        v = 40 + (end_load - 40) * (0.3 * exp(-(t - 5460) / 30) + 0.7 * exp(-(t - 5460) / 600));
+                long_y[i] = round(2 * (v + long_noise(i))) / 2;
+        }
+        plot_run_fits(long_t, long_y, long_phase, LONG_N, &heat, &cooling);
+        assert_int_equal(analysis_fit_auto(long_t + load, long_y + load, cool - load, &full_heat), 0);
+        assert_int_equal(analysis_fit_auto(long_t + cool, long_y + cool, LONG_N - cool, &full_cool), 0);
+        assert_int_not_equal(heat.model, ANALYSIS_MODEL_NONE);
+        assert_int_not_equal(cooling.model, ANALYSIS_MODEL_NONE);
+        printf("drawn vs full fits, max gap: heating %.3f C, cooling %.3f C\n",
+               max_gap(&heat, &full_heat, 60, 5460), max_gap(&cooling, &full_cool, 5460, 7260));
+        assert_true(max_gap(&heat, &full_heat, 60, 5460) <= 0.05);
+        assert_true(max_gap(&cooling, &full_cool, 5460, 7260) <= 0.05);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_run_golden),
                 cmocka_unit_test(test_compare_golden),
                 cmocka_unit_test(test_history_golden),
                 cmocka_unit_test(test_long_run_bounded),
+                cmocka_unit_test(test_run_fits_follow_full),
                 cmocka_unit_test(test_bad_arguments),
                 cmocka_unit_test(test_svg_helpers),
                 cmocka_unit_test(test_plot_data_from_documents),
