@@ -40,6 +40,8 @@ static void test_tls_state_released(void **state) {
         fd = http_listen("127.0.0.1", 0);
         assert_true(fd >= 0);
         before = mallinfo2().uordblks;
+        if (before == 0)
+                skip();         /* another allocator answers malloc (valgrind): nothing counted */
         assert_int_equal(http_new(e, fd, dispatch_none, NULL, &s), 0);
         after = mallinfo2().uordblks;
         /* the server's own objects are a few KB; the trees were ~100 KB */
