@@ -23,7 +23,8 @@
  * Values are simulated, deterministic: a first-order thermal model through
  * a day of idle with a 20 min stress every 2 h, sensor noise (sigma
  * 0.25 C) and quantisation to 1000 or 538 m C; ondemand-like frequencies;
- * noisy loads; tick times within a few ms of each second. Not a recording.
+ * noisy loads in jiffies, as /proc/stat counts them; tick times within a
+ * few ms of each second. Not a recording.
  */
 #include <errno.h>
 #include <math.h>
@@ -112,15 +113,21 @@ static double sim_temp(const struct sim *m, size_t col, double offset_c, int qua
         return round(mc / quantum_mc) * quantum_mc / 1000.0;
 }
 
-/* A load as /proc/stat gives it at 1 Hz: busy jiffies of 100 per second
- * and CPU, so steps of 1 / (100 x cpus). */
+/* A load as /proc/stat gives it at 1 Hz: busy over total jiffies, both
+ * counted at 100 a second and CPU. The total is not 100 x cpus exactly:
+ * the kernel accounts CPU time in ticks and rounds each field, so from one
+ * second to the next it moves by about a jiffy per CPU (recorded at 1 Hz on
+ * a 2-CPU VM: 98-101 for a CPU's row, 197-201 for the total, sd 1.1 and
+ * 1.5), and the fraction is no multiple of 1/100. */
 static double jiffies(double load, int cpus) {
         double x = fmin(1.0, fmax(0.0, load + noise(0.03)));
+        double total = 100.0 * cpus + round(noise(1.1) * sqrt((double) cpus));
 
-        return round(x * 100.0 * cpus) / (100.0 * cpus);
+        return round(x * total) / total;
 }
 
-static double synth(enum history_kind kind, const struct sim *m, size_t col) {
+/* cpus: for a load, the CPUs its row counts. */
+static double synth(enum history_kind kind, const struct sim *m, size_t col, int cpus) {
         double l = sim_load(m->i);
 
         switch (kind) {
@@ -129,15 +136,31 @@ static double synth(enum history_kind kind, const struct sim *m, size_t col) {
         case HISTORY_FREQ:             /* ondemand: low at idle, top under load, now and then between */
                 return l > 0.5 ? 1.8e9 : (jitter() > 0.45 ? 1.2e9 : 4.08e8);
         case HISTORY_LOAD:
-                return jiffies(l, 4);
+                return jiffies(l, cpus);
         }
         return NAN;
+}
+
+/* The CPUs the row of a load column counts: one for "load:cpuN", all of
+ * them (the other load columns) for "load:cpu". */
+static int load_cpus(const struct history *h, size_t col) {
+        size_t loads = 0;
+
+        if (history_find_column(h, "load:cpu") != (int) col)
+                return 1;
+        for (size_t c = 0; c < history_n_columns(h); c++)
+                loads += history_column_kind(h, c) == HISTORY_LOAD;
+        return loads > 1 ? (int) loads - 1 : 1;
 }
 
 static int fill(struct history *h, size_t capacity, int64_t end_ms) {
         size_t n_cols = history_n_columns(h);
         int64_t start = end_ms - (int64_t) (capacity - 1) * 1000;
         struct sim m = { .t_c = 35.0 };
+        int cpus[HISTORY_MAX_COLUMNS];
+
+        for (size_t c = 0; c < n_cols && c < HISTORY_MAX_COLUMNS; c++)
+                cpus[c] = load_cpus(h, c);
 
         for (size_t i = 0; i < capacity; i++) {
                 /* a tick lands within a few ms of its second */
@@ -146,7 +169,7 @@ static int fill(struct history *h, size_t capacity, int64_t end_ms) {
                 if (r < 0)
                         return r;
                 for (size_t c = 0; c < n_cols; c++)
-                        history_set(h, c, synth(history_column_kind(h, c), &m, c));
+                        history_set(h, c, synth(history_column_kind(h, c), &m, c, cpus[c]));
                 sim_step(&m);
         }
         return 0;

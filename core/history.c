@@ -853,7 +853,11 @@ static int16_t history_encode(enum history_kind kind, double value) {
                 x = value / 1e6;        /* Hz -> MHz */
                 break;
         case HISTORY_LOAD:
-                x = value * 10000.0;    /* fraction -> 1/10000 */
+                /* fraction -> 1/10000, kept to 1/1000: a load is busy over
+                 * total jiffies, 100 a second and CPU, and the total moves by
+                 * a jiffy or so; finer, the ring stored that jitter, 4 bits
+                 * a sample (/proc/stat recorded at 1 Hz) */
+                x = round(value * 1000.0) * 10.0;
                 break;
         default:
                 return HISTORY_MISSING;

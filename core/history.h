@@ -10,7 +10,7 @@
  * quantised to int16 per sample:
  *   HISTORY_TEMP  centidegrees C   (-327.67 .. 327.67 C)
  *   HISTORY_FREQ  MHz              (0 .. 32767 MHz)
- *   HISTORY_LOAD  1/10000          (0 .. 1)
+ *   HISTORY_LOAD  1/10000          (0 .. 1), rounded to 1/1000 (0.1 %)
  * INT16_MIN marks a missing value (sensor not ok, or column not yet present).
  * Values are clamped to -32767..32767 on the way in (INT16_MIN stays the
  * marker) and come back in the column's unit: degrees C, Hz, fraction.
