@@ -117,8 +117,8 @@ static double sim_temp(const struct sim *m, size_t col, double offset_c, int qua
  * counted at 100 a second and CPU. The total is not 100 x cpus exactly:
  * the kernel accounts CPU time in ticks and rounds each field, so from one
  * second to the next it moves by about a jiffy per CPU (recorded at 1 Hz on
- * a 2-CPU VM: 98-101 for a CPU's row, 197-201 for the total, sd 1.1 and
- * 1.5), and the fraction is no multiple of 1/100. */
+ * a 2-CPU VM: sd 1.1-1.3 jiffies for a CPU's row, 1.5-1.9 for the total),
+ * and the fraction is no multiple of 1/100. */
 static double jiffies(double load, int cpus) {
         double x = fmin(1.0, fmax(0.0, load + noise(0.03)));
         double total = 100.0 * cpus + round(noise(1.1) * sqrt((double) cpus));

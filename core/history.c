@@ -855,8 +855,8 @@ static int16_t history_encode(enum history_kind kind, double value) {
         case HISTORY_LOAD:
                 /* fraction -> 1/10000, kept to 1/1000: a load is busy over
                  * total jiffies, 100 a second and CPU, and the total moves by
-                 * a jiffy or so; finer, the ring stored that jitter, 4 bits
-                 * a sample (/proc/stat recorded at 1 Hz) */
+                 * a jiffy or so; finer, the ring stored that jitter, about 3
+                 * bits a sample (bench/README.md, "fourth round") */
                 x = round(value * 1000.0) * 10.0;
                 break;
         default:
