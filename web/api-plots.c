@@ -102,8 +102,8 @@ static int plot_data_for_run(struct api *a, const struct run *run, struct plot_d
 
 /* An ended run does not change, but drawing it means reading all of
  * samples.csv (10 MB for 24 h at 1 Hz) on the event loop: the last few
- * plots are kept, about 40 KiB each. The sensors pointer changes when they are re-probed,
- * and with it the trip points. */
+ * plots are kept, about 40 KiB each. The sensors pointer changes when
+ * they are re-probed, and with it the trip points. */
 #define PLOT_CACHE_SIZE 4
 
 struct api_plot_cache {

@@ -1138,7 +1138,7 @@ static void test_load_handmade_rice(void **state) {
  * total moves by a jiffy or so from one second to the next (98-101 for a
  * CPU, recorded at 1 Hz). Kept to 0.1 %, 3/99, 3/100 and 3/101 are one
  * value, and such a load takes under 7 bits a sample above a constant one
- * (about 6 here; kept to 0.01 %, the jitter took over 9). */
+ * (5.5 here; kept to 0.01 %, the jitter took 9.7). */
 static void test_load_jiffies(void **state) {
         enum { N = 8 * 1024 };
         struct history *h = new_history(N), *flat = new_history(N);
