@@ -159,8 +159,11 @@ static int fill(struct history *h, size_t capacity, int64_t end_ms) {
         struct sim m = { .t_c = 35.0 };
         int cpus[HISTORY_MAX_COLUMNS];
 
-        for (size_t c = 0; c < n_cols && c < HISTORY_MAX_COLUMNS; c++)
+        for (size_t c = 0; c < n_cols && c < HISTORY_MAX_COLUMNS; c++) {
                 cpus[c] = load_cpus(h, c);
+                if (history_column_kind(h, c) == HISTORY_LOAD)          /* as the daemon keeps them */
+                        history_column_step(h, c, cpu_load_step(1000, (size_t) cpus[c]));
+        }
 
         for (size_t i = 0; i < capacity; i++) {
                 /* a tick lands within a few ms of its second */
@@ -339,9 +342,11 @@ static int board_columns(const char *root, struct history *h, struct board_col *
                         snprintf(id, sizeof id, "load:cpu");
                 else
                         snprintf(id, sizeof id, "load:cpu%d", s->load.cpu_index[i - 1]);
-                history_column(h, id, HISTORY_LOAD);
+                r = history_column(h, id, HISTORY_LOAD);
                 bc[n] = (struct board_col) { .kind = HISTORY_LOAD,
                         .cpus = i == 0 && s->load.n_cpus > 0 ? (int) s->load.n_cpus : 1 };
+                if (r >= 0)
+                        history_column_step(h, (size_t) r, cpu_load_step(1000, (size_t) bc[n].cpus));
         }
         sensors_free(s);
         return (int) n;

@@ -57,6 +57,7 @@ struct history_block {
 struct history_column {
         char *id;
         enum history_kind kind;
+        int16_t step;                   /* values are kept to multiples of it, in stored units */
         int16_t *head;                  /* head_cap values of the newest, uncompressed samples */
 };
 
@@ -703,6 +704,12 @@ int history_find_column(const struct history *h, const char *id) {
         return -ENOENT;
 }
 
+/* Stored units of one step when nothing else is said: a load is kept to
+ * 0.1 %, the finest a load of a second on ten CPUs resolves. */
+static int16_t history_default_step(enum history_kind kind) {
+        return kind == HISTORY_LOAD ? 10 : 1;
+}
+
 int history_column(struct history *h, const char *id, enum history_kind kind) {
         struct history_column *cols, *c;
         int idx;
@@ -721,7 +728,7 @@ int history_column(struct history *h, const char *id, enum history_kind kind) {
                 return -ENOMEM;
         h->columns = cols;
         c = &cols[h->n_columns];
-        *c = (struct history_column) { .kind = kind };
+        *c = (struct history_column) { .kind = kind, .step = history_default_step(kind) };
         c->id = strdup(id);
         c->head = malloc(h->head_cap * sizeof *c->head);
         if (!c->id || !c->head) {
@@ -733,6 +740,26 @@ int history_column(struct history *h, const char *id, enum history_kind kind) {
         for (size_t i = 0; i < h->head_n; i++)
                 c->head[i] = HISTORY_MISSING;
         return (int) h->n_columns++;
+}
+
+int history_column_step(struct history *h, size_t col, double step) {
+        static const double units[] = { [HISTORY_TEMP] = 100.0, [HISTORY_FREQ] = 1e-6, [HISTORY_LOAD] = 1e4 };
+        struct history_column *c;
+        double u;
+        int16_t d;
+
+        if (!h || col >= h->n_columns || !(step > 0.0))
+                return -EINVAL;
+        c = &h->columns[col];
+        d = history_default_step(c->kind);
+        u = floor(step * units[c->kind] + 1e-9);        /* 1/400 is 25 units, not 24.999... */
+        if (u > INT16_MAX)
+                u = INT16_MAX;
+        c->step = u > d ? (int16_t) u : d;
+        /* a whole load stays exact: the step divides 10000 */
+        while (c->kind == HISTORY_LOAD && 10000 % c->step != 0)
+                c->step--;
+        return 0;
 }
 
 size_t history_n_columns(const struct history *h) {
@@ -842,10 +869,10 @@ static int16_t history_round(double x) {
         return (int16_t) i;
 }
 
-static int16_t history_encode(enum history_kind kind, double value) {
+static int16_t history_encode(const struct history_column *c, double value) {
         double x;
 
-        switch (kind) {
+        switch (c->kind) {
         case HISTORY_TEMP:
                 x = value * 100.0;      /* degrees C -> centidegrees */
                 break;
@@ -853,17 +880,15 @@ static int16_t history_encode(enum history_kind kind, double value) {
                 x = value / 1e6;        /* Hz -> MHz */
                 break;
         case HISTORY_LOAD:
-                /* fraction -> 1/10000, kept to 1/1000: a load is busy over
-                 * total jiffies, 100 a second and CPU, and the total moves by
-                 * a jiffy or so; finer, the ring stored that jitter, about 3
-                 * bits a sample (bench/README.md, "fourth round") */
-                x = round(value * 1000.0) * 10.0;
+                x = value * 10000.0;    /* fraction -> 1/10000 */
                 break;
         default:
                 return HISTORY_MISSING;
         }
         if (isnan(x))
                 return HISTORY_MISSING;
+        if (c->step > 1)
+                x = round(x / c->step) * c->step;
         if (x >= INT16_MAX)
                 return INT16_MAX;
         if (x <= -INT16_MAX)            /* INT16_MIN stays the missing marker */
@@ -886,7 +911,7 @@ static double history_decode(enum history_kind kind, double v) {
 void history_set(struct history *h, size_t col, double value) {
         if (!h || !h->open || col >= h->n_columns)
                 return;
-        h->columns[col].head[h->head_n - 1] = history_encode(h->columns[col].kind, value);
+        h->columns[col].head[h->head_n - 1] = history_encode(&h->columns[col], value);
 }
 
 /* Where logical sample i (0 = oldest) lives: a block and an index in it, or
@@ -1773,7 +1798,8 @@ int history_load(struct history *h, const char *path) {
         if (r >= 0)
                 r = history_new(h->capacity, &g);
         for (size_t c = 0; r >= 0 && c < h->n_columns; c++)
-                r = history_column(g, h->columns[c].id, h->columns[c].kind);
+                if ((r = history_column(g, h->columns[c].id, h->columns[c].kind)) >= 0)
+                        g->columns[r].step = h->columns[c].step;
         if (r >= 0) {
                 keep_from = f.samples > h->capacity ? f.samples - h->capacity : 0;
                 map = calloc(f.n_columns ? f.n_columns : 1, sizeof *map);

@@ -10,7 +10,7 @@
  * quantised to int16 per sample:
  *   HISTORY_TEMP  centidegrees C   (-327.67 .. 327.67 C)
  *   HISTORY_FREQ  MHz              (0 .. 32767 MHz)
- *   HISTORY_LOAD  1/10000          (0 .. 1), rounded to 1/1000 (0.1 %)
+ *   HISTORY_LOAD  1/10000          (0 .. 1), kept to 0.1 % or a coarser step
  * INT16_MIN marks a missing value (sensor not ok, or column not yet present).
  * Values are clamped to -32767..32767 on the way in (INT16_MIN stays the
  * marker) and come back in the column's unit: degrees C, Hz, fraction.
@@ -49,6 +49,14 @@ size_t history_n_columns(const struct history *h);
 const char *history_column_id(const struct history *h, size_t col);
 enum history_kind history_column_kind(const struct history *h, size_t col);
 int history_find_column(const struct history *h, const char *id);   /* index or -ENOENT */
+/* Keep the column's values from now on to multiples of step (in its unit:
+ * degrees C, Hz, fraction), where that is coarser than its stored unit or,
+ * for a load, than 0.1 %. What a series cannot resolve is noise that costs
+ * bits in the ring: a load of busy over total jiffies is no finer than one
+ * jiffy of its total (cpu_load_step()). A load's step is lowered to one that
+ * divides 10000, so a whole load stays exact. -EINVAL for a column out of
+ * range or a step that is not above 0. */
+int history_column_step(struct history *h, size_t col, double step);
 
 /* Start a new sample at time_ms (must not go backwards: -EINVAL, nothing
  * changed; equal times are fine; |time_ms| above 2^61 is -EINVAL too); all columns read missing until

@@ -250,7 +250,7 @@ static int daemon_setup_history(struct daemon *d) {
                 return r;
         }
         daemon_setup_state_dir(d);
-        recorder_init(&d->recorder, d->hist);
+        recorder_init(&d->recorder, d->hist, d->cfg.interval_ms);
         r = daemon_setup_runs(d);
         return r < 0 ? r : daemon_setup_alerts(d);
 }
@@ -389,6 +389,7 @@ static void daemon_reload(struct daemon *d) {
                                     c.interval_ms, strerror(-e), d->cfg.interval_ms);
                         c.interval_ms = d->cfg.interval_ms;
                 }
+                recorder_set_interval(&d->recorder, c.interval_ms);
         }
         d->cfg = c;
         struct runs_settings set;

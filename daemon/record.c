@@ -7,8 +7,8 @@
 
 #include "log.h"
 
-void recorder_init(struct recorder *rec, struct history *hist) {
-        *rec = (struct recorder) { .hist = hist, .load_col = -1 };
+void recorder_init(struct recorder *rec, struct history *hist, uint64_t interval_ms) {
+        *rec = (struct recorder) { .hist = hist, .load_col = -1, .interval_ms = interval_ms };
 }
 
 void recorder_done(struct recorder *rec) {
@@ -16,6 +16,26 @@ void recorder_done(struct recorder *rec) {
         free(rec->freq_col);
         free(rec->cpu_col);
         rec->temp_col = rec->freq_col = rec->cpu_col = NULL;
+        rec->load_cpus = 0;
+}
+
+/* A load is busy over total jiffies: kept to one jiffy of its row's total,
+ * not to the jitter of the total below it. */
+static void recorder_load_steps(struct recorder *rec) {
+        if (!rec->hist)
+                return;
+        for (size_t i = 0; i < rec->load_cpus; i++)
+                if (rec->cpu_col[i] >= 0)
+                        (void) history_column_step(rec->hist, (size_t) rec->cpu_col[i],
+                                                   cpu_load_step(rec->interval_ms, 1));
+        if (rec->load_col >= 0)
+                (void) history_column_step(rec->hist, (size_t) rec->load_col,
+                                           cpu_load_step(rec->interval_ms, rec->load_cpus ? rec->load_cpus : 1));
+}
+
+void recorder_set_interval(struct recorder *rec, uint64_t interval_ms) {
+        rec->interval_ms = interval_ms;
+        recorder_load_steps(rec);
 }
 
 static int recorder_column(struct recorder *rec, const char *id, enum history_kind kind) {
@@ -44,6 +64,8 @@ int recorder_set_sensors(struct recorder *rec, const struct sensors *s) {
                 rec->cpu_col[i] = recorder_column(rec, id, HISTORY_LOAD);
         }
         rec->load_col = recorder_column(rec, "load:cpu", HISTORY_LOAD);
+        rec->load_cpus = s->load.n_cpus;
+        recorder_load_steps(rec);
         return 0;
 }
 

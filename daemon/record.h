@@ -2,6 +2,8 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "history.h"
 #include "snapshot.h"
@@ -10,13 +12,17 @@ struct recorder {
         struct history *hist;           /* not owned; NULL: nothing is recorded */
         int *temp_col, *freq_col, *cpu_col;     /* history column of each sensor, -1 for none */
         int load_col;
+        size_t load_cpus;               /* CPUs of the per-CPU load columns */
+        uint64_t interval_ms;           /* the tick's: what a load resolves */
         bool clock_warned;              /* wall clock went backwards; logged once */
 };
 
-void recorder_init(struct recorder *rec, struct history *hist);
+void recorder_init(struct recorder *rec, struct history *hist, uint64_t interval_ms);
 void recorder_done(struct recorder *rec);
 /* Map every sensor to its column, after a (re)probe. -ENOMEM. */
 int recorder_set_sensors(struct recorder *rec, const struct sensors *s);
+/* The tick's interval changed: loads are kept to what the new one resolves. */
+void recorder_set_interval(struct recorder *rec, uint64_t interval_ms);
 
 /* Tick consumer callbacks; userdata is the struct recorder. */
 void recorder_on_sample(void *userdata, const struct snapshot *snap);

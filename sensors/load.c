@@ -281,3 +281,10 @@ void load_free(struct cpu_load *l) {
         free(l->per_cpu);
         free(l->stat_buf);
 }
+
+double cpu_load_step(uint64_t interval_ms, size_t cpus) {
+        long hz = sysconf(_SC_CLK_TCK);
+        double jiffies = (double) (hz > 0 ? hz : 100) * (double) interval_ms / 1000.0 * (double) cpus;
+
+        return jiffies > 1.0 ? 1.0 / jiffies : 1.0;
+}

@@ -236,6 +236,11 @@ int sensors_firmware_throttled(const struct sensors *s);
 /* Hottest sensor that is ok, NULL when none; mirrors (mirror_of) are skipped. */
 const struct temp_sensor *sensors_hottest(const struct sensors *s);
 
+/* What a load read every interval_ms over cpus CPUs resolves: one jiffy
+ * (1/USER_HZ s) of its total, 1 % for one CPU at 1 s, 0.25 % for four.
+ * Finer digits of busy over total are the jitter of the total. */
+double cpu_load_step(uint64_t interval_ms, size_t cpus);
+
 /* Lowest hot/critical trip (or hwmon crit) over all sensors in mC; false when none.
  * Limits at or below 0 C are disabled trips (x86_pkg_temp prints 0) and skipped.
  * ret_mc may be NULL. */

@@ -4,6 +4,7 @@ import json
 import os
 import signal
 import socket
+import threading
 import time
 
 import pytest
@@ -12,7 +13,10 @@ from conftest import fixture_path
 
 
 def start_on(start_daemon, board, *extra):
-    root = fixture_path(board)
+    return start_on_root(start_daemon, fixture_path(board), *extra)
+
+
+def start_on_root(start_daemon, root, *extra):
     return start_daemon("--sysfs-root", root, "--procfs-root", root, "--interval", "100ms", *extra)
 
 
@@ -65,6 +69,48 @@ def test_history_series_and_downsampling(start_daemon):
     assert status == 200
     assert [s["id"] for s in one["series"]] == ["thermal_zone0", "load:cpu0"]
     assert len(one["t_ms"]) == 1
+
+
+def test_history_keeps_loads_to_a_jiffy(start_daemon, fixture_copy):
+    """A load over a 100 ms tick is busy over about ten jiffies a CPU: the
+    ring keeps it to one jiffy of its row's total (a tenth for one CPU, a
+    fortieth for the four of rpi4's total), whatever the total's jitter."""
+    root = fixture_copy("rpi4")
+    stat = os.path.join(root, "proc", "stat")
+    with open(stat) as f:
+        rest = [line for line in f if not line.startswith("cpu")]
+    stop = threading.Event()
+
+    def tick_counters():            # a third busy, on every CPU; same width, written in place
+        fd = os.open(stat, os.O_WRONLY)
+        try:
+            for n in range(2000):
+                if stop.wait(0.03):
+                    break
+                busy, idle = 1000000 + n, 3000000 + 2 * n
+                rows = [f"cpu  {4 * busy} 0 0 {4 * idle} 0 0 0 0 0 0\n"]
+                rows += [f"cpu{c} {busy} 0 0 {idle} 0 0 0 0 0 0\n" for c in range(4)]
+                os.pwrite(fd, "".join(rows + rest).encode(), 0)
+        finally:
+            os.close(fd)
+
+    writer = threading.Thread(target=tick_counters)
+    writer.start()
+    try:
+        d = start_on_root(start_daemon, root)
+        d.wait_for(lambda: d.get("/api/v1/status")[1]["history"]["samples"] >= 20, what="20 samples")
+    finally:
+        stop.set()
+        writer.join()
+    status, h = d.get("/api/v1/history?from=-1m&points=10000&sensors=load:cpu,load:cpu0,load:cpu3")
+    assert status == 200
+    for series, step in zip(h["series"], (0.025, 0.1, 0.1)):
+        values = [v for v in series["mean"] if v is not None]
+        assert values, series["id"]
+        for v in values:
+            assert v / step == pytest.approx(round(v / step), abs=1e-6), (series["id"], v)
+        # a third, to the step: not 0.333 as at 0.1 %
+        assert round(round(1 / 3 / step) * step, 6) in [round(v, 6) for v in values], (series["id"], values)
 
 
 @pytest.mark.parametrize("query,param", [

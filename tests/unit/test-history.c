@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "history.h"
+#include "sensors.h"
 
 static char tmpdir[] = "/tmp/test-history-XXXXXX";
 
@@ -1139,11 +1140,12 @@ static void test_load_handmade_rice(void **state) {
  * CPU, recorded at 1 Hz). Kept to 0.1 %, 3/99, 3/100 and 3/101 are one
  * value, and such a load takes under 7 bits a sample above a constant one
  * (5.5 here; kept to 0.01 %, the jitter took 9.7). */
+/* A load of jittered jiffies: kept to 0.1 %, then to the jiffy of its row. */
 static void test_load_jiffies(void **state) {
         enum { N = 8 * 1024 };
-        struct history *h = new_history(N), *flat = new_history(N);
+        struct history *h = new_history(N), *j = new_history(N), *flat = new_history(N);
         uint32_t seed = 5;
-        size_t bits;
+        size_t bits, bits_j;
 
         history_column(h, "load:cpu0", HISTORY_LOAD);
         for (int total = 99; total <= 101; total++) {
@@ -1152,6 +1154,8 @@ static void test_load_jiffies(void **state) {
                 assert_near(history_get(h, history_count(h) - 1, 0), 0.03);
         }
         history_reset(h);
+        history_column(j, "load:cpu0", HISTORY_LOAD);
+        assert_int_equal(history_column_step(j, 0, 0.01), 0);      /* one CPU at 100 Hz over 1 s */
         history_column(flat, "load:cpu0", HISTORY_LOAD);
         for (size_t i = 0; i < N; i++) {
                 int busy, total;
@@ -1162,14 +1166,76 @@ static void test_load_jiffies(void **state) {
                 busy = ((i / 700) % 2 ? 90 : 5) + (int) ((seed >> 16) % 7) - 3;
                 assert_int_equal(history_begin(h, 1000 * (int64_t) i), 0);
                 history_set(h, 0, (double) busy / total);
+                assert_int_equal(history_begin(j, 1000 * (int64_t) i), 0);
+                history_set(j, 0, (double) busy / total);
                 assert_int_equal(history_begin(flat, 1000 * (int64_t) i), 0);
                 history_set(flat, 0, 0.05);
         }
+        /* a jiffy either side of 100 moves busy/total by less than half a step */
+        for (size_t i = N - 3; i < N; i++)
+                assert_near(history_get(j, i, 0), round(history_get(h, i, 0) * 100.0) / 100.0);
         bits = (history_memory_bytes(h) - history_memory_bytes(flat)) * 8;
-        printf("jittered load: %.2f bits a sample above a constant one\n", (double) bits / N);
+        bits_j = (history_memory_bytes(j) - history_memory_bytes(flat)) * 8;
+        printf("jittered load: %.2f bits a sample above a constant one at 0.1 %%, %.2f at 1 %%\n",
+               (double) bits / N, (double) bits_j / N);
         assert_true(bits < 7 * (size_t) N);
+        assert_true(bits_j < 4 * (size_t) N);
         history_free(h);
+        history_free(j);
         history_free(flat);
+}
+
+/* A column's step: whole stored units, for a load one that divides 10000,
+ * never finer than the default; kept across a load from a file. */
+static void test_column_step(void **state) {
+        struct history *h = new_history(16), *g = new_history(16);
+        int t = history_column(h, "t", HISTORY_TEMP);
+        int l4 = history_column(h, "load:cpu", HISTORY_LOAD);
+        int l6 = history_column(h, "load:six", HISTORY_LOAD);
+        int l7 = history_column(h, "load:seven", HISTORY_LOAD);
+        int fine = history_column(h, "load:fine", HISTORY_LOAD);
+        char path[512];
+
+        assert_int_equal(history_column_step(h, (size_t) t, 0.5), 0);
+        assert_int_equal(history_column_step(h, (size_t) l4, cpu_load_step(1000, 4)), 0);      /* 25 */
+        assert_int_equal(history_column_step(h, (size_t) l6, cpu_load_step(1000, 6)), 0);      /* 16.67: 16 */
+        assert_int_equal(history_column_step(h, (size_t) l7, cpu_load_step(1000, 7)), 0);      /* 14.29: 10 */
+        assert_int_equal(history_column_step(h, (size_t) fine, 1e-6), 0);                      /* stays 10 */
+        assert_int_equal(history_column_step(h, 5, 0.01), -EINVAL);
+        assert_int_equal(history_column_step(h, (size_t) t, 0.0), -EINVAL);
+        assert_int_equal(history_column_step(h, (size_t) t, NAN), -EINVAL);
+        assert_int_equal(history_column_step(NULL, 0, 0.01), -EINVAL);
+
+        assert_int_equal(history_begin(h, 1000), 0);
+        history_set(h, (size_t) t, 41.3);
+        history_set(h, (size_t) l4, 0.1234);
+        history_set(h, (size_t) l6, 0.5);
+        history_set(h, (size_t) l7, 0.1234);
+        history_set(h, (size_t) fine, 0.12345);
+        assert_near(history_get(h, 0, (size_t) t), 41.5);
+        assert_near(history_get(h, 0, (size_t) l4), 0.1225);
+        assert_near(history_get(h, 0, (size_t) l6), 0.5008);
+        assert_near(history_get(h, 0, (size_t) l7), 0.123);
+        assert_near(history_get(h, 0, (size_t) fine), 0.123);
+        assert_int_equal(history_begin(h, 2000), 0);
+        history_set(h, (size_t) l4, 1.0);
+        history_set(h, (size_t) l6, 1.0);
+        history_set(h, (size_t) l7, 1.0);
+        for (int c = l4; c <= l7; c++)
+                assert_near(history_get(h, 1, (size_t) c), 1.0);
+
+        path_in_tmp(path, sizeof path, "step.bin");
+        assert_int_equal(history_save(h, path), 0);
+        assert_int_equal(history_load(h, path), 0);
+        assert_int_equal(history_count(h), 2);
+        assert_int_equal(history_begin(h, 3000), 0);
+        history_set(h, (size_t) l4, 0.1234);
+        assert_near(history_get(h, 2, (size_t) l4), 0.1225);
+        /* a ring that had no step for the column reads the same values back */
+        assert_int_equal(history_load(g, path), 0);
+        assert_near(history_get(g, 0, (size_t) history_find_column(g, "load:cpu")), 0.1225);
+        history_free(g);
+        history_free(h);
 }
 
 /* A load that is noise of a few steps around its level, with jumps between
@@ -1369,6 +1435,7 @@ int main(void) {
                 cmocka_unit_test(test_load_handmade_rice),
                 cmocka_unit_test(test_rice_noise),
                 cmocka_unit_test(test_load_jiffies),
+                cmocka_unit_test(test_column_step),
                 cmocka_unit_test(test_load_kinds_and_columns),
                 cmocka_unit_test(test_load_errors),
                 cmocka_unit_test(test_fifo_refused),

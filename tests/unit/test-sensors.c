@@ -1110,6 +1110,18 @@ static void test_unreadable_files(void **state) {
 
 /* ---- load ---- */
 
+/* One jiffy of a load's total: /proc/stat counts USER_HZ (100 on Linux) a second and CPU. */
+static void test_load_step(void **state) {
+        (void) state;
+        assert_int_equal(sysconf(_SC_CLK_TCK), 100);
+        assert_float_equal(cpu_load_step(1000, 1), 0.01, 1e-12);
+        assert_float_equal(cpu_load_step(1000, 4), 0.0025, 1e-12);
+        assert_float_equal(cpu_load_step(100, 1), 0.1, 1e-12);
+        assert_float_equal(cpu_load_step(5000, 8), 1.0 / 4000, 1e-12);
+        assert_float_equal(cpu_load_step(5, 1), 1.0, 1e-12);      /* under a jiffy: busy or not */
+        assert_float_equal(cpu_load_step(1000, 0), 1.0, 1e-12);
+}
+
 static void test_load_rates(void **state) {
         struct cpu_load *l;
         struct sensors *s;
@@ -1300,6 +1312,7 @@ int main(void) {
                 cmocka_unit_test(test_cpufreq_modern),
                 cmocka_unit_test(test_policy_throttled),
                 cmocka_unit_test(test_unreadable_files),
+                cmocka_unit_test(test_load_step),
                 cmocka_unit_test(test_load_rates),
                 cmocka_unit_test(test_board_device_tree),
                 cmocka_unit_test(test_board_fallbacks),
