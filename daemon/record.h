@@ -12,7 +12,7 @@ struct recorder {
         struct history *hist;           /* not owned; NULL: nothing is recorded */
         int *temp_col, *freq_col, *cpu_col;     /* history column of each sensor, -1 for none */
         int load_col;
-        size_t load_cpus;               /* CPUs of the per-CPU load columns */
+        size_t load_cpus;               /* per-CPU load columns: the CPUs load:cpu counts */
         uint64_t interval_ms;           /* the tick's: what a load resolves */
         bool clock_warned;              /* wall clock went backwards; logged once */
 };
