@@ -11,7 +11,11 @@
  *                  the samples (the daemon computes them per request, so
  *                  GET /api/v1/runs/{id}/plot.svg costs run + fits + reading
  *                  samples.csv)
- *       and prints the SVG sizes. key=value lines, one per figure.
+ *         read     run_store_read_series() of the run's samples.csv, with
+ *                  the 15 temperatures and 4 policies of the x86 fixture,
+ *                  written to a temporary directory: what the daemon reads
+ *                  for each drawing
+ *       and prints the SVG and file sizes. key=value lines, one per figure.
  */
 #include <math.h>
 #include <stdint.h>
@@ -19,8 +23,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <sys/stat.h>
 
 #include "plot.h"
+#include "run.h"
+#include "samples-csv.h"
 
 #define N 86400                         /* 24 h at 1 Hz */
 #define LOAD_START 3600.0               /* s */
@@ -83,6 +92,63 @@ static void bench_run_init(struct bench_run *b, double offset_c) {
         b->run.n_levels = 1;
 }
 
+/* The run as the daemon records it: samples.csv in a new directory under
+ * /tmp. Returns its size in bytes, 0 on failure. */
+static long write_samples(const struct bench_run *b, char *dir) {
+        static const char *const temps[15] = { "thermal_zone0", "thermal_zone1", "thermal_zone2",
+                "thermal_zone3", "hwmon:acpitz/temp1", "hwmon:coretemp/temp1", "hwmon:coretemp/temp2",
+                "hwmon:coretemp/temp3", "hwmon:coretemp/temp4", "hwmon:coretemp/temp5",
+                "hwmon:nvme@nvme0/temp1", "hwmon:nvme@nvme0/temp2", "hwmon:nvme@nvme0/temp3",
+                "hwmon:nvme@nvme1/temp1", "hwmon:PNP0C14:01/temp1" };
+        static const char *const policies[4] = { "policy0", "policy1", "policy2", "policy3" };
+        char path[256], *header, *row;
+        size_t size = samples_row_size(15, 4);
+        struct stat st;
+        FILE *f;
+
+        if (!mkdtemp(dir))
+                return 0;
+        snprintf(path, sizeof path, "%s/samples.csv", dir);
+        header = samples_header(temps, 15, policies, 4);
+        row = malloc(size);
+        f = fopen(path, "we");
+        if (!header || !row || !f || fputs(header, f) < 0)
+                goto fail;
+        for (size_t i = 0; i < N; i++) {
+                double t[15], hz[4];
+                struct samples_row r = {
+                        .time_ms = INT64_C(1764547200000) + (int64_t) i * 1000, .elapsed_s = b->t[i],
+                        .phase = b->phase[i] == ANALYSIS_PHASE_STRESS ? "stress" :
+                                 b->phase[i] == ANALYSIS_PHASE_COOLDOWN ? "cooldown" : "idle", .temp_c = b->temp[i],
+                        .hottest_c = b->temp[i] + 2.0, .freq_hz = b->freq[i], .max_allowed_hz = 1.5e9,
+                        .load = b->phase[i] == ANALYSIS_PHASE_STRESS ? 1.0 : 0.02, .work_rate = b->work[i],
+                        .work_unit = "ops", .t_since_load_s = b->t[i] - LOAD_START, .firmware_arm_hz = NAN,
+                        .firmware_throttled = -1 };
+                int len;
+
+                for (size_t k = 0; k < 15; k++)
+                        t[k] = b->temp[i] - 0.5 * (double) k;
+                for (size_t k = 0; k < 4; k++)
+                        hz[k] = b->freq[i];
+                if ((len = samples_format_row(&r, t, 15, hz, 4, row, size)) < 0 ||
+                    fwrite(row, 1, (size_t) len, f) != (size_t) len)
+                        goto fail;
+        }
+        if (fclose(f) != 0 || stat(path, &st) < 0) {
+                f = NULL;
+                goto fail;
+        }
+        free(header);
+        free(row);
+        return (long) st.st_size;
+fail:
+        if (f)
+                fclose(f);
+        free(header);
+        free(row);
+        return 0;
+}
+
 int main(int argc, char **argv) {
         size_t reps = argc > 1 ? strtoul(argv[1], NULL, 10) : 31;
         struct bench_run *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
@@ -131,6 +197,25 @@ int main(int argc, char **argv) {
         }
         report("compare", ms, reps);
         printf("compare_svg_bytes=%zu\n", len);
+        char dir[] = "/tmp/plot-render-XXXXXX", path[256], unit[16];
+        long bytes = write_samples(a, dir);
+        if (bytes <= 0)
+                return fprintf(stderr, "plot-render: cannot write samples.csv under /tmp\n"), 1;
+        for (size_t r = 0; r < reps; r++) {
+                struct run_series s = {};
+                double t0 = now_ms();
+
+                run_store_read_series(dir, &s, unit, sizeof unit);
+                ms[r] = now_ms() - t0;
+                if (s.n != N)
+                        return fprintf(stderr, "plot-render: read %zu samples of %d\n", s.n, N), 1;
+                run_series_free(&s);
+        }
+        report("read", ms, reps);
+        printf("samples_csv_bytes=%ld\n", bytes);
+        snprintf(path, sizeof path, "%s/samples.csv", dir);
+        unlink(path);
+        rmdir(dir);
         free(a);
         free(b);
         free(ms);

@@ -13,7 +13,7 @@ struct api {
         char *sensors_json;             /* GET /api/v1/sensors of the last tick, serialised on first use */
         size_t sensors_json_len;        /* bytes */
         bool sensors_json_stale;        /* a tick came since it was serialised */
-        struct api_plot_cache *plots;   /* plots of ended runs already drawn (api-plots.c) */
+        struct api_plot_cache *plots;   /* run plots already drawn (api-plots.c) */
         struct events *events;          /* GET /api/v1/events (api-events.c) */
         unsigned events_run_id;         /* the live run the stream last told of, 0 for none */
         size_t events_phase_index;      /* and its phase then */
@@ -56,6 +56,10 @@ bool api_runs_dispatch(struct api *a, struct http_request *r);
 /* Answers and returns true when the path is a plot (.svg). (api-plots.c) */
 bool api_plots_dispatch(struct api *a, struct http_request *r);
 void api_plots_free(struct api *a);
+/* Whether a run's plot drawn from drawn_samples still shows it at
+ * run_samples: an ended run's when nothing was added, a live run's while it
+ * has grown by less than one of the plot's buckets at this width. */
+bool api_plot_fresh(size_t drawn_samples, size_t run_samples, bool running, unsigned width);
 /* The /api/v1/sensors document of the latest tick, built on first use. */
 const char *api_sensors_json(struct api *a, size_t *ret_len);
 

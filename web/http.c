@@ -572,9 +572,18 @@ static int http_queue(struct http_request *r, unsigned status, const char *conte
 
 int http_reply(struct http_request *r, unsigned status, const char *content_type,
                const char *body, size_t len) {
+        return http_reply_with(r, status, content_type, body, len, NULL);
+}
+
+int http_reply_with(struct http_request *r, unsigned status, const char *content_type,
+                    const char *body, size_t len, const char *const *headers) {
         struct MHD_Response *resp = MHD_create_response_from_buffer(len, (void *) body, MHD_RESPMEM_MUST_COPY);
 
-        return resp ? http_queue(r, status, content_type, resp) : -ENOMEM;
+        if (!resp)
+                return -ENOMEM;
+        for (size_t i = 0; headers && headers[i] && headers[i + 1]; i += 2)
+                MHD_add_response_header(resp, headers[i], headers[i + 1]);
+        return http_queue(r, status, content_type, resp);
 }
 
 /* Frees a large answer's body once it is sent, then gives the heap back:

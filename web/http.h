@@ -62,6 +62,9 @@ int http_local_port(int fd);
 
 int http_reply(struct http_request *r, unsigned status, const char *content_type,
                const char *body, size_t len);
+/* The same, with headers: NULL-terminated name, value pairs (NULL for none). */
+int http_reply_with(struct http_request *r, unsigned status, const char *content_type,
+                    const char *body, size_t len, const char *const *headers);
 /* Streams size bytes of fd (ownership passes to the server). */
 int http_reply_fd(struct http_request *r, unsigned status, const char *content_type, int fd, uint64_t size);
 /* Takes ownership of body (malloc'd) and frees it once sent; from

@@ -17,13 +17,13 @@ SVG_NS = "{http://www.w3.org/2000/svg}"
 HEATCURVECTL = os.environ.get("HEATCURVECTL", "")
 
 
-def fetch(d, path):
-    """(status, content type, body bytes)"""
+def fetch(d, path, header="Content-Type"):
+    """(status, the header (content type), body bytes)"""
     try:
         with urllib.request.urlopen(d.url + path, timeout=20) as resp:
-            return resp.status, resp.headers.get("Content-Type", ""), resp.read()
+            return resp.status, resp.headers.get(header, ""), resp.read()
     except urllib.error.HTTPError as e:
-        return e.code, e.headers.get("Content-Type", ""), e.read()
+        return e.code, e.headers.get(header, ""), e.read()
 
 
 def parse_svg(body):
@@ -80,6 +80,30 @@ def test_run_plot(two_runs, tmp_path):
     assert fetch(d, f"/api/v1/runs/{a}/plot.svg")[2] == body      # deterministic
     status, _, small = fetch(d, f"/api/v1/runs/{a}/plot.svg?width=400&height=320")
     assert status == 200 and parse_svg(small).get("width") == "400"
+
+
+def test_live_run_plot_follows_the_run(start_daemon):
+    """A live run's plot is drawn again as its samples come (a short run's at
+    every sample; a long one's once it has grown by a pixel's worth, unit-
+    tested), says how many samples it shows, and is the same bytes once the
+    run has ended and nothing changes."""
+    d = start_tree(start_daemon, fixture_path("rpi4"))
+    status, run = d.request("POST", "/api/v1/runs", body={"label": "live", "phases": [
+        {"kind": "idle", "duration": "3s"}, {"kind": "cooldown", "duration": "1s"}]})
+    assert status == 201, run
+    rid = run["id"]
+    samples = lambda: d.get(f"/api/v1/runs/{rid}")[1]["recording"]["samples"]
+    d.wait_for(lambda: samples() >= 3, what="3 samples")
+    status, n1, first = fetch(d, f"/api/v1/runs/{rid}/plot.svg", "Heatcurve-Run-Samples")
+    assert status == 200 and 3 <= int(n1) <= samples()
+    d.wait_for(lambda: samples() >= int(n1) + 2, what="2 samples more")
+    status, n2, second = fetch(d, f"/api/v1/runs/{rid}/plot.svg", "Heatcurve-Run-Samples")
+    assert status == 200 and int(n2) >= int(n1) + 2 and second != first
+    d.wait_for(lambda: d.get(f"/api/v1/runs/{rid}")[1]["state"] == "finished", what="the run ends")
+    total = samples()
+    status, n3, last = fetch(d, f"/api/v1/runs/{rid}/plot.svg", "Heatcurve-Run-Samples")
+    assert status == 200 and int(n3) == total and last not in (first, second)
+    assert fetch(d, f"/api/v1/runs/{rid}/plot.svg", "Heatcurve-Run-Samples")[1:] == (n3, last)
 
 
 def test_compare_and_history_plots(two_runs, tmp_path):

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "api-internal.h"
 #include "plot-data.h"
 #include "plot.h"
 #include "svg.h"
@@ -505,6 +506,27 @@ static void test_run_fits_follow_full(void **state) {
         assert_true(max_gap(&cooling, &full_cool, 5460, 7260) <= 0.05);
 }
 
+/* A live run's plot is drawn again once the run has grown by one of the
+ * plot's buckets (a pixel at most), an ended run's when anything changed. */
+static void test_live_plot_fresh(void **state) {
+        (void) state;
+        /* short runs: every new sample is drawn */
+        assert_true(api_plot_fresh(100, 100, true, 960));
+        assert_false(api_plot_fresh(100, 101, true, 960));
+        assert_false(api_plot_fresh(1919, 1920, true, 960));
+        /* 24 h at 1 Hz, 960 px: 90 samples a bucket */
+        assert_true(api_plot_fresh(86400, 86489, true, 960));
+        assert_false(api_plot_fresh(86400, 86490, true, 960));
+        /* wider than PLOT_BUCKETS_MAX: 1000 buckets */
+        assert_true(api_plot_fresh(86400, 86485, true, 4096));
+        assert_false(api_plot_fresh(86400, 86486, true, 4096));
+        /* the run's samples never go back; an ended run is drawn once */
+        assert_false(api_plot_fresh(86400, 86399, true, 960));
+        assert_true(api_plot_fresh(86400, 86400, false, 960));
+        assert_false(api_plot_fresh(86400, 86401, false, 960));
+        assert_false(api_plot_fresh(86400, 100, false, 960));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_run_golden),
@@ -517,6 +539,7 @@ int main(void) {
                 cmocka_unit_test(test_plot_data_from_documents),
                 cmocka_unit_test(test_degenerate_input),
                 cmocka_unit_test(test_plot_data_adopt),
+                cmocka_unit_test(test_live_plot_fresh),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
