@@ -71,20 +71,23 @@ def test_history_series_and_downsampling(start_daemon):
     assert len(one["t_ms"]) == 1
 
 
-def test_history_keeps_loads_to_a_jiffy(start_daemon, fixture_copy):
+def test_history_keeps_loads_to_a_jiffy(start_daemon, fixture_copy, tmp_path):
     """A load over a 100 ms tick is busy over about ten jiffies a CPU: the
     ring keeps it to one jiffy of its row's total (a tenth for one CPU, a
-    fortieth for the four of rpi4's total), whatever the total's jitter."""
+    fortieth for the four of rpi4's total), whatever the total's jitter;
+    and to the new jiffy once a reload sets another interval."""
     root = fixture_copy("rpi4")
     stat = os.path.join(root, "proc", "stat")
     with open(stat) as f:
         rest = [line for line in f if not line.startswith("cpu")]
+    conf = tmp_path / "heatcurve.conf"
+    conf.write_text("[daemon]\ninterval = 100ms\n")
     stop = threading.Event()
 
     def tick_counters():            # a third busy, on every CPU; same width, written in place
         fd = os.open(stat, os.O_WRONLY)
         try:
-            for n in range(2000):
+            for n in range(3000):
                 if stop.wait(0.03):
                     break
                 busy, idle = 1000000 + n, 3000000 + 2 * n
@@ -94,23 +97,32 @@ def test_history_keeps_loads_to_a_jiffy(start_daemon, fixture_copy):
         finally:
             os.close(fd)
 
+    def check(since, steps):
+        status, h = d.get(f"/api/v1/history?from={since}&points=10000&sensors=load:cpu,load:cpu0,load:cpu3")
+        assert status == 200
+        for series, step in zip(h["series"], steps):
+            values = [v for v in series["mean"] if v is not None]
+            assert values, series["id"]
+            for v in values:
+                assert v / step == pytest.approx(round(v / step), abs=1e-6), (series["id"], step, v)
+            # a third, to the step: not 0.333 as at 0.1 %
+            assert round(round(1 / 3 / step) * step, 6) in [round(v, 6) for v in values], (series["id"], values)
+
+    samples = lambda: d.get("/api/v1/status")[1]["history"]["samples"]
     writer = threading.Thread(target=tick_counters)
     writer.start()
     try:
-        d = start_on_root(start_daemon, root)
-        d.wait_for(lambda: d.get("/api/v1/status")[1]["history"]["samples"] >= 20, what="20 samples")
+        d = start_daemon("--sysfs-root", root, "--procfs-root", root, "--config", str(conf))
+        d.wait_for(lambda: samples() >= 20, what="20 samples")
+        check("-1m", (0.025, 0.1, 0.1))
+        conf.write_text("[daemon]\ninterval = 200ms\n")
+        d.signal(signal.SIGHUP)
+        n = samples()
+        d.wait_for(lambda: samples() >= n + 15, what="15 samples after the reload")
+        check("-1s", (0.0125, 0.05, 0.05))      # 20 jiffies a CPU, 80 for the four
     finally:
         stop.set()
         writer.join()
-    status, h = d.get("/api/v1/history?from=-1m&points=10000&sensors=load:cpu,load:cpu0,load:cpu3")
-    assert status == 200
-    for series, step in zip(h["series"], (0.025, 0.1, 0.1)):
-        values = [v for v in series["mean"] if v is not None]
-        assert values, series["id"]
-        for v in values:
-            assert v / step == pytest.approx(round(v / step), abs=1e-6), (series["id"], v)
-        # a third, to the step: not 0.333 as at 0.1 %
-        assert round(round(1 / 3 / step) * step, 6) in [round(v, 6) for v in values], (series["id"], values)
 
 
 @pytest.mark.parametrize("query,param", [
