@@ -33,6 +33,61 @@ static void test_number_text(void **state) {
         assert_string_equal(buf, "1.0000000000000001e+300");
 }
 
+/* The text of v to `decimals`, the slow way: the number of units llround()
+ * gives, printed by printf, the point put in, trailing zeros dropped. */
+static void expected_text(double v, int decimals, char *buf, size_t size) {
+        static const long long scale[] = { 1, 10, 100, 1000, 10000, 100000, 1000000 };
+        long long x = llround(v * (double) scale[decimals]);
+        unsigned long long a = x < 0 ? 0ULL - (unsigned long long) x : (unsigned long long) x;
+        char frac[16];
+        int keep = decimals;
+
+        snprintf(frac, sizeof frac, "%0*llu", decimals, a % (unsigned long long) scale[decimals]);
+        while (keep > 1 && frac[keep - 1] == '0')
+                keep--;
+        if (decimals == 0)
+                snprintf(buf, size, "%s%llu", x < 0 ? "-" : "", a);
+        else
+                snprintf(buf, size, "%s%llu.%.*s", x < 0 ? "-" : "", a / (unsigned long long) scale[decimals], keep,
+                         frac);
+}
+
+/* Any value to any number of decimals, the same text both ways, written
+ * alone or in place by the writer; ties and tiny values included. */
+static void test_number_text_matches_printf(void **state) {
+        static const double edges[] = { 0.0, -0.0, 0.5, -0.5, 0.049999, 0.05, 0.125, 2.675, -2.675, 1e-7, -1e-7,
+                                        99.995, 9.9999995, 8999999999999999.0, 899999999999.9999, 1234567.8901234 };
+        struct json_writer w = { 0 };
+        uint32_t seed = 7;
+        char got[48], want[48];
+
+        (void) state;
+        for (size_t i = 0; i < 200000 + sizeof edges / sizeof edges[0]; i++) {
+                double v;
+                int decimals = (int) (i % 7);
+
+                if (i < sizeof edges / sizeof edges[0]) {
+                        v = edges[i];
+                } else {
+                        seed = seed * 1664525u + 1013904223u;
+                        v = ((double) (seed >> 8) / 16777216.0 - 0.5) * 2e6;
+                        seed = seed * 1664525u + 1013904223u;
+                        v /= pow(10.0, (double) (seed >> 28));          /* 1e6 down to 1e-9 */
+                }
+                if (!(fabs(v) * pow(10.0, decimals) < 9e15))
+                        continue;
+                expected_text(v, decimals, want, sizeof want);
+                json_number_text(v, decimals, got, sizeof got);
+                assert_string_equal(got, want);
+                w.len = 0;
+                json_writer_lit(&w, "[");
+                json_writer_number(&w, v, decimals);
+                assert_int_equal(w.len, 1 + strlen(want));
+                assert_memory_equal(w.buf + 1, want, strlen(want));
+        }
+        free(w.buf);
+}
+
 /* A document written piece by piece equals json-c's print of the same tree:
  * numbers (null for NaN), a string json-c escapes, integers, nesting. */
 static void test_writer_equals_json_c(void **state) {
@@ -95,6 +150,7 @@ static void test_writer_grows(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_number_text),
+                cmocka_unit_test(test_number_text_matches_printf),
                 cmocka_unit_test(test_writer_equals_json_c),
                 cmocka_unit_test(test_writer_grows),
         };
