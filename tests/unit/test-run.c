@@ -231,9 +231,96 @@ static void test_older_samples_csv_reads_back(void **state) {
         assert_int_equal(samples_header_fixed("time_ms,elapsed"), 1);
 }
 
+/* A row's numbers are printf's "%.*f" to the byte, ties, negative zeros and
+ * large values included, and read back as strtod() reads them. */
+static void test_samples_numbers_as_printf(void **state) {
+        enum { N = 400 };
+        static const double edges[] = { 0.0, -0.0, 0.0005, -0.0005, 0.00049999, 2.675, -2.675, 0.5, 1.5, 2.5,
+                                        -0.49, 1e-9, -1e-9, 123456789.0625, 4503599627370495.5, 9007199254740993.0,
+                                        1e20, -1e20, 0.1, 0.7, 1.0005, 99.9995 };
+        double t[N], hz[N];
+        static char row[N * 64], want[N * 64];
+        struct samples_row r = { .time_ms = 1, .phase = "idle", .hottest_c = NAN, .max_allowed_hz = NAN,
+                                 .work_unit = "ops", .t_since_load_s = NAN, .firmware_arm_hz = NAN,
+                                 .firmware_throttled = -1 };
+        uint32_t seed = 3;
+        size_t pos;
+        int len;
+
+        (void) state;
+        for (int rep = 0; rep < 200; rep++) {
+                for (size_t i = 0; i < N; i++) {
+                        size_t k = (size_t) rep * N + i;
+                        double v;
+
+                        seed = seed * 1664525u + 1013904223u;
+                        v = ((double) (seed >> 8) / 16777216.0 - 0.5) * 2e5;
+                        seed = seed * 1664525u + 1013904223u;
+                        v /= pow(10.0, (double) (seed >> 29));          /* down to 1e-7 of it */
+                        if (k < sizeof edges / sizeof edges[0])
+                                v = edges[k];
+                        else if (seed % 8 == 0)
+                                v = round(v * 1000.0) / 1000.0 + (seed % 16 == 0 ? 0.0005 : 0.0);
+                        t[i] = v;
+                        hz[i] = v * 1e4;
+                }
+                r.elapsed_s = t[0];
+                r.temp_c = t[1];
+                r.load = t[2];
+                r.work_rate = t[3];
+                r.freq_hz = hz[4];
+                len = samples_format_row(&r, t, N, hz, N, row, sizeof row);
+                assert_true(len > 0);
+                pos = (size_t) snprintf(want, sizeof want, "1,%.3f,idle,%.3f,,%.0f,,0,%.4f,%.1f,ops,,,", t[0], t[1],
+                                        hz[4], t[2], t[3]);
+                for (size_t i = 0; i < N; i++)
+                        pos += (size_t) snprintf(want + pos, sizeof want - pos, ",%.3f", t[i]);
+                for (size_t i = 0; i < N; i++)
+                        pos += (size_t) snprintf(want + pos, sizeof want - pos, ",%.0f", hz[i]);
+                snprintf(want + pos, sizeof want - pos, "\n");
+                assert_string_equal(row, want);
+                /* and back: every field as strtod reads it, the sign of a zero too */
+                for (char *f = row, *next; f; f = next) {
+                        struct samples_row x;
+                        char one[96], copy[96];
+                        double v;
+
+                        next = strchr(f, ',');
+                        snprintf(one, sizeof one, "%.*s", next ? (int) (next - f) : (int) strcspn(f, "\n"), f);
+                        if (next)
+                                next++;
+                        if (!one[0] || !strpbrk(one, "0123456789"))
+                                continue;
+                        snprintf(copy, sizeof copy, "1,%s,idle,%s,,,,0,,,ops", one, one);
+                        assert_int_equal(samples_parse_row(copy, SAMPLES_FIXED_COLUMNS, &x), 0);
+                        v = strtod(one, NULL);
+                        assert_memory_equal(&x.temp_c, &v, sizeof v);
+                }
+        }
+        /* what is not a plain decimal goes to strtod */
+        static const char *const odd[] = { "1e5", "+3", " 4", "12abc", "nan", "0x10", ".5", "5.", "-",
+                                           "3.14159265358979323846", "-0.000", "12345678901234567890",
+                                           "1.000000000000000111" /* over 2^53: one rounding too many */ };
+        for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {
+                char copy[96], *end;
+                struct samples_row x;
+                double v = strtod(odd[i], &end);
+
+                if (end == odd[i])
+                        v = NAN;
+                snprintf(copy, sizeof copy, "1,0,idle,%s,,,,0,,,ops", odd[i]);
+                assert_int_equal(samples_parse_row(copy, SAMPLES_FIXED_COLUMNS, &x), 0);
+                if (isnan(v))
+                        assert_true(isnan(x.temp_c));
+                else
+                        assert_memory_equal(&x.temp_c, &v, sizeof v);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_wall_clock_steps_do_not_time_phases),
+                cmocka_unit_test(test_samples_numbers_as_printf),
                 cmocka_unit_test(test_series_time_is_monotonic),
                 cmocka_unit_test(test_busy_idle_is_flagged),
                 cmocka_unit_test(test_stable_waits_for_a_quiet_board),
