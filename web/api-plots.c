@@ -101,7 +101,7 @@ static int plot_data_for_run(struct api *a, const struct run *run, struct plot_d
 }
 
 /* Drawing a run means reading all of its samples.csv on the event loop:
- * 146 ms here for 24 h at 1 Hz with 15 temperatures (21 MB; bench/README.md).
+ * 84 ms here for 24 h at 1 Hz with 15 temperatures (21 MB; bench/README.md).
  * The dashboard asks for a live run's plot every 5 s, so the last few plots
  * are kept, about 40 KiB each: an ended run's until something changes, a
  * live run's while the run has grown by less than one bucket of the plot
