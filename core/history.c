@@ -704,6 +704,20 @@ int history_find_column(const struct history *h, const char *id) {
         return -ENOENT;
 }
 
+/* A value in the column's unit (degrees C, Hz, fraction) in stored units,
+ * not yet rounded; NaN for an unknown kind. */
+static double history_units(enum history_kind kind, double value) {
+        switch (kind) {
+        case HISTORY_TEMP:
+                return value * 100.0;   /* degrees C -> centidegrees */
+        case HISTORY_FREQ:
+                return value / 1e6;     /* Hz -> MHz */
+        case HISTORY_LOAD:
+                return value * 10000.0; /* fraction -> 1/10000 */
+        }
+        return NAN;
+}
+
 /* Stored units of one step when nothing else is said: a load is kept to
  * 0.1 %, the finest a load of a second on ten CPUs resolves. */
 static int16_t history_default_step(enum history_kind kind) {
@@ -743,7 +757,6 @@ int history_column(struct history *h, const char *id, enum history_kind kind) {
 }
 
 int history_column_step(struct history *h, size_t col, double step) {
-        static const double units[] = { [HISTORY_TEMP] = 100.0, [HISTORY_FREQ] = 1e-6, [HISTORY_LOAD] = 1e4 };
         struct history_column *c;
         double u;
         int16_t d;
@@ -752,7 +765,7 @@ int history_column_step(struct history *h, size_t col, double step) {
                 return -EINVAL;
         c = &h->columns[col];
         d = history_default_step(c->kind);
-        u = floor(step * units[c->kind] + 1e-9);        /* 1/400 is 25 units, not 24.999... */
+        u = floor(history_units(c->kind, step) + 1e-9);        /* 1/400 is 25 units, not 24.999... */
         if (u > INT16_MAX)
                 u = INT16_MAX;
         c->step = u > d ? (int16_t) u : d;
@@ -870,21 +883,8 @@ static int16_t history_round(double x) {
 }
 
 static int16_t history_encode(const struct history_column *c, double value) {
-        double x;
+        double x = history_units(c->kind, value);
 
-        switch (c->kind) {
-        case HISTORY_TEMP:
-                x = value * 100.0;      /* degrees C -> centidegrees */
-                break;
-        case HISTORY_FREQ:
-                x = value / 1e6;        /* Hz -> MHz */
-                break;
-        case HISTORY_LOAD:
-                x = value * 10000.0;    /* fraction -> 1/10000 */
-                break;
-        default:
-                return HISTORY_MISSING;
-        }
         if (isnan(x))
                 return HISTORY_MISSING;
         if (c->step > 1)
