@@ -570,6 +570,12 @@ static int http_queue(struct http_request *r, unsigned status, const char *conte
         return ok == MHD_YES ? 0 : -EIO;
 }
 
+/* NULL-terminated name, value pairs; NULL for none. */
+static void http_add_headers(struct MHD_Response *resp, const char *const *headers) {
+        for (size_t i = 0; headers && headers[i] && headers[i + 1]; i += 2)
+                MHD_add_response_header(resp, headers[i], headers[i + 1]);
+}
+
 int http_reply(struct http_request *r, unsigned status, const char *content_type,
                const char *body, size_t len) {
         return http_reply_with(r, status, content_type, body, len, NULL);
@@ -581,8 +587,7 @@ int http_reply_with(struct http_request *r, unsigned status, const char *content
 
         if (!resp)
                 return -ENOMEM;
-        for (size_t i = 0; headers && headers[i] && headers[i + 1]; i += 2)
-                MHD_add_response_header(resp, headers[i], headers[i + 1]);
+        http_add_headers(resp, headers);
         return http_queue(r, status, content_type, resp);
 }
 
@@ -779,7 +784,6 @@ int http_reply_static(struct http_request *r, unsigned status, const char *conte
 
         if (!resp)
                 return -ENOMEM;
-        for (size_t i = 0; headers && headers[i] && headers[i + 1]; i += 2)
-                MHD_add_response_header(resp, headers[i], headers[i + 1]);
+        http_add_headers(resp, headers);
         return http_queue(r, status, content_type, resp);
 }
