@@ -25,56 +25,20 @@ json_object *json_new_millis(int64_t milli) {
         return json_object_new_double_s((double) milli / 1000.0, buf);
 }
 
-/* "00" to "99": two digits a division. */
-static const char digit_pairs[] =
-        "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-        "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-        "8081828384858687888990919293949596979899";
-
 /* v rounded to `decimals` (0..6) as text, trailing zeros dropped but one
  * decimal kept ("43.0"). Integer arithmetic: snprintf("%f") was most of the
  * cost of a long history answer, and a history answer is 72,000 numbers.
- * Returns the length, 0 when v is too large for it or buf under 24 bytes. */
+ * Returns the length, 0 when v is too large for it or buf too small. */
 static size_t format_fixed(double v, int decimals, char *buf, size_t size) {
         static const double scale[] = { 1, 10, 100, 1e3, 1e4, 1e5, 1e6 };
-        char digits[24];
-        char *p = digits + sizeof digits;      /* the digits of q, written from the end */
-        unsigned long long q;
-        size_t n, len = 0, keep;
         long long x;
 
-        if (decimals < 0 || decimals > 6 || size < 24 || !(fabs(v) * scale[decimals] < 9e15))
+        if (decimals < 0 || decimals > 6 || size < UTIL_DECIMAL_MAX || !(fabs(v) * scale[decimals] < 9e15))
                 return 0;
         x = llround(v * scale[decimals]);
-        q = x < 0 ? 0ULL - (unsigned long long) x : (unsigned long long) x;
-        while (q >= 100) {
-                p -= 2;
-                memcpy(p, &digit_pairs[2 * (q % 100)], 2);
-                q /= 100;
-        }
-        if (q >= 10) {
-                p -= 2;
-                memcpy(p, &digit_pairs[2 * q], 2);
-        } else {
-                *--p = (char) ('0' + q);
-        }
-        for (n = (size_t) (digits + sizeof digits - p); n <= (size_t) decimals; n++)
-                *--p = '0';     /* a whole digit before the point: 0.05, not .05 */
-        if (x < 0)              /* x is whole: what rounds to 0 has no sign, no "-0.0" */
-                buf[len++] = '-';
-        memcpy(buf + len, p, n - (size_t) decimals);
-        len += n - (size_t) decimals;
-        if (decimals > 0) {
-                const char *frac = p + n - decimals;
-
-                for (keep = (size_t) decimals; keep > 1 && frac[keep - 1] == '0'; keep--)
-                        ;       /* drop trailing zeros, keep one decimal */
-                buf[len++] = '.';
-                memcpy(buf + len, frac, keep);
-                len += keep;
-        }
-        buf[len] = '\0';
-        return len;
+        /* x is whole: what rounds to 0 has no sign, no "-0.0" */
+        return util_decimal_text(x < 0 ? 0ULL - (unsigned long long) x : (unsigned long long) x, decimals, x < 0, 1,
+                                 buf);
 }
 
 size_t json_number_text(double v, int decimals, char *buf, size_t size) {

@@ -92,10 +92,9 @@ static void put(struct row_buf *b, const char *format, ...) {
  * exact half, printf rounds to even): then, and beyond 2^52, printf says. */
 static void put_number(struct row_buf *b, double v, int decimals) {
         static const double scale[] = { 1, 10, 100, 1e3, 1e4 };
-        char digits[24], *p = digits + sizeof digits;
-        unsigned long long q;
+        char text[UTIL_DECIMAL_MAX];
         double x, frac;
-        size_t n, need;
+        size_t len;
 
         if (!isfinite(v)) {
                 put(b, ",");
@@ -106,29 +105,16 @@ static void put_number(struct row_buf *b, double v, int decimals) {
                 put(b, ",%.*f", decimals, v);
                 return;
         }
-        q = (unsigned long long) floor(x) + (frac > 0.5);
-        do
-                *--p = (char) ('0' + q % 10);
-        while ((q /= 10) > 0);
-        for (n = (size_t) (digits + sizeof digits - p); n <= (size_t) decimals; n++)
-                *--p = '0';
-        need = 1 + (signbit(v) ? 1 : 0) + n + (decimals > 0);   /* "-0.000" as printf writes it */
-        if (need >= b->left) {
+        /* "-0.000" as printf writes it: the sign is v's */
+        len = util_decimal_text((uint64_t) floor(x) + (frac > 0.5), decimals, signbit(v), decimals, text);
+        if (1 + len >= b->left) {
                 b->full = true;
                 return;
         }
         *b->p++ = ',';
-        if (signbit(v))
-                *b->p++ = '-';
-        memcpy(b->p, p, n - (size_t) decimals);
-        b->p += n - (size_t) decimals;
-        if (decimals > 0) {
-                *b->p++ = '.';
-                memcpy(b->p, p + n - decimals, (size_t) decimals);
-                b->p += decimals;
-        }
-        *b->p = '\0';
-        b->left -= need;
+        memcpy(b->p, text, len + 1);
+        b->p += len;
+        b->left -= 1 + len;
 }
 
 int samples_format_row(const struct samples_row *row, const double *temps_c, size_t n_temps,

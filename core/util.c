@@ -125,3 +125,50 @@ int util_errorf(char *err, size_t errlen, int r, const char *format, ...) {
         }
         return r;
 }
+
+/* "00" to "99". */
+static const char digit_pairs[] =
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+        "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+        "8081828384858687888990919293949596979899";
+
+size_t util_decimal_text(uint64_t q, int decimals, bool negative, int keep, char *buf) {
+        char digits[UTIL_DECIMAL_MAX];
+        char *p = digits + sizeof digits;      /* the digits of q, written from the end */
+        const char *frac;
+        size_t n, len = 0, frac_len;
+
+        if (decimals < 0)
+                decimals = 0;
+        if (decimals > 19)
+                decimals = 19;
+        if (keep < 0)
+                keep = 0;
+        while (q >= 100) {
+                p -= 2;
+                memcpy(p, &digit_pairs[2 * (q % 100)], 2);
+                q /= 100;
+        }
+        if (q >= 10) {
+                p -= 2;
+                memcpy(p, &digit_pairs[2 * q], 2);
+        } else {
+                *--p = (char) ('0' + q);
+        }
+        for (n = (size_t) (digits + sizeof digits - p); n <= (size_t) decimals; n++)
+                *--p = '0';     /* a whole digit before the point: 0.05, not .05 */
+        if (negative)
+                buf[len++] = '-';
+        memcpy(buf + len, p, n - (size_t) decimals);
+        len += n - (size_t) decimals;
+        frac = p + n - (size_t) decimals;
+        for (frac_len = (size_t) decimals; frac_len > (size_t) keep && frac[frac_len - 1] == '0'; frac_len--)
+                ;       /* drop trailing zeros down to keep */
+        if (frac_len > 0) {
+                buf[len++] = '.';
+                memcpy(buf + len, frac, frac_len);
+                len += frac_len;
+        }
+        buf[len] = '\0';
+        return len;
+}

@@ -1,6 +1,7 @@
 /* util.h — small helpers shared by the daemon, the web layer and the client: clocks, cleanup, paths. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -37,6 +38,16 @@ int util_errorf(char *err, size_t errlen, int r, const char *format, ...) __attr
 
 /* errno name ("EIO"), "EUNKNOWN" for numbers glibc has no name for. */
 const char *util_errno_name(int err);
+
+/* q units of 10^-decimals (0..19) as text in buf, NUL-terminated: a minus
+ * first when negative, at least one digit before the point, then the
+ * decimals with trailing zeros dropped down to `keep` of them (the point
+ * too when none is left): 48686 at 3 is "48.686"; 31000 at 3 is "31.000"
+ * with keep 3, "31.0" with keep 1, "31" with keep 0. Integer work only, two
+ * digits a division: JSON answers, samples.csv and /metrics write numbers
+ * by the ten thousand. Returns the length, at most UTIL_DECIMAL_MAX - 1. */
+#define UTIL_DECIMAL_MAX 24
+size_t util_decimal_text(uint64_t q, int decimals, bool negative, int keep, char *buf);
 
 static inline void freep(void *p) {
         free(*(void **) p);

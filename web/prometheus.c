@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "util.h"
+
 /*
  * Names follow the Prometheus conventions: base units in the name
  * (_celsius, _hertz, _seconds, _ratio), counters end in _total, one family
@@ -57,20 +59,10 @@ static void out_puts(struct prom_out *o, const char *s) {
         out_put(o, s, strlen(s));
 }
 
-/* Decimal digits of v at the end of buf (at least 20 bytes); returns where they start. */
-static char *u64_digits(uint64_t v, char *end) {
-        do {
-                *--end = (char) ('0' + v % 10);
-                v /= 10;
-        } while (v);
-        return end;
-}
-
 static void out_u64(struct prom_out *o, uint64_t v) {
-        char buf[24], *end = buf + sizeof buf;
-        char *p = u64_digits(v, end);
+        char buf[UTIL_DECIMAL_MAX];
 
-        out_put(o, p, (size_t) (end - p));
+        out_put(o, buf, util_decimal_text(v, 0, false, 0, buf));
 }
 
 /* Length of the valid UTF-8 sequence at p (1..4), 0 when it is not one. */
@@ -164,10 +156,10 @@ static void label(struct prom_out *o, const char *name, const char *value) {
 }
 
 static void label_uint(struct prom_out *o, const char *name, uint64_t value) {
-        char buf[24], *end = buf + sizeof buf - 1;
+        char buf[UTIL_DECIMAL_MAX];
 
-        *end = '\0';
-        label(o, name, u64_digits(value, end));
+        util_decimal_text(value, 0, false, 0, buf);
+        label(o, name, buf);
 }
 
 static void value_begin(struct prom_out *o) {
@@ -189,28 +181,10 @@ static void value_uint(struct prom_out *o, uint64_t v) {
 /* v / 10^decimals (decimals 0..9) written exactly, trailing zeros dropped:
  * 48686 mC is "48.686", 31000 mC is "31". No float rounding on the way. */
 static void value_fixed(struct prom_out *o, int64_t v, int decimals) {
-        uint64_t a = v < 0 ? (uint64_t) -(v + 1) + 1 : (uint64_t) v, scale = 1;
-        char buf[24], *end = buf + sizeof buf, *p;
-        int d = decimals;
+        char buf[UTIL_DECIMAL_MAX];
 
-        for (int i = 0; i < decimals; i++)
-                scale *= 10;
         value_begin(o);
-        if (v < 0)
-                out_puts(o, "-");
-        out_u64(o, a / scale);
-        a %= scale;
-        if (a) {
-                while (a % 10 == 0) {
-                        a /= 10;
-                        d--;
-                }
-                p = u64_digits(a, end);
-                out_puts(o, ".");
-                for (int zeros = d - (int) (end - p); zeros > 0; zeros--)
-                        out_puts(o, "0");
-                out_put(o, p, (size_t) (end - p));
-        }
+        out_put(o, buf, util_decimal_text(v < 0 ? (uint64_t) -(v + 1) + 1 : (uint64_t) v, decimals, v < 0, 0, buf));
         out_puts(o, "\n");
 }
 
@@ -332,7 +306,7 @@ static void render_trips(struct prom_out *o, const struct sensors *s) {
 /* ---- health of every sensor, by the ids of /api/v1/sensors and the history ---- */
 
 static const struct prom_family
-        F_OK = { "heatcurve_sensor_ok", "gauge",
+        F_SENSOR_OK = { "heatcurve_sensor_ok", "gauge",
                  "1 when the last read of the sensor succeeded, else 0. Ids as in /api/v1/history." },
         F_ERRORS = { "heatcurve_sensor_read_errors_total", "counter", "Failed reads of the sensor." };
 
@@ -353,7 +327,7 @@ static void each_sensor(struct prom_out *o, const struct sensors *s,
 }
 
 static void emit_ok(struct prom_out *o, const char *id, bool ok, uint64_t errors) {
-        sample(o, &F_OK);
+        sample(o, &F_SENSOR_OK);
         label(o, "sensor", id);
         value_text(o, ok ? "1" : "0");
 }
