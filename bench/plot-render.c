@@ -14,7 +14,9 @@
  *         read     run_store_read_series() of the run's samples.csv, with
  *                  the 15 temperatures and 4 policies of the x86 fixture,
  *                  written to a temporary directory: what the daemon reads
- *                  for each drawing
+ *                  for each drawing of an ended run
+ *         live     run_series_copy_as_read() of that series: what it
+ *                  copies instead for a live run, which keeps its series
  *       and prints the SVG and file sizes. key=value lines, one per figure.
  */
 #include <math.h>
@@ -213,6 +215,22 @@ int main(int argc, char **argv) {
         }
         report("read", ms, reps);
         printf("samples_csv_bytes=%ld\n", bytes);
+        {
+                struct run_series live = {};
+
+                run_store_read_series(dir, &live, unit, sizeof unit);
+                for (size_t r = 0; r < reps; r++) {
+                        struct run_series s;
+                        double t0 = now_ms();
+
+                        if (run_series_copy_as_read(&live, &s) < 0 || s.n != N)
+                                return fprintf(stderr, "plot-render: copy of the series failed\n"), 1;
+                        ms[r] = now_ms() - t0;
+                        run_series_free(&s);
+                }
+                run_series_free(&live);
+                report("live", ms, reps);
+        }
         snprintf(path, sizeof path, "%s/samples.csv", dir);
         unlink(path);
         rmdir(dir);

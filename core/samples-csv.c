@@ -85,28 +85,46 @@ static void put(struct row_buf *b, const char *format, ...) {
         b->left -= (size_t) n;
 }
 
-/* ",%.*f" of v, without printf where the result is sure: a run writes a
- * row at every tick, and printf's exact decimal conversion was most of its
- * cost. |v| x 10^decimals is rounded once, by at most 2^-53 of itself, so
- * its nearest integer is printf's unless it lies that close to a half (an
- * exact half, printf rounds to even): then, and beyond 2^52, printf says. */
-static void put_number(struct row_buf *b, double v, int decimals) {
+/* Decimals a number keeps in the file, by what it measures. */
+#define DECIMALS_S 3                    /* seconds */
+#define DECIMALS_C 3                    /* degrees C */
+#define DECIMALS_HZ 0
+#define DECIMALS_LOAD 4                 /* 0..1 */
+#define DECIMALS_RATE 1                 /* work units a second */
+
+/* |v| x 10^decimals rounded to the nearest integer *q, as printf rounds it,
+ * where that is sure without printf: a run writes a row at every tick, and
+ * printf's exact decimal conversion was most of its cost. The product is
+ * rounded once, by at most 2^-53 of itself, so its nearest integer is
+ * printf's unless it lies that close to a half (an exact half, printf
+ * rounds to even): then, and beyond 2^52, false. */
+static bool scaled_exact(double v, int decimals, uint64_t *q) {
         static const double scale[] = { 1, 10, 100, 1e3, 1e4 };
-        char text[UTIL_DECIMAL_MAX];
         double x, frac;
+
+        if (decimals < 0 || decimals > 4 || !((x = fabs(v) * scale[decimals]) < 0x1p52) ||
+            fabs((frac = x - floor(x)) - 0.5) <= x * 0x1p-50 + 0x1p-60)
+                return false;
+        *q = (uint64_t) floor(x) + (frac > 0.5);
+        return true;
+}
+
+/* ",%.*f" of v; a NaN is an empty field. */
+static void put_number(struct row_buf *b, double v, int decimals) {
+        char text[UTIL_DECIMAL_MAX];
+        uint64_t q;
         size_t len;
 
         if (!isfinite(v)) {
                 put(b, ",");
                 return;
         }
-        if (b->full || decimals < 0 || decimals > 4 || !((x = fabs(v) * scale[decimals]) < 0x1p52) ||
-            fabs((frac = x - floor(x)) - 0.5) <= x * 0x1p-50 + 0x1p-60) {
+        if (b->full || !scaled_exact(v, decimals, &q)) {
                 put(b, ",%.*f", decimals, v);
                 return;
         }
         /* "-0.000" as printf writes it: the sign is v's */
-        len = util_decimal_text((uint64_t) floor(x) + (frac > 0.5), decimals, signbit(v), decimals, text);
+        len = util_decimal_text(q, decimals, signbit(v), decimals, text);
         if (1 + len >= b->left) {
                 b->full = true;
                 return;
@@ -122,26 +140,26 @@ int samples_format_row(const struct samples_row *row, const double *temps_c, siz
         struct row_buf b = { buf, size, false };
 
         put(&b, "%" PRId64, row->time_ms);
-        put_number(&b, row->elapsed_s, 3);
+        put_number(&b, row->elapsed_s, DECIMALS_S);
         put(&b, ",%s", row->phase);
-        put_number(&b, row->temp_c, 3);
-        put_number(&b, row->hottest_c, 3);
-        put_number(&b, row->freq_hz, 0);
-        put_number(&b, row->max_allowed_hz, 0);
+        put_number(&b, row->temp_c, DECIMALS_C);
+        put_number(&b, row->hottest_c, DECIMALS_C);
+        put_number(&b, row->freq_hz, DECIMALS_HZ);
+        put_number(&b, row->max_allowed_hz, DECIMALS_HZ);
         put(&b, ",%d", row->cooling_active ? 1 : 0);
-        put_number(&b, row->load, 4);
-        put_number(&b, row->work_rate, 1);
+        put_number(&b, row->load, DECIMALS_LOAD);
+        put_number(&b, row->work_rate, DECIMALS_RATE);
         put(&b, ",%s", row->work_unit ? row->work_unit : "");
-        put_number(&b, row->t_since_load_s, 3);
-        put_number(&b, row->firmware_arm_hz, 0);
+        put_number(&b, row->t_since_load_s, DECIMALS_S);
+        put_number(&b, row->firmware_arm_hz, DECIMALS_HZ);
         if (row->firmware_throttled >= 0)
                 put(&b, ",%d", row->firmware_throttled > 0);
         else
                 put(&b, ",");
         for (size_t i = 0; i < n_temps; i++)
-                put_number(&b, temps_c[i], 3);
+                put_number(&b, temps_c[i], DECIMALS_C);
         for (size_t i = 0; i < n_policies; i++)
-                put_number(&b, policies_hz[i], 0);
+                put_number(&b, policies_hz[i], DECIMALS_HZ);
         put(&b, "\n");
         return b.full ? -ENOBUFS : (int) (size - b.left);
 }
@@ -178,6 +196,36 @@ static double field_number(const char *field) {
         }
         v = strtod(field, &end);
         return end == field ? NAN : v;
+}
+
+/* v as put_number() writes it and field_number() reads it back. */
+static double number_as_read(double v, int decimals) {
+        static const double pow10[] = { 1e0, 1e1, 1e2, 1e3, 1e4 };
+        char text[FIELD_MAX + 320];     /* %f of the largest double: 309 digits */
+        uint64_t q;
+
+        if (!isfinite(v))
+                return NAN;
+        if (scaled_exact(v, decimals, &q)) {
+                /* the text is q's digits with a point: field_number() divides */
+                double x = (double) q / pow10[decimals];
+
+                return signbit(v) ? -x : x;
+        }
+        snprintf(text, sizeof text, "%.*f", decimals, v);
+        return field_number(text);
+}
+
+void samples_row_as_read(struct samples_row *row) {
+        row->elapsed_s = number_as_read(row->elapsed_s, DECIMALS_S);
+        row->temp_c = number_as_read(row->temp_c, DECIMALS_C);
+        row->hottest_c = number_as_read(row->hottest_c, DECIMALS_C);
+        row->freq_hz = number_as_read(row->freq_hz, DECIMALS_HZ);
+        row->max_allowed_hz = number_as_read(row->max_allowed_hz, DECIMALS_HZ);
+        row->load = number_as_read(row->load, DECIMALS_LOAD);
+        row->work_rate = number_as_read(row->work_rate, DECIMALS_RATE);
+        row->t_since_load_s = number_as_read(row->t_since_load_s, DECIMALS_S);
+        row->firmware_arm_hz = number_as_read(row->firmware_arm_hz, DECIMALS_HZ);
 }
 
 size_t samples_header_fixed(const char *header) {

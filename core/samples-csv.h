@@ -74,6 +74,12 @@ int samples_format_row(const struct samples_row *row, const double *temps_c, siz
                        const double *policies_hz, size_t n_policies, char *buf, size_t size);
 size_t samples_row_size(size_t n_temps, size_t n_policies);
 
+/* The numbers of row as samples_parse_row() reads them from the line
+ * samples_format_row() writes: rounded to the file's decimals, the doubles
+ * of that text, NaN for a NaN. Lets a series kept in memory stand for its
+ * file, bit for bit, without the text. */
+void samples_row_as_read(struct samples_row *row);
+
 /* How many of the fixed columns a header line names, in order: files
  * written before a column existed name fewer. */
 size_t samples_header_fixed(const char *header);

@@ -262,6 +262,28 @@ int run_series_append_row(struct run_series *s, const struct samples_row *row, e
         return 0;
 }
 
+int run_series_copy_as_read(const struct run_series *s, struct run_series *ret) {
+        char unit[1];
+
+        *ret = (struct run_series) {};
+        for (size_t i = 0; i < s->n; i++) {
+                /* the fields run_csv_row() writes of it */
+                struct samples_row row = {
+                        .elapsed_s = s->t_s[i], .temp_c = s->temp_c[i], .freq_hz = s->freq_hz[i],
+                        .max_allowed_hz = s->max_hz[i], .cooling_active = s->cooling[i], .load = s->load[i],
+                        .work_rate = s->work_rate[i], .work_unit = "",
+                        .firmware_throttled = s->firmware_throttled[i],
+                };
+
+                samples_row_as_read(&row);
+                if (run_series_append_row(ret, &row, s->phase[i], unit, sizeof unit) < 0) {
+                        run_series_free(ret);
+                        return -ENOMEM;
+                }
+        }
+        return 0;
+}
+
 void run_series_free(struct run_series *s) {
         free(s->t_s);
         free(s->temp_c);

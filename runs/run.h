@@ -220,6 +220,10 @@ int run_series_append(struct run_series *s, const struct run_sample *x);
 struct samples_row;
 int run_series_append_row(struct run_series *s, const struct samples_row *row, enum analysis_phase phase,
                           char *unit, size_t unitlen);
+/* A copy of s as run_store_read_series() reads it back from the
+ * samples.csv written of it (samples_row_as_read()): a live run's series
+ * stands for its file without reading it. 0 or -ENOMEM. */
+int run_series_copy_as_read(const struct run_series *s, struct run_series *ret);
 void run_series_free(struct run_series *s);
 void run_series_metrics(const struct run_series *s, double ambient_c, struct run_metrics *ret);
 

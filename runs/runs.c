@@ -344,12 +344,21 @@ int runs_open_samples(const struct runs *rs, unsigned id, int *ret_fd) {
 }
 
 int runs_series(const struct runs *rs, unsigned id, struct run_series *ret, char *unit, size_t unitlen) {
+        const struct run *r = runs_find(rs, id);
         char dir[PATH_MAX];
 
         *ret = (struct run_series) {};
         unit[0] = '\0';
-        if (!runs_find(rs, id) || run_store_dir(rs->set.state_dir, id, dir, sizeof dir) < 0)
+        if (!r || run_store_dir(rs->set.state_dir, id, dir, sizeof dir) < 0)
                 return -ENOENT;
+        /* A live run keeps its series: reading its samples.csv instead took
+         * 84 ms for a day at 1 Hz here, on the event loop, at every drawing. */
+        if (r->host && r->series.n > 0) {
+                for (size_t i = 0; i < r->series.n && !unit[0]; i++)
+                        if (isfinite(r->series.work_rate[i]))
+                                snprintf(unit, unitlen, "%s", r->work_unit);
+                return run_series_copy_as_read(&r->series, ret);
+        }
         run_store_read_series(dir, ret, unit, unitlen);
         return 0;
 }
@@ -357,15 +366,14 @@ int runs_series(const struct runs *rs, unsigned id, struct run_series *ret, char
 json_object *runs_curve(const struct runs *rs, unsigned id, size_t points) {
         struct run_series s = {};
         json_object *o, *t, *y;
-        char dir[PATH_MAX], unit[16];
+        char unit[16];
         size_t start = 0;
 
-        if (!runs_find(rs, id) || run_store_dir(rs->set.state_dir, id, dir, sizeof dir) < 0)
+        if (runs_series(rs, id, &s, unit, sizeof unit) < 0)
                 return NULL;
         o = json_object_new_object();
         t = json_object_new_array();
         y = json_object_new_array();
-        run_store_read_series(dir, &s, unit, sizeof unit);
         while (start < s.n && s.phase[start] != ANALYSIS_PHASE_STRESS)
                 start++;
         double t0 = start < s.n ? s.t_s[start] : s.n ? s.t_s[0] : 0.0;

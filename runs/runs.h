@@ -73,8 +73,9 @@ json_object *runs_document(const struct runs *rs, const struct run *r);
 /* samples.csv of a run, open for reading; -ENOENT for no such run. */
 int runs_open_samples(const struct runs *rs, unsigned id, int *ret_fd);
 /* A run's recorded samples: the fixed columns of every complete row of its
- * samples.csv, for plots. Free with run_series_free(). unit gets the work
- * unit ("" for none). -ENOENT for no such run. */
+ * samples.csv, for plots; a live run's from memory, the same numbers
+ * (run_series_copy_as_read()). Free with run_series_free(). unit gets the
+ * work unit ("" for none). -ENOENT for no such run, -ENOMEM. */
 int runs_series(const struct runs *rs, unsigned id, struct run_series *ret, char *unit, size_t unitlen);
 /* A run's temperature curve for comparisons: t = 0 at the first stress
  * sample (or the first sample), means over at most `points` buckets:

@@ -317,6 +317,105 @@ static void test_samples_numbers_as_printf(void **state) {
         }
 }
 
+static bool same_double(double a, double b) {
+        return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* A row's numbers as the file gives them back, without the text: the same
+ * doubles, bit for bit, as formatting the row and parsing it. */
+static void test_row_as_read_is_the_file(void **state) {
+        static const double edges[] = { 0.0, -0.0, 0.00005, -0.00005, 0.0005, 2.675, -2.675, 0.5, 1.5, 2.5,
+                                        1e-9, -1e-9, 4503599627370495.5, 9007199254740993.0, 1e20, -1e300,
+                                        0.1, 0.7, 1.0005, 99.9995, 0.12345, INFINITY, NAN };
+        uint32_t seed = 11;
+
+        (void) state;
+        for (int k = 0; k < 40000; k++) {
+                double v[9];
+                char line[1024];
+                struct samples_row want, got;
+
+                for (size_t i = 0; i < 9; i++) {
+                        seed = seed * 1664525u + 1013904223u;
+                        v[i] = ((double) (seed >> 8) / 16777216.0 - 0.5) * 2e5;
+                        seed = seed * 1664525u + 1013904223u;
+                        v[i] /= pow(10.0, (double) (seed >> 29));
+                        if (seed % 5 == 0)
+                                v[i] = round(v[i] * 1000.0) / 1000.0 + (seed % 10 == 0 ? 0.00005 : 0.0005);
+                        if (seed % 7 == 0)
+                                v[i] = edges[(seed >> 3) % (sizeof edges / sizeof edges[0])];
+                }
+                got = (struct samples_row) {
+                        .time_ms = 1, .elapsed_s = v[0], .phase = "stress", .temp_c = v[1], .hottest_c = v[2],
+                        .freq_hz = v[3] * 1e4, .max_allowed_hz = v[4] * 1e4, .load = v[5], .work_rate = v[6],
+                        .work_unit = "", .t_since_load_s = v[7], .firmware_arm_hz = v[8] * 1e4,
+                        .firmware_throttled = -1,
+                };
+                assert_true(samples_format_row(&got, NULL, 0, NULL, 0, line, sizeof line) > 0);
+                line[strcspn(line, "\n")] = '\0';
+                assert_int_equal(samples_parse_row(line, SAMPLES_FIXED_COLUMNS, &want), 0);
+                samples_row_as_read(&got);
+                assert_true(same_double(got.elapsed_s, want.elapsed_s));
+                assert_true(same_double(got.temp_c, want.temp_c));
+                assert_true(same_double(got.hottest_c, want.hottest_c));
+                assert_true(same_double(got.freq_hz, want.freq_hz));
+                assert_true(same_double(got.max_allowed_hz, want.max_allowed_hz));
+                assert_true(same_double(got.load, want.load));
+                assert_true(same_double(got.work_rate, want.work_rate));
+                assert_true(same_double(got.t_since_load_s, want.t_since_load_s));
+                assert_true(same_double(got.firmware_arm_hz, want.firmware_arm_hz));
+        }
+}
+
+/* A live run's series, copied as read, is what its samples.csv reads back:
+ * plots of a live run are drawn from memory and must not differ. */
+static void test_live_series_is_its_file(void **state) {
+        char dir[] = "/tmp/test-run-XXXXXX", unit[16];
+        struct run_series file = {}, copy = {};
+        struct run_host host;
+        struct run *r;
+        uint32_t seed = 5;
+
+        (void) state;
+        assert_non_null(mkdtemp(dir));
+        r = start_run("{\"phases\": [{\"kind\": \"idle\", \"duration\": \"1h\"}]}", &host, dir);
+        int64_t mono0 = r->created_mono_ms, wall0 = r->created_ms;
+        for (int s = 1; s <= 500; s++) {
+                seed = seed * 1664525u + 1013904223u;
+                temps[0].ok = seed % 13 != 0;           /* a failed read now and then: NaN */
+                temps[0].temp_mc = 30000 + (int32_t) (seed >> 20);
+                /* loads at and near the file's last decimal, and halves of it */
+                board.load.total = (double) (seed >> 12) / 1048576.0 + (seed % 3 == 0 ? 0.00005 : 0.0);
+                board.load.ok = seed % 11 != 0;
+                run_tick(r, wall0 + s * 1000, mono0 + s * 1000 + (int64_t) (seed % 7));
+        }
+        temps[0].ok = true;
+        board.load.ok = true;
+        assert_int_equal(r->series.n, 500);
+        assert_true(run_store_read_series(r->dir, &file, unit, sizeof unit) > 0);
+        assert_int_equal(run_series_copy_as_read(&r->series, &copy), 0);
+        assert_int_equal(copy.n, file.n);
+        assert_memory_equal(copy.t_s, file.t_s, file.n * sizeof *file.t_s);
+        assert_memory_equal(copy.temp_c, file.temp_c, file.n * sizeof *file.temp_c);
+        assert_memory_equal(copy.freq_hz, file.freq_hz, file.n * sizeof *file.freq_hz);
+        assert_memory_equal(copy.max_hz, file.max_hz, file.n * sizeof *file.max_hz);
+        assert_memory_equal(copy.work_rate, file.work_rate, file.n * sizeof *file.work_rate);
+        assert_memory_equal(copy.load, file.load, file.n * sizeof *file.load);
+        assert_memory_equal(copy.ambient_c, file.ambient_c, file.n * sizeof *file.ambient_c);
+        assert_memory_equal(copy.cooling, file.cooling, file.n * sizeof *file.cooling);
+        assert_memory_equal(copy.firmware_throttled, file.firmware_throttled, file.n);
+        assert_memory_equal(copy.phase, file.phase, file.n * sizeof *file.phase);
+        /* and the memory is not the file's text: the loads had more digits */
+        bool rounded = false;
+        for (size_t i = 0; i < r->series.n; i++)
+                rounded |= isfinite(r->series.load[i]) && r->series.load[i] != copy.load[i];
+        assert_true(rounded);
+        run_series_free(&file);
+        run_series_free(&copy);
+        run_free(r);
+        remove_tree(dir);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_wall_clock_steps_do_not_time_phases),
@@ -326,6 +425,8 @@ int main(void) {
                 cmocka_unit_test(test_stable_waits_for_a_quiet_board),
                 cmocka_unit_test(test_firmware_is_recorded),
                 cmocka_unit_test(test_older_samples_csv_reads_back),
+                cmocka_unit_test(test_row_as_read_is_the_file),
+                cmocka_unit_test(test_live_series_is_its_file),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
