@@ -27,14 +27,22 @@
  * the times (delta-of-delta) and one per column that existed when it was
  * encoded (delta of the int16 values). Symbols, most significant bit first:
  *   0                    repeat: delta-of-delta 0 / the same value (or missing again)
- *   10 s                 +r or -r (s = 1: minus), r = the last non-zero |delta| of the stream
- *   110 u[w]             u in the last explicit width w (u may be shorter: the
+ *   10                   -last: the last non-zero delta of the stream, reversed
+ *   1100                 last again
+ *   1101 s               +r2 or -r2 (s = 1: minus), r2 = the |delta| before
+ *                        the last one's, when that differed
+ *   1110 u[w]            u in the last explicit width w (u may be shorter: the
  *                        encoder keeps a width while it wastes under 8 bits)
- *   111 w[7] u[w]        u in w bits (1..64); w = 0 means "missing" (value streams)
+ *   1111 w[7] u[w]       u in w bits (1..64); w = 0 means "missing" (value streams)
  * where u = zigzag(delta) + 1 >= 1. A value stream starts with 16 bits: the
  * block's step, the largest number dividing every value; values are coded
- * in steps. Temperatures that hold still or flicker
- * by one quantisation step cost one to three bits a sample.
+ * in steps. A reading that flickers between two levels goes back where it
+ * came from, at two bits; between three, whose steps differ by one (a sensor
+ * quantised to 0.487 C is kept in hundredths: steps of 48 and 49), the two
+ * step sizes are both at hand. Temperatures that hold still or flicker cost
+ * one to three bits a sample. Files written before version 4 have the
+ * symbols 0, 10 s (+-r, the last non-zero |delta|), 110 u[w] and
+ * 111 w[7] u[w] instead, which are still read (codec.legacy).
  *
  * Values that are noise around a level (loads, ADC temperatures) change by a
  * few steps at every sample, which the symbols above code in 7 to 10 bits.
@@ -51,6 +59,7 @@ struct history_block {
         uint32_t n;                     /* samples */
         uint32_t n_streams;             /* 1 (times) + columns that existed at encoding */
         uint32_t size;                  /* bytes of stream data after end[] */
+        uint32_t legacy;                /* 1: read from a file before version 4, its symbols (codec) */
         uint32_t end[];                 /* per stream: end offset (bytes) in the data */
 };
 
@@ -177,7 +186,10 @@ static bool br_overrun(const struct bit_reader *r) {
 /* ---- symbols ---- */
 
 struct codec {
-        uint64_t r;                     /* last non-zero |delta| */
+        int64_t last;                   /* the last non-zero delta; 0 for none yet */
+        uint64_t r2;                    /* the |delta| before last's, when it differed; 0 for none */
+        uint64_t r;                     /* legacy: the last non-zero |delta| */
+        bool legacy;                    /* the symbols of files before version 4 */
         unsigned width;                 /* last explicit width */
         int64_t prev;                   /* previous value (values) or time (times) */
         int64_t prev_delta;             /* times: previous delta */
@@ -201,8 +213,20 @@ static inline int64_t unzigzag(uint64_t u) {
         return (int64_t) (u >> 1) ^ -(int64_t) (u & 1);
 }
 
+static uint64_t magnitude(int64_t d) {
+        return d < 0 ? (uint64_t) 0 - (uint64_t) d : (uint64_t) d;
+}
+
+/* A non-zero delta was coded: it is the last one now. */
+HOT void codec_note(struct codec *c, int64_t d) {
+        uint64_t mag = magnitude(d), had = magnitude(c->last);
+
+        if (mag != had)
+                c->r2 = had;
+        c->last = d;
+}
+
 static void enc_delta(struct bit_writer *w, struct codec *c, int64_t d, bool allow_repeat) {
-        uint64_t mag = d < 0 ? (uint64_t) 0 - (uint64_t) d : (uint64_t) d;
         uint64_t u;
         unsigned n;
 
@@ -210,23 +234,27 @@ static void enc_delta(struct bit_writer *w, struct codec *c, int64_t d, bool all
                 bw_put(w, 0, 1);
                 return;
         }
-        if (d != 0 && mag == c->r) {
-                bw_put(w, d < 0 ? 5 : 4, 3);            /* 10 s */
-                return;
-        }
-        u = zigzag(d) + 1;
-        n = bit_length(u);
-        if (n <= c->width && c->width - n < 8) {
-                bw_put(w, 6, 3);                        /* 110: fits the last width, a few bits spare */
-                n = c->width;
+        if (d != 0 && c->last != 0 && d == -c->last) {
+                bw_put(w, 2, 2);                        /* 10 */
+        } else if (d != 0 && d == c->last) {
+                bw_put(w, 12, 4);                       /* 1100 */
+        } else if (d != 0 && c->r2 != 0 && magnitude(d) == c->r2) {
+                bw_put(w, d < 0 ? 27 : 26, 5);          /* 1101 s */
         } else {
-                bw_put(w, 7, 3);                        /* 111 */
-                bw_put(w, n, 7);
-                c->width = n;
+                u = zigzag(d) + 1;
+                n = bit_length(u);
+                if (n <= c->width && c->width - n < 8) {
+                        bw_put(w, 14, 4);               /* 1110: fits the last width, a few bits spare */
+                        n = c->width;
+                } else {
+                        bw_put(w, 15, 4);               /* 1111 */
+                        bw_put(w, n, 7);
+                        c->width = n;
+                }
+                bw_put(w, u, n);
         }
-        bw_put(w, u, n);
         if (d != 0)
-                c->r = mag;
+                codec_note(c, d);
 }
 
 static void enc_value(struct bit_writer *w, struct codec *c, int16_t v) {
@@ -234,7 +262,7 @@ static void enc_value(struct bit_writer *w, struct codec *c, int16_t v) {
                 if (c->missing)
                         bw_put(w, 0, 1);
                 else {
-                        bw_put(w, 7, 3);
+                        bw_put(w, 15, 4);
                         bw_put(w, 0, 7);
                         c->missing = true;
                 }
@@ -247,7 +275,8 @@ static void enc_value(struct bit_writer *w, struct codec *c, int16_t v) {
 
 enum { SYM_REPEAT, SYM_DELTA, SYM_MISSING, SYM_BAD };
 
-HOT int dec_delta(struct bit_reader *r, struct codec *c, int64_t *d) {
+/* The symbols of version 2 and 3 files. */
+static int dec_delta_legacy(struct bit_reader *r, struct codec *c, int64_t *d) {
         uint64_t u;
         unsigned n;
 
@@ -286,6 +315,63 @@ HOT int dec_delta(struct bit_reader *r, struct codec *c, int64_t *d) {
         *d = unzigzag(u);
         if (*d != 0)
                 c->r = *d < 0 ? (uint64_t) 0 - (uint64_t) *d : (uint64_t) *d;
+        return SYM_DELTA;
+}
+
+HOT int dec_delta(struct bit_reader *r, struct codec *c, int64_t *d) {
+        unsigned top, n;
+        uint64_t u;
+
+        if (c->legacy)
+                return dec_delta_legacy(r, c, d);
+        if (r->bits < 11)
+                br_refill(r);
+        if (!(r->win >> 63)) {
+                r->win <<= 1;
+                r->bits--;
+                return SYM_REPEAT;
+        }
+        if (!((r->win >> 62) & 1)) {
+                r->win <<= 2;
+                r->bits -= 2;
+                *d = -c->last;                  /* 10 */
+        } else {
+                top = (unsigned) (r->win >> 60);
+                r->win <<= 4;
+                r->bits -= 4;
+                if (top == 12) {
+                        *d = c->last;           /* 1100 */
+                } else if (top == 13) {
+                        if (c->r2 == 0)
+                                return SYM_BAD;
+                        *d = r->win >> 63 ? -(int64_t) c->r2 : (int64_t) c->r2;   /* 1101 s */
+                        r->win <<= 1;
+                        r->bits--;
+                } else {
+                        if (top == 14) {
+                                n = c->width;   /* 1110 */
+                        } else {
+                                n = (unsigned) br_get(r, 7);
+                                if (n == 0)
+                                        return SYM_MISSING;
+                                if (n > 64)
+                                        return SYM_BAD;
+                                c->width = n;
+                        }
+                        if (n == 0)
+                                return SYM_BAD;
+                        u = br_get64(r, n) - 1;
+                        *d = unzigzag(u);
+                        if (*d == INT64_MIN)
+                                return SYM_BAD;
+                        if (*d != 0)
+                                codec_note(c, *d);
+                        return SYM_DELTA;
+                }
+        }
+        if (*d == 0)
+                return SYM_BAD;         /* 10 or 1100 before any delta */
+        codec_note(c, *d);
         return SYM_DELTA;
 }
 
@@ -333,8 +419,8 @@ HOT int dec_value(struct bit_reader *r, struct codec *c, int16_t *v) {
                 *v = HISTORY_MISSING;
                 return 0;
         case SYM_DELTA:
-                x = c->prev + d;
-                if (x < -INT16_MAX || x > INT16_MAX || x * c->scale < -INT16_MAX || x * c->scale > INT16_MAX)
+                if (__builtin_add_overflow(c->prev, d, &x) || x < -INT16_MAX || x > INT16_MAX ||
+                    x * c->scale < -INT16_MAX || x * c->scale > INT16_MAX)
                         return -1;
                 c->prev = x;
                 c->missing = false;
@@ -357,8 +443,9 @@ HOT int dec_time(struct bit_reader *r, struct codec *c, int64_t *t) {
         default:
                 return -1;
         }
-        c->prev_delta += d;
-        if (c->prev_delta < 0 || c->prev_delta > 2 * HISTORY_TIME_LIMIT)
+        /* d of a corrupt stream may be near +-2^63 */
+        if (__builtin_add_overflow(c->prev_delta, d, &c->prev_delta) || c->prev_delta < 0 ||
+            c->prev_delta > 2 * HISTORY_TIME_LIMIT)
                 return -1;
         c->prev += c->prev_delta;
         if (c->prev > HISTORY_TIME_LIMIT)
@@ -371,12 +458,13 @@ HOT int dec_time(struct bit_reader *r, struct codec *c, int64_t *t) {
  * of it (whole degrees are steps of 100 centidegrees, loads from 100 Hz
  * jiffies steps of 100 or 25), and the symbols count steps. With RICE_FLAG
  * set, k follows and the stream is Rice-coded. */
-static int value_stream_init(struct bit_reader *r, struct codec *c, const uint8_t *p, const uint8_t *end) {
+static int value_stream_init(struct bit_reader *r, struct codec *c, const uint8_t *p, const uint8_t *end,
+                             bool legacy) {
         unsigned head;
 
         br_init(r, p, end);
         head = (unsigned) br_get(r, 16);
-        *c = (struct codec) { .scale = (int64_t) (head & ~RICE_FLAG), .rice = head & RICE_FLAG };
+        *c = (struct codec) { .scale = (int64_t) (head & ~RICE_FLAG), .rice = head & RICE_FLAG, .legacy = legacy };
         if (c->scale <= 0)
                 return -1;
         if (c->rice) {
@@ -389,7 +477,7 @@ static int value_stream_init(struct bit_reader *r, struct codec *c, const uint8_
 /* Decodes the times of a block into t[0..b->n). 0, or -EBADMSG when corrupt. */
 static int block_times(const struct history_block *b, int64_t *t) {
         const uint8_t *data = block_data(b);
-        struct codec c = { .prev = b->first_ms };
+        struct codec c = { .prev = b->first_ms, .legacy = b->legacy };
         struct bit_reader r;
 
         br_init(&r, data, data + b->end[0]);
@@ -412,16 +500,16 @@ static int block_values(const struct history_block *b, size_t col, int16_t *v) {
                         v[i] = HISTORY_MISSING;
                 return 0;
         }
-        if (value_stream_init(&r, &c, data + b->end[col], data + b->end[col + 1]) < 0)
+        if (value_stream_init(&r, &c, data + b->end[col], data + b->end[col + 1], b->legacy) < 0)
                 return -EBADMSG;
-        if (c.rice) {
+        if (c.rice || c.legacy) {
                 for (uint32_t i = 0; i < b->n; i++)
-                        if (dec_rice(&r, &c, &v[i]) < 0)
+                        if ((c.rice ? dec_rice(&r, &c, &v[i]) : dec_value(&r, &c, &v[i])) < 0)
                                 return -EBADMSG;
                 return br_overrun(&r) ? -EBADMSG : 0;
         }
         for (uint32_t i = 0; i < b->n;) {
-                if (r.bits < 10)
+                if (r.bits < 11)
                         br_refill(&r);
                 if (!(r.win >> 63)) {
                         /* A run of repeats: as many as the window shows at once. */
@@ -438,35 +526,53 @@ static int block_values(const struct history_block *b, size_t col, int16_t *v) {
                                 v[i++] = x;
                         continue;
                 }
-                if (!((r.win >> 62) & 1) && c.r != 0) {
-                        /* 10 s: one step of the last size, the other common case */
-                        int64_t x = (r.win >> 61) & 1 ? c.prev - (int64_t) c.r : c.prev + (int64_t) c.r;
+                if (!((r.win >> 62) & 1) && c.last != 0) {
+                        /* 10: back by the last delta, the other common case */
+                        int64_t x = c.prev - c.last;
 
                         if (x < -INT16_MAX || x > INT16_MAX || x * c.scale < -INT16_MAX || x * c.scale > INT16_MAX)
                                 return -EBADMSG;
-                        r.win <<= 3;
-                        r.bits -= 3;
+                        r.win <<= 2;
+                        r.bits -= 2;
+                        c.last = -c.last;               /* the same size: r2 stays */
                         c.prev = x;
                         c.missing = false;
                         v[i++] = (int16_t) (x * c.scale);
                         continue;
                 }
-                if ((r.win >> 61) == 6 && c.width > 0 && c.width <= 32) {
-                        /* 110 u: a delta in the last width */
+                if ((r.win >> 61) == 6 && (c.last != 0 || c.r2 != 0)) {
+                        /* 1100: the last delta again; 1101 s: +-r2 */
+                        bool again = !((r.win >> 60) & 1);
+                        int64_t d = again ? c.last : (r.win >> 59) & 1 ? -(int64_t) c.r2 : (int64_t) c.r2;
+                        int64_t x = c.prev + d;
+
+                        if (d == 0 || x < -INT16_MAX || x > INT16_MAX || x * c.scale < -INT16_MAX ||
+                            x * c.scale > INT16_MAX)
+                                return -EBADMSG;
+                        r.win <<= 5 - again;
+                        r.bits -= 5 - again;
+                        codec_note(&c, d);
+                        c.prev = x;
+                        c.missing = false;
+                        v[i++] = (int16_t) (x * c.scale);
+                        continue;
+                }
+                if ((r.win >> 60) == 14 && c.width > 0 && c.width <= 32) {
+                        /* 1110 u: a delta in the last width */
                         uint64_t u;
                         int64_t d, x;
 
-                        if (r.bits < 3 + c.width)
+                        if (r.bits < 4 + c.width)
                                 br_refill(&r);
-                        u = ((r.win << 3) >> (64 - c.width)) - 1;
+                        u = ((r.win << 4) >> (64 - c.width)) - 1;
                         d = unzigzag(u);
                         x = c.prev + d;
                         if (x < -INT16_MAX || x > INT16_MAX || x * c.scale < -INT16_MAX || x * c.scale > INT16_MAX)
                                 return -EBADMSG;
-                        r.win <<= 3 + c.width;
-                        r.bits -= 3 + c.width;
+                        r.win <<= 4 + c.width;
+                        r.bits -= 4 + c.width;
                         if (d != 0)
-                                c.r = d < 0 ? (uint64_t) -d : (uint64_t) d;
+                                codec_note(&c, d);
                         c.prev = x;
                         c.missing = false;
                         v[i++] = (int16_t) (x * c.scale);
@@ -631,6 +737,7 @@ static int block_encode(const int64_t *t, int16_t *const *vals, size_t n_cols, s
         b->n = (uint32_t) n;
         b->n_streams = (uint32_t) (n_cols + 1);
         b->size = (uint32_t) total;
+        b->legacy = 0;
         memcpy(b->end, end, (n_cols + 1) * sizeof *end);
         memcpy((uint8_t *) block_data(b), buf, total);
         memset((uint8_t *) block_data(b) + total, 0, HISTORY_PAD);
@@ -1261,9 +1368,10 @@ void history_result_free(struct history_result *r) {
 }
 
 /*
- * File format, version 3, every integer little-endian whatever the host:
- *   header:  "HCHIST", u16 version (3; 2 is read too: it has no Rice-coded
- *            streams, and is otherwise the same), u32 n_columns,
+ * File format, version 4, every integer little-endian whatever the host:
+ *   header:  "HCHIST", u16 version (4; 3 and 2 are read too: their symbols
+ *            are the older ones, and 2 has no Rice-coded streams; they are
+ *            otherwise the same), u32 n_columns,
  *            n_columns x { u8 kind, u8 id_len, id_len bytes id },
  *            u32 CRC-32 (IEEE 802.3) of the header before it
  *   blocks, oldest first, each one record:
@@ -1280,7 +1388,7 @@ void history_result_free(struct history_result *r) {
  * written as one more block.
  */
 #define HISTORY_MAGIC "HCHIST"
-#define HISTORY_VERSION 3                       /* 3: Rice-coded value streams; 2 is read too */
+#define HISTORY_VERSION 4       /* 4: the symbols of codec; 3: Rice-coded value streams; 2, 3 are read too */
 #define HISTORY_FILE_MAX (256u << 20)   /* bytes; far above 30 d x 16 columns at 1 s */
 #define HISTORY_RECORD_HEAD 36          /* payload bytes before the end offsets */
 #define HISTORY_RECORD_MAX (HISTORY_RECORD_HEAD + 4 * (HISTORY_MAX_COLUMNS + 1) + \
@@ -1470,6 +1578,7 @@ int history_save(const struct history *h, const char *path) {
 
 struct history_file {
         int fd;
+        unsigned version;               /* of the format: 2 and 3 have the older symbols */
         uint32_t table[256];
         size_t n_columns;
         char **ids;                     /* n_columns, NUL-terminated copies */
@@ -1539,7 +1648,8 @@ static int history_file_header(struct history_file *f) {
                 return r;
         if (memcmp(head, HISTORY_MAGIC, 6) != 0)
                 return -EBADMSG;
-        if (get_le(head + 6, 2) != HISTORY_VERSION && get_le(head + 6, 2) != 2)
+        f->version = (unsigned) get_le(head + 6, 2);
+        if (f->version < 2 || f->version > HISTORY_VERSION)
                 return -EPROTONOSUPPORT;
         crc = crc32_update(f->table, 0, head, sizeof head);
         f->n_columns = (size_t) get_le(head + 8, 4);
@@ -1622,6 +1732,7 @@ static int history_file_record(struct history_file *f, struct history_block **re
         b->n = (uint32_t) get_le(p + 20, 4);
         b->n_streams = n_streams;
         b->size = size;
+        b->legacy = f->version < 4;
         for (uint32_t k = 0; k < n_streams; k++) {
                 b->end[k] = (uint32_t) get_le(p + HISTORY_RECORD_HEAD + 4 * k, 4);
                 if (b->end[k] < prev || b->end[k] > size)
@@ -1731,7 +1842,7 @@ static int history_fill_block(struct history *g, const struct history_block *b, 
         if (block_times(b, t) < 0)
                 return 0;
         for (size_t c = 0; c < n_cols; c++)
-                (void) value_stream_init(&dec[c].r, &dec[c].c, data + b->end[c], data + b->end[c + 1]);
+                (void) value_stream_init(&dec[c].r, &dec[c].c, data + b->end[c], data + b->end[c + 1], b->legacy);
         for (size_t i = 0; i < b->n; i++) {
                 if (i >= first && (r = history_begin(g, t[i])) < 0)
                         return r;

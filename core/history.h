@@ -110,7 +110,7 @@ int history_query(const struct history *h, int64_t from_ms, int64_t to_ms,
 void history_result_free(struct history_result *r);
 
 /* Binary file, replaced atomically (temp file, fsync, rename), written one
- * block at a time. Format: see history.c (version 3, and 2 is read); little-endian
+ * block at a time. Format: see history.c (version 4; 3 and 2 are read); little-endian
  * whatever the host, so it moves between armhf and arm64; a CRC-32 for the
  * header and one per block. */
 int history_save(const struct history *h, const char *path);
