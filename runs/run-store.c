@@ -216,9 +216,8 @@ static enum analysis_phase phase_from_csv(const char *s) {
         return k < 0 ? ANALYSIS_PHASE_IDLE : (enum analysis_phase) k;
 }
 
-static int series_grow(struct run_series *s) {
-        size_t cap = s->cap ? s->cap * 2 : 1024;
-
+/* Room for cap samples (cap >= s->n). */
+static int series_grow(struct run_series *s, size_t cap) {
 #define GROW(field) do { \
                 void *p = realloc(s->field, cap * sizeof *s->field); \
                 if (!p) return -ENOMEM; \
@@ -232,7 +231,7 @@ static int series_grow(struct run_series *s) {
 }
 
 int run_series_append(struct run_series *s, const struct run_sample *x) {
-        if (s->n == s->cap && series_grow(s) < 0)
+        if (s->n == s->cap && series_grow(s, s->cap ? s->cap * 2 : 1024) < 0)
                 return -ENOMEM;
         s->t_s[s->n] = x->t_s;
         s->temp_c[s->n] = x->temp_c;
@@ -266,6 +265,10 @@ int run_series_copy_as_read(const struct run_series *s, struct run_series *ret) 
         char unit[1];
 
         *ret = (struct run_series) {};
+        if (s->n > 0 && series_grow(ret, s->n) < 0) {          /* one allocation, not a doubling */
+                run_series_free(ret);
+                return -ENOMEM;
+        }
         for (size_t i = 0; i < s->n; i++) {
                 /* the fields run_csv_row() writes of it */
                 struct samples_row row = {
