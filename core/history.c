@@ -275,33 +275,25 @@ static void enc_value(struct bit_writer *w, struct codec *c, int16_t v) {
 
 enum { SYM_REPEAT, SYM_DELTA, SYM_MISSING, SYM_BAD };
 
-/* The symbols of version 2 and 3 files. */
-static int dec_delta_legacy(struct bit_reader *r, struct codec *c, int64_t *d) {
-        uint64_t u;
-        unsigned n;
-
-        if (r->bits < 10)
+/* Refills the window for a symbol of up to `bits` bits besides a width's
+ * value; true, the bit consumed, when it is 0: a repeat, in either set. */
+HOT bool dec_repeat(struct bit_reader *r, unsigned bits) {
+        if (r->bits < bits)
                 br_refill(r);
-        if (!(r->win >> 63)) {
-                r->win <<= 1;
-                r->bits--;
-                return SYM_REPEAT;
-        }
-        if (!((r->win >> 62) & 1)) {
-                uint64_t s = (r->win >> 61) & 1;
+        if (r->win >> 63)
+                return false;
+        r->win <<= 1;
+        r->bits--;
+        return true;
+}
 
-                r->win <<= 3;
-                r->bits -= 3;
-                *d = s ? -(int64_t) c->r : (int64_t) c->r;
-                return c->r ? SYM_DELTA : SYM_BAD;
-        }
-        if (!((r->win >> 61) & 1)) {
-                r->win <<= 3;
-                r->bits -= 3;
-                n = c->width;
-        } else {
-                r->win <<= 3;
-                r->bits -= 3;
+/* The delta of a width symbol, its prefix read: u in the last explicit
+ * width, or (explicit_width) in the w[7] bits that follow, where w = 0 says
+ * "missing". Either symbol set's; the caller notes the delta. */
+HOT int dec_width(struct bit_reader *r, struct codec *c, bool explicit_width, int64_t *d) {
+        unsigned n = c->width;
+
+        if (explicit_width) {
                 n = (unsigned) br_get(r, 7);
                 if (n == 0)
                         return SYM_MISSING;
@@ -311,26 +303,41 @@ static int dec_delta_legacy(struct bit_reader *r, struct codec *c, int64_t *d) {
         }
         if (n == 0)
                 return SYM_BAD;
-        u = br_get64(r, n) - 1;
-        *d = unzigzag(u);
-        if (*d != 0)
-                c->r = *d < 0 ? (uint64_t) 0 - (uint64_t) *d : (uint64_t) *d;
-        return SYM_DELTA;
+        *d = unzigzag(br_get64(r, n) - 1);
+        return *d == INT64_MIN ? SYM_BAD : SYM_DELTA;   /* no magnitude for it */
+}
+
+/* The symbols of version 2 and 3 files. */
+static int dec_delta_legacy(struct bit_reader *r, struct codec *c, int64_t *d) {
+        bool explicit_width;
+        int sym;
+
+        if (dec_repeat(r, 10))
+                return SYM_REPEAT;
+        if (!((r->win >> 62) & 1)) {
+                uint64_t s = (r->win >> 61) & 1;
+
+                r->win <<= 3;
+                r->bits -= 3;
+                *d = s ? -(int64_t) c->r : (int64_t) c->r;
+                return c->r ? SYM_DELTA : SYM_BAD;
+        }
+        explicit_width = (r->win >> 61) & 1;
+        r->win <<= 3;
+        r->bits -= 3;
+        sym = dec_width(r, c, explicit_width, d);
+        if (sym == SYM_DELTA && *d != 0)
+                c->r = magnitude(*d);
+        return sym;
 }
 
 HOT int dec_delta(struct bit_reader *r, struct codec *c, int64_t *d) {
-        unsigned top, n;
-        uint64_t u;
+        unsigned top;
 
         if (c->legacy)
                 return dec_delta_legacy(r, c, d);
-        if (r->bits < 11)
-                br_refill(r);
-        if (!(r->win >> 63)) {
-                r->win <<= 1;
-                r->bits--;
+        if (dec_repeat(r, 11))
                 return SYM_REPEAT;
-        }
         if (!((r->win >> 62) & 1)) {
                 r->win <<= 2;
                 r->bits -= 2;
@@ -348,25 +355,11 @@ HOT int dec_delta(struct bit_reader *r, struct codec *c, int64_t *d) {
                         r->win <<= 1;
                         r->bits--;
                 } else {
-                        if (top == 14) {
-                                n = c->width;   /* 1110 */
-                        } else {
-                                n = (unsigned) br_get(r, 7);
-                                if (n == 0)
-                                        return SYM_MISSING;
-                                if (n > 64)
-                                        return SYM_BAD;
-                                c->width = n;
-                        }
-                        if (n == 0)
-                                return SYM_BAD;
-                        u = br_get64(r, n) - 1;
-                        *d = unzigzag(u);
-                        if (*d == INT64_MIN)
-                                return SYM_BAD;
-                        if (*d != 0)
+                        int sym = dec_width(r, c, top == 15, d);        /* 1110 u, 1111 w u */
+
+                        if (sym == SYM_DELTA && *d != 0)
                                 codec_note(c, *d);
-                        return SYM_DELTA;
+                        return sym;
                 }
         }
         if (*d == 0)
