@@ -188,7 +188,6 @@ static bool br_overrun(const struct bit_reader *r) {
 struct codec {
         int64_t last;                   /* the last non-zero delta; 0 for none yet */
         uint64_t r2;                    /* the |delta| before last's, when it differed; 0 for none */
-        uint64_t r;                     /* legacy: the last non-zero |delta| */
         bool legacy;                    /* the symbols of files before version 4 */
         unsigned width;                 /* last explicit width */
         int64_t prev;                   /* previous value (values) or time (times) */
@@ -307,7 +306,7 @@ HOT int dec_width(struct bit_reader *r, struct codec *c, bool explicit_width, in
         return *d == INT64_MIN ? SYM_BAD : SYM_DELTA;   /* no magnitude for it */
 }
 
-/* The symbols of version 2 and 3 files. */
+/* The symbols of version 2 and 3 files; their r is the magnitude of last. */
 static int dec_delta_legacy(struct bit_reader *r, struct codec *c, int64_t *d) {
         bool explicit_width;
         int sym;
@@ -315,19 +314,19 @@ static int dec_delta_legacy(struct bit_reader *r, struct codec *c, int64_t *d) {
         if (dec_repeat(r, 10))
                 return SYM_REPEAT;
         if (!((r->win >> 62) & 1)) {
-                uint64_t s = (r->win >> 61) & 1;
+                uint64_t s = (r->win >> 61) & 1, m = magnitude(c->last);
 
                 r->win <<= 3;
                 r->bits -= 3;
-                *d = s ? -(int64_t) c->r : (int64_t) c->r;
-                return c->r ? SYM_DELTA : SYM_BAD;
+                *d = s ? -(int64_t) m : (int64_t) m;    /* 10 s: +-r, the last |delta| */
+                return m ? SYM_DELTA : SYM_BAD;
         }
         explicit_width = (r->win >> 61) & 1;
         r->win <<= 3;
         r->bits -= 3;
         sym = dec_width(r, c, explicit_width, d);
         if (sym == SYM_DELTA && *d != 0)
-                c->r = magnitude(*d);
+                c->last = *d;
         return sym;
 }
 
@@ -397,6 +396,17 @@ HOT int dec_rice(struct bit_reader *r, struct codec *c, int16_t *v) {
         return 0;
 }
 
+/* x, in steps, as the stream's next value into *v; false, nothing taken,
+ * when x or x times the step is beyond int16 (a corrupt stream). */
+HOT bool value_take(struct codec *c, int64_t x, int16_t *v) {
+        if (x < -INT16_MAX || x > INT16_MAX || x * c->scale < -INT16_MAX || x * c->scale > INT16_MAX)
+                return false;
+        c->prev = x;
+        c->missing = false;
+        *v = (int16_t) (x * c->scale);
+        return true;
+}
+
 /* Next value of a value stream; -1 on a corrupt stream. */
 HOT int dec_value(struct bit_reader *r, struct codec *c, int16_t *v) {
         int64_t d = 0, x;
@@ -412,13 +422,7 @@ HOT int dec_value(struct bit_reader *r, struct codec *c, int16_t *v) {
                 *v = HISTORY_MISSING;
                 return 0;
         case SYM_DELTA:
-                if (__builtin_add_overflow(c->prev, d, &x) || x < -INT16_MAX || x > INT16_MAX ||
-                    x * c->scale < -INT16_MAX || x * c->scale > INT16_MAX)
-                        return -1;
-                c->prev = x;
-                c->missing = false;
-                *v = (int16_t) (x * c->scale);
-                return 0;
+                return __builtin_add_overflow(c->prev, d, &x) || !value_take(c, x, v) ? -1 : 0;
         }
         return -1;
 }
@@ -521,54 +525,40 @@ static int block_values(const struct history_block *b, size_t col, int16_t *v) {
                 }
                 if (!((r.win >> 62) & 1) && c.last != 0) {
                         /* 10: back by the last delta, the other common case */
-                        int64_t x = c.prev - c.last;
-
-                        if (x < -INT16_MAX || x > INT16_MAX || x * c.scale < -INT16_MAX || x * c.scale > INT16_MAX)
-                                return -EBADMSG;
                         r.win <<= 2;
                         r.bits -= 2;
+                        if (!value_take(&c, c.prev - c.last, &v[i++]))
+                                return -EBADMSG;
                         c.last = -c.last;               /* the same size: r2 stays */
-                        c.prev = x;
-                        c.missing = false;
-                        v[i++] = (int16_t) (x * c.scale);
                         continue;
                 }
                 if ((r.win >> 61) == 6 && (c.last != 0 || c.r2 != 0)) {
                         /* 1100: the last delta again; 1101 s: +-r2 */
                         bool again = !((r.win >> 60) & 1);
                         int64_t d = again ? c.last : (r.win >> 59) & 1 ? -(int64_t) c.r2 : (int64_t) c.r2;
-                        int64_t x = c.prev + d;
 
-                        if (d == 0 || x < -INT16_MAX || x > INT16_MAX || x * c.scale < -INT16_MAX ||
-                            x * c.scale > INT16_MAX)
-                                return -EBADMSG;
                         r.win <<= 5 - again;
                         r.bits -= 5 - again;
+                        if (d == 0 || !value_take(&c, c.prev + d, &v[i++]))
+                                return -EBADMSG;
                         codec_note(&c, d);
-                        c.prev = x;
-                        c.missing = false;
-                        v[i++] = (int16_t) (x * c.scale);
                         continue;
                 }
                 if ((r.win >> 60) == 14 && c.width > 0 && c.width <= 32) {
                         /* 1110 u: a delta in the last width */
                         uint64_t u;
-                        int64_t d, x;
+                        int64_t d;
 
                         if (r.bits < 4 + c.width)
                                 br_refill(&r);
                         u = ((r.win << 4) >> (64 - c.width)) - 1;
                         d = unzigzag(u);
-                        x = c.prev + d;
-                        if (x < -INT16_MAX || x > INT16_MAX || x * c.scale < -INT16_MAX || x * c.scale > INT16_MAX)
-                                return -EBADMSG;
                         r.win <<= 4 + c.width;
                         r.bits -= 4 + c.width;
+                        if (!value_take(&c, c.prev + d, &v[i++]))
+                                return -EBADMSG;
                         if (d != 0)
                                 codec_note(&c, d);
-                        c.prev = x;
-                        c.missing = false;
-                        v[i++] = (int16_t) (x * c.scale);
                         continue;
                 }
                 if (dec_value(&r, &c, &v[i++]) < 0)
