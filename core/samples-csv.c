@@ -92,6 +92,10 @@ static void put(struct row_buf *b, const char *format, ...) {
 #define DECIMALS_LOAD 4                 /* 0..1 */
 #define DECIMALS_RATE 1                 /* work units a second */
 
+/* 10^0..10^22, each exact in a double. */
+static const double powers_of_ten[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+
 /* |v| x 10^decimals rounded to the nearest integer *q, as printf rounds it,
  * where that is sure without printf: a run writes a row at every tick, and
  * printf's exact decimal conversion was most of its cost. The product is
@@ -99,10 +103,9 @@ static void put(struct row_buf *b, const char *format, ...) {
  * printf's unless it lies that close to a half (an exact half, printf
  * rounds to even): then, and beyond 2^52, false. */
 static bool scaled_exact(double v, int decimals, uint64_t *q) {
-        static const double scale[] = { 1, 10, 100, 1e3, 1e4 };
         double x, frac;
 
-        if (decimals < 0 || decimals > 4 || !((x = fabs(v) * scale[decimals]) < 0x1p52) ||
+        if (decimals < 0 || decimals > 4 || !((x = fabs(v) * powers_of_ten[decimals]) < 0x1p52) ||
             fabs((frac = x - floor(x)) - 0.5) <= x * 0x1p-50 + 0x1p-60)
                 return false;
         *q = (uint64_t) floor(x) + (frac > 0.5);
@@ -169,8 +172,6 @@ int samples_format_row(const struct samples_row *row, const double *temps_c, siz
  * reading a run back: a mantissa of at most 2^53 over 10^0..10^22, both
  * exact, is one correctly rounded division, strtod's own result. */
 static double field_number(const char *field) {
-        static const double pow10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-                                        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
         const char *p = field + (*field == '-');
         unsigned long long m = 0;
         int digits = 0, decimals = -1;
@@ -191,7 +192,7 @@ static double field_number(const char *field) {
                 }
         }
         if (*p == '\0' && digits > 0 && m <= (1ULL << 53) && decimals <= 22) {
-                v = (double) m / pow10[decimals > 0 ? decimals : 0];
+                v = (double) m / powers_of_ten[decimals > 0 ? decimals : 0];
                 return *field == '-' ? -v : v;
         }
         v = strtod(field, &end);
@@ -200,7 +201,6 @@ static double field_number(const char *field) {
 
 /* v as put_number() writes it and field_number() reads it back. */
 static double number_as_read(double v, int decimals) {
-        static const double pow10[] = { 1e0, 1e1, 1e2, 1e3, 1e4 };
         char text[FIELD_MAX + 320];     /* %f of the largest double: 309 digits */
         uint64_t q;
 
@@ -208,7 +208,7 @@ static double number_as_read(double v, int decimals) {
                 return NAN;
         if (scaled_exact(v, decimals, &q)) {
                 /* the text is q's digits with a point: field_number() divides */
-                double x = (double) q / pow10[decimals];
+                double x = (double) q / powers_of_ten[decimals];
 
                 return signbit(v) ? -x : x;
         }
