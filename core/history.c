@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 
 #define HISTORY_MISSING INT16_MIN
 #define HISTORY_BLOCK 1024                      /* samples per compressed block */
+#define HISTORY_HEAD 256                        /* samples the head holds before they join a block */
 #define HISTORY_TIME_LIMIT (INT64_C(1) << 61)   /* ms; |time| above this is refused */
 #define HISTORY_PAD 8                           /* bytes after a block, so the bit reader may look ahead */
 #define RICE_FLAG 0x8000u                       /* value stream header: Rice-coded, k follows */
@@ -646,27 +648,49 @@ static void enc_rice(struct bit_writer *w, const uint32_t *z, size_t n, unsigned
         }
 }
 
-/* Encodes n samples (times t, one value array per column, NULL = all
- * missing) into a new block. */
-static int block_encode(const int64_t *t, int16_t *const *vals, size_t n_cols, size_t n,
-                        struct history_block **ret) {
-        /* Worst case per symbol: 3 + 7 + 64 bits for times, 3 + 7 + 18 for values. */
-        size_t worst = (n * 74 + 7) / 8 + 1 + n_cols * ((n * 28 + 7) / 8 + 3), total = 0;
-        struct history_block *b;
-        uint8_t *buf, *p;
-        uint32_t *end, *z;                      /* z: a value stream's Rice deltas */
+static size_t block_bytes(const struct history_block *b) {
+        return sizeof *b + b->n_streams * sizeof b->end[0] + b->size + HISTORY_PAD;
+}
 
-        buf = malloc(worst);
-        end = malloc((n_cols + 1) * sizeof *end);
-        z = malloc((n ? n : 1) * sizeof *z);
-        if (!buf || !end || !z) {
-                free(buf);
-                free(end);
-                free(z);
+/* Encodes the samples of old (the ring's newest block, or NULL) followed
+ * by the head of h into a block; old + head are at most HISTORY_BLOCK. On
+ * success old is reallocated into *ret, which replaces it. The open block
+ * of the ring grows this way a head at a time, so the head holds only a
+ * quarter of a block uncompressed, and a full block's bytes are the same
+ * as if it had been encoded from 1024 samples at once. The streams are
+ * written into a mapping of their worst case, given back at the end, so
+ * the heap holds only blocks, and the newest one grows in place. */
+static int block_encode(const struct history *h, struct history_block *old, struct history_block **ret) {
+        size_t n_old = old ? old->n : 0, n = n_old + h->head_n, n_cols = h->n_columns;
+        /* Worst case per symbol: 3 + 7 + 64 bits for times, 3 + 7 + 18 for values. */
+        size_t worst = (n * 74 + 7) / 8 + 1 + n_cols * ((n * 28 + 7) / 8 + 3);
+        size_t scratch_len = n * (sizeof(int64_t) + sizeof(int16_t) + sizeof(uint32_t)) +
+                             (n_cols + 1) * sizeof(uint32_t) + worst;
+        const int64_t *t = h->head_ms;
+        struct history_block *b;
+        int64_t *joined_t;                      /* old's times, then the head's */
+        int16_t *joined_v;                      /* a column's values, likewise */
+        uint32_t *z, *end;                      /* z: a value stream's Rice deltas */
+        uint8_t *data, *p;
+        void *scratch;
+        int r = 0;
+
+        if (n == 0 || n > HISTORY_BLOCK)
+                return -EINVAL;
+        scratch = mmap(NULL, scratch_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (scratch == MAP_FAILED)
                 return -ENOMEM;
+        joined_t = scratch;
+        z = (uint32_t *) (joined_t + n);
+        end = z + n;
+        joined_v = (int16_t *) (end + n_cols + 1);
+        p = data = (uint8_t *) (joined_v + n);
+        if (old) {
+                r = block_times(old, joined_t);
+                memcpy(joined_t + n_old, h->head_ms, h->head_n * sizeof *joined_t);
+                t = joined_t;
         }
-        p = buf;
-        {
+        if (r == 0) {
                 struct bit_writer w = { .p = p };
                 struct codec c = { .prev = t[0] };
 
@@ -679,20 +703,25 @@ static int block_encode(const int64_t *t, int16_t *const *vals, size_t n_cols, s
                 }
                 bw_finish(&w);
                 p = w.p;
-                end[0] = (uint32_t) (p - buf);
+                end[0] = (uint32_t) (p - data);
         }
-        for (size_t k = 0; k < n_cols; k++) {
+        for (size_t k = 0; k < n_cols && r == 0; k++) {
                 struct bit_writer w = { .p = p };
                 struct codec c = {};
-                unsigned step = vals[k] ? value_step(vals[k], n) : 1;
+                const int16_t *v = h->columns[k].head;
+                unsigned step;
 
-                bw_put(&w, step, 16);
-                for (size_t i = 0; i < n; i++) {
-                        int16_t v = vals[k] ? vals[k][i] : HISTORY_MISSING;
-
-                        enc_value(&w, &c, v == HISTORY_MISSING ? v : (int16_t) (v / (int) step));
+                if (old) {
+                        if ((r = block_values(old, k, joined_v)) < 0)
+                                break;
+                        memcpy(joined_v + n_old, v, h->head_n * sizeof *joined_v);
+                        v = joined_v;
                 }
-                if (vals[k] && rice_deltas(vals[k], n, step, z)) {
+                step = value_step(v, n);
+                bw_put(&w, step, 16);
+                for (size_t i = 0; i < n; i++)
+                        enc_value(&w, &c, v[i] == HISTORY_MISSING ? v[i] : (int16_t) (v[i] / (int) step));
+                if (rice_deltas(v, n, step, z)) {
                         unsigned rice_k = 0;
                         uint64_t symbols = (uint64_t) (w.p - p) * 8 + w.bits;
 
@@ -705,33 +734,24 @@ static int block_encode(const int64_t *t, int16_t *const *vals, size_t n_cols, s
                 }
                 bw_finish(&w);
                 p = w.p;
-                end[k + 1] = (uint32_t) (p - buf);
+                end[k + 1] = (uint32_t) (p - data);
         }
-        free(z);
-        total = (size_t) (p - buf);
-        b = malloc(sizeof *b + (n_cols + 1) * sizeof *end + total + HISTORY_PAD);
-        if (!b) {
-                free(buf);
-                free(end);
-                return -ENOMEM;
-        }
-        b->first_ms = t[0];
-        b->last_ms = t[n - 1];
-        b->n = (uint32_t) n;
-        b->n_streams = (uint32_t) (n_cols + 1);
-        b->size = (uint32_t) total;
-        b->legacy = 0;
-        memcpy(b->end, end, (n_cols + 1) * sizeof *end);
-        memcpy((uint8_t *) block_data(b), buf, total);
-        memset((uint8_t *) block_data(b) + total, 0, HISTORY_PAD);
-        free(buf);
-        free(end);
-        *ret = b;
-        return 0;
-}
-
-static size_t block_bytes(const struct history_block *b) {
-        return sizeof *b + b->n_streams * sizeof b->end[0] + b->size + HISTORY_PAD;
+        b = r < 0 ? NULL : realloc(old, sizeof *b + (n_cols + 1) * sizeof *end + (size_t) (p - data) + HISTORY_PAD);
+        if (b) {
+                b->first_ms = t[0];
+                b->last_ms = t[n - 1];
+                b->n = (uint32_t) n;
+                b->n_streams = (uint32_t) (n_cols + 1);
+                b->size = (uint32_t) (p - data);
+                b->legacy = 0;
+                memcpy(b->end, end, (n_cols + 1) * sizeof *end);
+                memcpy((uint8_t *) block_data(b), data, b->size);
+                memset((uint8_t *) block_data(b) + b->size, 0, HISTORY_PAD);
+                *ret = b;
+        } else if (r == 0)
+                r = -ENOMEM;
+        munmap(scratch, scratch_len);
+        return r;
 }
 
 /* ---- the ring ---- */
@@ -745,7 +765,7 @@ int history_new(size_t capacity, struct history **ret) {
         if (!h)
                 return -ENOMEM;
         h->capacity = capacity;
-        h->head_cap = capacity < HISTORY_BLOCK ? capacity : HISTORY_BLOCK;
+        h->head_cap = capacity < HISTORY_BLOCK ? capacity : HISTORY_HEAD;
         h->head_ms = malloc(h->head_cap * sizeof *h->head_ms);
         if (!h->head_ms) {
                 free(h);
@@ -911,23 +931,20 @@ static int history_push_block(struct history *h, struct history_block *b) {
         return 0;
 }
 
-/* Encodes the full head into a block. */
+/* Encodes the full head into the open block (the newest, while it has
+ * room for it) or into a new one. */
 static int history_flush_head(struct history *h) {
-        struct history_block *b;
-        int16_t **vals;
+        struct history_block *last = h->n_blocks > 0 ? h->blocks[h->n_blocks - 1] : NULL, *b;
+        bool join = last && last->n + h->head_n <= HISTORY_BLOCK;
         int r;
 
-        vals = malloc((h->n_columns ? h->n_columns : 1) * sizeof *vals);
-        if (!vals)
-                return -ENOMEM;
-        for (size_t c = 0; c < h->n_columns; c++)
-                vals[c] = h->columns[c].head;
-        r = block_encode(h->head_ms, vals, h->n_columns, h->head_n, &b);
-        free(vals);
+        r = block_encode(h, join ? last : NULL, &b);
         if (r < 0)
                 return r;
-        r = history_push_block(h, b);
-        if (r < 0) {
+        if (join) {
+                h->blocks[h->n_blocks - 1] = b;
+                h->block_samples += h->head_n;
+        } else if ((r = history_push_block(h, b)) < 0) {
                 free(b);
                 return r;
         }
@@ -942,7 +959,7 @@ int history_begin(struct history *h, int64_t time_ms) {
                 return -EINVAL;
         if (history_count(h) > 0 && time_ms < history_newest_ms(h))
                 return -EINVAL;
-        if (h->head_n == h->head_cap && h->head_cap == HISTORY_BLOCK) {
+        if (h->head_n == h->head_cap && h->capacity >= HISTORY_BLOCK) {
                 r = history_flush_head(h);
                 if (r < 0)
                         return r;
@@ -1505,15 +1522,8 @@ static int history_write(const struct history *h, struct history_writer *w) {
                 history_write_block(w, h->blocks[i], i == 0 ? h->skip : 0);
         if (h->head_n > 0) {
                 struct history_block *b;
-                int16_t **vals = malloc((h->n_columns ? h->n_columns : 1) * sizeof *vals);
-                int r;
+                int r = block_encode(h, NULL, &b);
 
-                if (!vals)
-                        return -ENOMEM;
-                for (size_t c = 0; c < h->n_columns; c++)
-                        vals[c] = h->columns[c].head;
-                r = block_encode(h->head_ms, vals, h->n_columns, h->head_n, &b);
-                free(vals);
                 if (r < 0)
                         return r;
                 history_write_block(w, b, 0);

@@ -15,11 +15,12 @@
  * Values are clamped to -32767..32767 on the way in (INT16_MIN stays the
  * marker) and come back in the column's unit: degrees C, Hz, fraction.
  * Times are Unix ms (int64), kept exactly.
- * Memory: the newest samples (up to 1024) sit uncompressed in a head of
- * 8 + 2 x columns bytes a sample; older ones in compressed blocks of 1024
- * samples, one bit stream per column (delta-of-delta for times, delta for
- * values, a few bits a sample for slow, quantised temperatures; see
- * history.c). A ring smaller than a block is all head. Queries decode only
+ * Memory: the newest samples (up to 256) sit uncompressed in a head of
+ * 8 + 2 x columns bytes a sample; older ones in compressed blocks of up to
+ * 1024 samples, one bit stream per column (delta-of-delta for times, delta
+ * for values, a few bits a sample for slow, quantised temperatures; see
+ * history.c). A full head joins the newest block while it has room, which
+ * is encoded again with it. A ring smaller than a block is all head. Queries decode only
  * the blocks in range; history_get()/history_time_ms() decode one block, so
  * they are for tests and single lookups, not for loops over the ring.
  */

@@ -858,6 +858,91 @@ static void test_blocks(void **state) {
         history_free(h);
 }
 
+/* Samples i of test_open_block: a temperature in 0.48 C steps, and a load
+ * column that appears at sample 300 (inside the first, still open block). */
+static double open_block_temp(size_t i) {
+        return (4000 + 48 * (double) (((uint32_t) i * 2654435761u >> 20) % 4)) / 100.0;
+}
+
+static double open_block_load(size_t i) {
+        return i < 300 ? NAN : (double) (((uint32_t) i * 40503u >> 7) % 101) / 100.0;
+}
+
+static void assert_open_block_sample(const struct history *h, size_t idx, size_t i, int l) {
+        assert_int_equal(history_time_ms(h, idx), 1000 * (int64_t) i);
+        assert_near(history_get(h, idx, 0), open_block_temp(i));
+        if (i < 300)
+                assert_nan(history_get(h, idx, (size_t) l));
+        else
+                assert_near(history_get(h, idx, (size_t) l), open_block_load(i));
+}
+
+/* The head holds a quarter of a block; a full head joins the newest block
+ * until it has 1024 samples. Every sample reads back at each step of that,
+ * through the wrap (which drops samples of a block that may still grow),
+ * a query, and a save and load. */
+static void test_open_block(void **state) {
+        static const size_t caps[] = { 1024, 1025, 1100, 1536, 2047 };
+        struct history *e = new_history(86400);
+        char path[512];
+
+        /* 24 columns: the head is 256 samples of 8 + 48 bytes. */
+        for (int k = 0; k < 24; k++) {
+                char id[8];
+
+                snprintf(id, sizeof id, "c%d", k);
+                assert_true(history_column(e, id, HISTORY_TEMP) >= 0);
+        }
+        assert_true(history_memory_bytes(e) < 16 * 1024);
+        history_free(e);
+
+        path_in_tmp(path, sizeof path, "open-block.bin");
+        for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
+                size_t cap = caps[c], n = 3 * cap + 77;
+                struct history *h = new_history(cap), *g = new_history(cap);
+                int t = history_column(h, "t", HISTORY_TEMP), l = -1;
+
+                assert_int_equal(t, 0);
+                for (size_t i = 0; i < n; i++) {
+                        size_t count = i + 1 < cap ? i + 1 : cap, first = i + 1 - count;
+
+                        assert_int_equal(history_begin(h, 1000 * (int64_t) i), 0);
+                        if (i == 300)
+                                l = history_column(h, "l", HISTORY_LOAD);
+                        history_set(h, (size_t) t, open_block_temp(i));
+                        if (l >= 0)
+                                history_set(h, (size_t) l, open_block_load(i));
+                        if (i % 256 > 1 && i % 256 < 255 && i + 1 < n)
+                                continue;
+                        assert_int_equal(history_count(h), count);
+                        assert_int_equal(history_oldest_ms(h), 1000 * (int64_t) first);
+                        assert_int_equal(history_newest_ms(h), 1000 * (int64_t) i);
+                        assert_open_block_sample(h, 0, first, l);
+                        assert_open_block_sample(h, count / 2, first + count / 2, l);
+                        assert_open_block_sample(h, count - 1, i, l);
+                }
+                {
+                        struct history_result r;
+                        size_t cols[1] = { (size_t) t }, seen = 0;
+
+                        assert_int_equal(history_query(h, 0, 1000 * (int64_t) n, cols, 1, 7, &r), 0);
+                        for (size_t k = 0; k < r.n_buckets; k++)
+                                seen += r.buckets[k].n_samples;
+                        assert_int_equal(seen, cap);
+                        history_result_free(&r);
+                }
+                assert_int_equal(history_save(h, path), 0);
+                assert_int_equal(history_load(g, path), 0);
+                l = history_find_column(g, "l");
+                assert_true(l >= 0);
+                assert_int_equal(history_count(g), cap);
+                for (size_t k = 0; k < cap; k++)
+                        assert_open_block_sample(g, k, n - cap + k, l);
+                history_free(g);
+                history_free(h);
+        }
+}
+
 /* A column added after some blocks were encoded: the older blocks have no
  * stream for it and read missing, in memory, in queries and after a reload. */
 static void test_column_added_between_blocks(void **state) {
@@ -1538,6 +1623,7 @@ int main(void) {
                 cmocka_unit_test(test_load_empty_ring),
                 cmocka_unit_test(test_load_truncated_corrupt),
                 cmocka_unit_test(test_blocks),
+                cmocka_unit_test(test_open_block),
                 cmocka_unit_test(test_column_added_between_blocks),
                 cmocka_unit_test(test_load_handmade),
                 cmocka_unit_test(test_load_handmade_rice),
