@@ -30,19 +30,16 @@
 
 int daemon_config_build(const struct options *o, struct config *ret, char *err, size_t errlen) {
         const char *path = o->config_path ? o->config_path : CONFIG_DEFAULT_PATH;
-        struct config c;
         int r;
 
         /* The default file is optional; one named with --config must exist. */
-        r = config_read(&c, path, o->config_path != NULL, err, errlen);
+        r = config_read(ret, path, o->config_path != NULL, err, errlen);
         for (size_t i = 0; r >= 0 && i < o->n_overrides; i++) {
                 const struct config_override *ov = &o->overrides[i];
-                r = config_set_flag(&c, ov->section, ov->key, ov->value, err, errlen);
+                r = config_set_flag(ret, ov->section, ov->key, ov->value, err, errlen);
         }
         if (r >= 0)
-                r = config_validate(&c, err, errlen);
-        if (r >= 0)
-                *ret = c;
+                r = config_validate(ret, err, errlen);
         return r;
 }
 

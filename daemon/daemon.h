@@ -72,7 +72,8 @@ struct daemon {
 };
 
 /* Defaults, then the config file, then the command line; validated. Used at
- * start, by --check-config and by reload, so all three judge a file alike. */
+ * start, by --check-config and by reload, so all three judge a file alike.
+ * Built in place: on failure *ret is half-built, for the caller to drop. */
 int daemon_config_build(const struct options *o, struct config *ret, char *err, size_t errlen);
 
 /* Probe the sensors (or build the simulated board); with `serve`, also the
