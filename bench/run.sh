@@ -346,6 +346,8 @@ log "   full ring: VmRSS ${HCF_RSS} kB (VmHWM ${HCF_HWM} kB); /api/v1/history?po
 verdict_le() { awk -v v="$1" -v b="$2" 'BEGIN { if (v == "" || v == "?") print "not measured"; else print (v + 0 <= b + 0) ? "**pass**" : "**FAIL**" }'; }
 verdict_ge() { awk -v v="$1" -v b="$2" 'BEGIN { if (v == "" || v == "?") print "not measured"; else print (v + 0 >= b + 0) ? "**pass**" : "**FAIL**" }'; }
 hist_ms_num() { sed 's/ms$//' <<<"$1"; }
+# A VmRSS in kB as a fraction of node_exporter's (its 5 collectors, after the same 60 s).
+rss_frac() { calc "%.3f" "$1 / $NE1_RSS"; }
 
 MACHINE="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores, $(uname -sr)"
 COMMIT=$(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo "no commit (working tree)")
@@ -362,9 +364,9 @@ echo "- node_exporter: $(prometheus-node-exporter --version 2>&1 | head -1 | sed
 echo
 echo "| metric | heatcurved | node_exporter | budget (bench/README.md) | verdict |"
 echo "|---|---|---|---|---|"
-echo "| VmRSS after ${MEM_SECS} s at 1 Hz, polled 1/s | $(mib "$HC1_RSS") MiB (HWM $(mib "$HC1_HWM")) | $(mib "$NE1_RSS") MiB (HWM $(mib "$NE1_HWM")); defaults $(mib "$NED_RSS") MiB | — | — |"
-echo "| VmRSS with 24 h of 1 Hz history, **estimate**: RSS above + a full ${RING_SAMPLES} x ${RING_COLUMNS}-column ring (history-fill: $(mib "$RING16_RES") MiB) | $(mib "$EST_KIB") MiB | n/a (keeps no history) | < 4 MiB | $(verdict_le "$EST_KIB" 4096) |"
-echo "| VmRSS with a full 24 h ring loaded (synthetic history.bin, ${HC1_COLS} columns; measured) | $(mib "$HCF_RSS") MiB (HWM $(mib "$HCF_HWM")) | n/a | < 4 MiB | $(verdict_le "$HCF_RSS" 4096) |"
+echo "| VmRSS after ${MEM_SECS} s at 1 Hz, polled 1/s; in brackets as a fraction of node_exporter's (5 collectors) | $(mib "$HC1_RSS") MiB (HWM $(mib "$HC1_HWM")) ($(rss_frac "$HC1_RSS")) | $(mib "$NE1_RSS") MiB (HWM $(mib "$NE1_HWM")); defaults $(mib "$NED_RSS") MiB | ≤ 1/3 of node_exporter's | $(verdict_le "$(rss_frac "$HC1_RSS")" 0.3333) |"
+echo "| VmRSS with 24 h of 1 Hz history, **estimate**: RSS above + a full ${RING_SAMPLES} x ${RING_COLUMNS}-column ring (history-fill: $(mib "$RING16_RES") MiB) | $(mib "$EST_KIB") MiB ($(rss_frac "$EST_KIB")) | n/a (keeps no history) | ≤ 1/3 of node_exporter's | $(verdict_le "$(rss_frac "$EST_KIB")" 0.3333) |"
+echo "| VmRSS with a full 24 h ring loaded (synthetic history.bin, ${HC1_COLS} columns; measured) | $(mib "$HCF_RSS") MiB (HWM $(mib "$HCF_HWM")) ($(rss_frac "$HCF_RSS")) | n/a | ≤ 1/3 of node_exporter's | $(verdict_le "$(rss_frac "$HCF_RSS")" 0.3333) |"
 echo "| private memory (USS: Private_Clean + Private_Dirty, smaps_rollup) with a full 24 h ring loaded (${HC1_COLS} columns) | $(mib "$HCF_USS") MiB ($HCF_USS kB; dirty $HCF_PDIRTY kB) | n/a | ≤ 1.5 MiB | $(verdict_le "$HCF_USS" 1536) |"
 echo "| VmRSS of the full-ring daemon after the history queries below, against before them | $HCF_RSS_AFTER kB after, $HCF_RSS kB before ($(printf '%+d' "$HCF_RSS_GROWTH") kB; peak $HCF_HWM_AFTER kB) | n/a | back to steady state, within 256 KiB | $(verdict_le "$HCF_RSS_GROWTH" 256) |"
 echo "| CPU per sampling tick (per scrape for node_exporter) | ${HC_US_TICK} µs | ${NE_US_SCRAPE} µs; defaults ${NED_US_SCRAPE} µs | < 50 µs | $(verdict_le "$HC_US_TICK" 50) |"
