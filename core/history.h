@@ -20,9 +20,10 @@
  * 1024 samples, one bit stream per column (delta-of-delta for times, delta
  * for values, a few bits a sample for slow, quantised temperatures; see
  * history.c). A full head joins the newest block while it has room, which
- * is encoded again with it. A ring smaller than a block is all head. Queries decode only
- * the blocks in range; history_get()/history_time_ms() decode one block, so
- * they are for tests and single lookups, not for loops over the ring.
+ * is encoded again with it. A ring smaller than a block is all head.
+ * Queries decode only the blocks in range; history_get()/history_time_ms()
+ * decode one block, so they are for tests and single lookups, not for
+ * loops over the ring.
  */
 
 #define HISTORY_MAX_CAPACITY (UINT32_C(1) << 26)   /* samples */
