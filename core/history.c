@@ -648,8 +648,9 @@ static void enc_rice(struct bit_writer *w, const uint32_t *z, size_t n, unsigned
         }
 }
 
-static size_t block_bytes(const struct history_block *b) {
-        return sizeof *b + b->n_streams * sizeof b->end[0] + b->size + HISTORY_PAD;
+/* Bytes of a block with n_streams streams of size bytes in all. */
+static size_t block_bytes(size_t n_streams, size_t size) {
+        return sizeof(struct history_block) + n_streams * sizeof(uint32_t) + size + HISTORY_PAD;
 }
 
 /* Encodes the samples of old (the ring's newest block, or NULL) followed
@@ -736,7 +737,7 @@ static int block_encode(const struct history *h, struct history_block *old, stru
                 p = w.p;
                 end[k + 1] = (uint32_t) (p - data);
         }
-        b = r < 0 ? NULL : realloc(old, sizeof *b + (n_cols + 1) * sizeof *end + (size_t) (p - data) + HISTORY_PAD);
+        b = r < 0 ? NULL : realloc(old, block_bytes(n_cols + 1, (size_t) (p - data)));
         if (b) {
                 b->first_ms = t[0];
                 b->last_ms = t[n - 1];
@@ -1100,7 +1101,7 @@ size_t history_memory_bytes(const struct history *h) {
         for (size_t i = 0; i < h->n_columns; i++)
                 n += strlen(h->columns[i].id) + 1;
         for (size_t i = 0; i < h->n_blocks; i++)
-                n += block_bytes(h->blocks[i]);
+                n += block_bytes(h->blocks[i]->n_streams, h->blocks[i]->size);
         return n;
 }
 
@@ -1714,7 +1715,7 @@ static int history_file_record(struct history_file *f, struct history_block **re
                 free(p);
                 return -EBADMSG;
         }
-        b = malloc(sizeof *b + n_streams * sizeof b->end[0] + size + HISTORY_PAD);
+        b = malloc(block_bytes(n_streams, size));
         if (!b) {
                 free(p);
                 return -ENOMEM;
