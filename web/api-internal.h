@@ -13,6 +13,7 @@ struct api {
         char *sensors_json;             /* GET /api/v1/sensors of the last tick, serialised on first use */
         size_t sensors_json_len;        /* bytes */
         bool sensors_json_stale;        /* a tick came since it was serialised */
+        size_t metrics_len;             /* bytes of the last /metrics answer, 0 for none yet */
         struct api_plot_cache *plots;   /* run plots already drawn (api-plots.c) */
         struct events *events;          /* GET /api/v1/events (api-events.c) */
         unsigned events_run_id;         /* the live run the stream last told of, 0 for none */

@@ -474,9 +474,9 @@ static void api_get_metrics(struct api *a, struct http_request *r) {
         struct prom_info info = {
                 .version = HEATCURVE_VERSION, .started_ms = a->ctx.started_ms,
                 .interval_ms = a->ctx.cfg->interval_ms, .ticks = a->ticks, .tick_ns = a->tick_ns,
-                .alerts = pa, .n_alerts = pa ? n_alerts : 0,
+                .alerts = pa, .n_alerts = pa ? n_alerts : 0, .size_hint = a->metrics_len,
         };
-        _cleanup_free_ char *text = NULL;
+        char *text;
         size_t len;
 
         for (size_t i = 0; pa && i < n_alerts; i++) {
@@ -495,8 +495,10 @@ static void api_get_metrics(struct api *a, struct http_request *r) {
         }
         if (!pa || prom_render(a->sensors, &info, &text, &len) < 0)
                 http_reply_error(r, 500, "internal", "out of memory building /metrics");
-        else
-                http_reply(r, 200, PROM_CONTENT_TYPE, text, len);
+        else {
+                a->metrics_len = len;
+                http_reply_owned(r, 200, PROM_CONTENT_TYPE, text, len);    /* sent without a copy */
+        }
         free(pa);
 }
 

@@ -568,6 +568,13 @@ static void render_alerts(struct prom_out *o, const struct prom_alert *a, size_t
 int prom_render(const struct sensors *s, const struct prom_info *info, char **ret, size_t *ret_len) {
         struct prom_out o = {};
 
+        if (info->size_hint > 0) {
+                /* An answer a few values longer than the last still fits. */
+                o.cap = info->size_hint + info->size_hint / 8 + 64;
+                o.data = malloc(o.cap);
+                if (!o.data)
+                        return -ENOMEM;
+        }
         render_daemon(&o, s, info);
         render_temps(&o, s);
         render_trips(&o, s);

@@ -45,6 +45,8 @@ struct prom_info {
         const struct prom_run *run;     /* NULL when no run is in progress */
         const struct prom_alert *alerts;        /* n_alerts rules; none: the family is left out */
         size_t n_alerts;
+        size_t size_hint;               /* bytes the last answer took, 0 for none: the text is
+                                         * built in one buffer of about that size, not grown */
 };
 
 /*

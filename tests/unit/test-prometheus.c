@@ -175,6 +175,21 @@ static void check_board(const char *board, const char *root) {
         char *text = render(s, &fixed_info, &len);
 
         check_structure(text);
+        /* The last answer's size only sizes the buffer: a hint far too
+         * small, one too small to hold the slack, the size itself and a
+         * larger one give the same text. */
+        for (size_t i = 0; i < 4; i++) {
+                const size_t hints[] = { 1, len > 1000 ? len - len / 8 - 200 : len / 2, len, 4 * len };
+                struct prom_info info = fixed_info;
+                size_t hinted_len;
+                char *hinted;
+
+                info.size_hint = hints[i];
+                hinted = render(s, &info, &hinted_len);
+                assert_int_equal(hinted_len, len);
+                assert_memory_equal(hinted, text, len);
+                free(hinted);
+        }
         pathf(path, sizeof path, "%s/%s.prom", golden_dir, board);
         if (getenv("HEATCURVE_UPDATE_GOLDEN")) {
                 FILE *f = fopen(path, "we");
