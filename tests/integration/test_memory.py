@@ -99,7 +99,14 @@ def test_large_history_answers_are_written_not_built(start_daemon, tmp_path):
             raw = resp.read()
         body = json.loads(raw)
         assert len(body["t_ms"]) > 900 and len(body["series"]) == COLUMNS
-    after, peak = status_kib(pid, "RssAnon"), status_kib(pid, "VmHWM")
+    peak = status_kib(pid, "VmHWM")
     assert len(raw) > 200 * 1024, len(raw)
     assert (peak - rss) * 1024 < 4 * len(raw), (rss, peak, len(raw))
+    # The heap is given back when the last answer is released, which is when the daemon
+    # sees the connection closed: after the client has read it, on a busy machine later.
+    for _ in range(50):
+        after = status_kib(pid, "RssAnon")
+        if after - anon <= 256:
+            break
+        time.sleep(0.1)
     assert after - anon <= 256, (anon, after, peak)
