@@ -318,6 +318,27 @@ HCF_ANON_AFTER=$(status_field "$HCF" RssAnon); HCF_USS_AFTER=$(uss_kib "$HCF")
 HCF_RSS_GROWTH=$((HCF_RSS_AFTER - HCF_RSS))
 stop_pid "$HCF"
 HCF_COLS=$(grep -o '"columns":[0-9]*' <<<"$HCF_HIST" | cut -d: -f2)
+# The clean part of the USS is library pages this daemon mapped and the 1 Hz one did not: the
+# kernel maps neighbouring page-cache pages at each fault, and which ones differs from start to
+# start (56-168 kB for the same build). Two more starts on copies of the file; the verdict is
+# on the median of the three, the range is shown.
+USS_STARTS=("$HCF_USS")
+DIRTY_STARTS=("$HCF_PDIRTY")
+for n in 2 3; do
+        mkdir -p "$TMP/state-full$n"
+        cp "$TMP/state-cghist/history.bin" "$TMP/state-full$n/history.bin"
+        hc_start "hc-full$n" 1s "$TMP/state-full$n"
+        need_up "$HC_URL/api/v1/status" "$HC_PID" 30 "hc-full$n"
+        sleep 3
+        USS_STARTS+=("$(uss_kib "$HC_PID")")
+        DIRTY_STARTS+=("$(private_dirty_kib "$HC_PID")")
+        stop_pid "$HC_PID"
+done
+SORTED=($(printf '%s\n' "${USS_STARTS[@]}" | sort -n))
+HCF_USS_MED=${SORTED[1]}
+HCF_USS_RANGE="${SORTED[0]}–${SORTED[2]}"
+SORTED=($(printf '%s\n' "${DIRTY_STARTS[@]}" | sort -n))
+HCF_PDIRTY_RANGE="${SORTED[0]}–${SORTED[2]}"
 # where the private pages of the full-ring daemon are, by mapping (heap, stack, each library)
 awk '/^[0-9a-f]+-[0-9a-f]+ / { name = $6 == "" ? "[anonymous]" : $6; sub(/.*\//, "", name) }
      $1 == "Private_Clean:" || $1 == "Private_Dirty:" { kb[name] += $2 }
@@ -367,7 +388,7 @@ echo "|---|---|---|---|---|"
 echo "| VmRSS after ${MEM_SECS} s at 1 Hz, polled 1/s; in brackets as a fraction of node_exporter's (5 collectors) | $(mib "$HC1_RSS") MiB (HWM $(mib "$HC1_HWM")) ($(rss_frac "$HC1_RSS")) | $(mib "$NE1_RSS") MiB (HWM $(mib "$NE1_HWM")); defaults $(mib "$NED_RSS") MiB | ≤ 1/3 of node_exporter's | $(verdict_le "$(rss_frac "$HC1_RSS")" 0.3333) |"
 echo "| VmRSS with 24 h of 1 Hz history, **estimate**: RSS above + a full ${RING_SAMPLES} x ${RING_COLUMNS}-column ring (history-fill: $(mib "$RING16_RES") MiB) | $(mib "$EST_KIB") MiB ($(rss_frac "$EST_KIB")) | n/a (keeps no history) | ≤ 1/3 of node_exporter's | $(verdict_le "$(rss_frac "$EST_KIB")" 0.3333) |"
 echo "| VmRSS with a full 24 h ring loaded (synthetic history.bin, ${HC1_COLS} columns; measured) | $(mib "$HCF_RSS") MiB (HWM $(mib "$HCF_HWM")) ($(rss_frac "$HCF_RSS")) | n/a | ≤ 1/3 of node_exporter's | $(verdict_le "$(rss_frac "$HCF_RSS")" 0.3333) |"
-echo "| private memory (USS: Private_Clean + Private_Dirty, smaps_rollup) with a full 24 h ring loaded (${HC1_COLS} columns) | $(mib "$HCF_USS") MiB ($HCF_USS kB; dirty $HCF_PDIRTY kB) | n/a | ≤ 1.5 MiB | $(verdict_le "$HCF_USS" 1536) |"
+echo "| private memory (USS: Private_Clean + Private_Dirty, smaps_rollup) with a full 24 h ring loaded (${HC1_COLS} columns); median of 3 starts | $(mib "$HCF_USS_MED") MiB ($HCF_USS_MED kB, range $HCF_USS_RANGE; dirty $HCF_PDIRTY_RANGE kB) | n/a | ≤ 1.5 MiB | $(verdict_le "$HCF_USS_MED" 1536) |"
 echo "| VmRSS of the full-ring daemon after the history queries below, against before them | $HCF_RSS_AFTER kB after, $HCF_RSS kB before ($(printf '%+d' "$HCF_RSS_GROWTH") kB; peak $HCF_HWM_AFTER kB) | n/a | back to steady state, within 256 KiB | $(verdict_le "$HCF_RSS_GROWTH" 256) |"
 echo "| CPU per sampling tick (per scrape for node_exporter) | ${HC_US_TICK} µs | ${NE_US_SCRAPE} µs; defaults ${NED_US_SCRAPE} µs | < 50 µs | $(verdict_le "$HC_US_TICK" 50) |"
 echo "| CPU per tick as a ratio to tick-reads (the same ${BARE_FILES} preads on the same tree and nothing else: ${BARE_US_TICK} µs, measured in the same seconds; median of ${CPU_ROUNDS} rounds of ${ROUND_SECS} s, range ${BARE_RANGE}; ratio of the means ${MEAN_RATIO}) | ${BARE_RATIO}× | n/a | ≤ 1.3× | $(verdict_le "$BARE_RATIO" 1.3) |"
