@@ -34,6 +34,8 @@ bench_need meson ninja cc curl wrk valgrind callgrind_annotate prometheus-node-e
 bench_scratch heatcurve-bench
 
 # ---------------------------------------------------------------- measuring
+# median_range VALUE...: "median lowest highest" (of an even count, the upper median)
+median_range() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print a[int(NR / 2) + 1], a[1], a[NR] }'; }
 status_field() { awk -v k="$2" '$1 == k":" { print $2 }' "/proc/$1/status"; }
 pss_kib() { awk '$1 == "Pss:" { print $2 }' "/proc/$1/smaps_rollup" 2>/dev/null || echo "?"; }
 # private memory (USS), kB: pages no other process maps, clean or dirty
@@ -150,9 +152,9 @@ for ((round = 1; round <= CPU_ROUNDS; round++)); do
 done
 BARE_US_TICK=$(calc "%.1f" "$BARE_SUM / $CPU_ROUNDS")
 BARE_FILES=$(awk -F= '$1 == "files" { print $2 }' "$TMP/tick-reads-1.txt")
-SORTED=($(printf '%s\n' "${RATIOS[@]}" | sort -g))
-BARE_RATIO=$(calc "%.2f" "${SORTED[$((CPU_ROUNDS / 2))]}")
-BARE_RANGE="$(calc "%.2f" "${SORTED[0]}")–$(calc "%.2f" "${SORTED[$((CPU_ROUNDS - 1))]}")"
+read -r med lo hi <<<"$(median_range "${RATIOS[@]}")"
+BARE_RATIO=$(calc "%.2f" "$med")
+BARE_RANGE="$(calc "%.2f" "$lo")–$(calc "%.2f" "$hi")"
 
 HC_US_TICK=$(calc "%.1f" "$HC_NS / 1e3 / $HC_TICKS")
 MEAN_RATIO=$(calc "%.2f" "$HC_US_TICK / $BARE_US_TICK")
@@ -334,11 +336,10 @@ for n in 2 3; do
         DIRTY_STARTS+=("$(private_dirty_kib "$HC_PID")")
         stop_pid "$HC_PID"
 done
-SORTED=($(printf '%s\n' "${USS_STARTS[@]}" | sort -n))
-HCF_USS_MED=${SORTED[1]}
-HCF_USS_RANGE="${SORTED[0]}–${SORTED[2]}"
-SORTED=($(printf '%s\n' "${DIRTY_STARTS[@]}" | sort -n))
-HCF_PDIRTY_RANGE="${SORTED[0]}–${SORTED[2]}"
+read -r HCF_USS_MED lo hi <<<"$(median_range "${USS_STARTS[@]}")"
+HCF_USS_RANGE="$lo–$hi"
+read -r _ lo hi <<<"$(median_range "${DIRTY_STARTS[@]}")"
+HCF_PDIRTY_RANGE="$lo–$hi"
 # where the private pages of the full-ring daemon are, by mapping (heap, stack, each library)
 awk '/^[0-9a-f]+-[0-9a-f]+ / { name = $6 == "" ? "[anonymous]" : $6; sub(/.*\//, "", name) }
      $1 == "Private_Clean:" || $1 == "Private_Dirty:" { kb[name] += $2 }
