@@ -544,6 +544,52 @@ int daemon_new(const struct options *o, const struct config *cfg, bool serve, st
         return 0;
 }
 
+/* Start-up also runs code the loop never runs again: the probe, the
+ * configuration, the history load, and the initialisation of GnuTLS and
+ * p11-kit inside libmicrohttpd. The kernel maps each page run with up to 15
+ * neighbours from the page cache, and they stay in the daemon's page tables
+ * for its life. Here every read-only private file mapping (code, read-only
+ * data) is dropped from the page tables, unless one of its pages is a
+ * private copy, as text relocated in place or a debugger's breakpoint would
+ * be: then it is left alone. The pages stay in the page cache. The loop
+ * faults back those it runs, and the kernel may reclaim the others under
+ * memory pressure like any file page no process maps. */
+static void daemon_unmap_start_up_code(void) {
+        struct range { uintptr_t start, end; } drop[128];
+        uintptr_t start = 0, end = 0;
+        bool candidate = false, line_start = true;
+        char line[256];
+        size_t n = 0;
+        FILE *f;
+
+        f = fopen("/proc/self/smaps", "re");
+        if (!f)
+                return;
+        while (fgets(line, sizeof line, f)) {
+                bool at_start = line_start;
+                unsigned long long inode;
+                uintptr_t s, e;
+                unsigned kb;
+                char perms[5];
+
+                line_start = strchr(line, '\n') != NULL;
+                if (!at_start)
+                        continue;       /* the rest of a long path */
+                if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %4s %*s %*s %llu", &s, &e, perms, &inode) == 4) {
+                        start = s;
+                        end = e;
+                        candidate = perms[1] != 'w' && perms[3] == 'p' && inode != 0;
+                } else if (candidate && sscanf(line, "Anonymous: %u kB", &kb) == 1) {
+                        if (kb == 0 && n < ELEMENTSOF(drop))
+                                drop[n++] = (struct range) { start, end };
+                        candidate = false;
+                }
+        }
+        fclose(f);
+        for (size_t i = 0; i < n; i++)
+                (void) madvise((void *) drop[i].start, drop[i].end - drop[i].start, MADV_DONTNEED);
+}
+
 /* Start-up goes deeper into the stack than the loop does: the probe
  * resolving links, the configuration, the history and the run store read
  * through buffers on the stack, about 40 kB down against under 16 kB for a
@@ -554,6 +600,7 @@ int daemon_new(const struct options *o, const struct config *cfg, bool serve, st
  * there is live, and a later deep call faults in zeroed pages, as on a
  * fresh stack. */
 static __attribute__((noinline)) void daemon_give_back_start_up(void) {
+        daemon_unmap_start_up_code();
 #ifdef __GLIBC__
         const uintptr_t page = (uintptr_t) sysconf(_SC_PAGESIZE);
         uintptr_t low = 0, high;
