@@ -125,6 +125,7 @@ def wait_anon_back(pid, anon, *why):
         time.sleep(0.1)
     assert after - anon <= 256, (anon, after, *why)
 
+
 def code_kib(pid, name):
     """Resident kB of the executable file mappings of PID whose file name starts with
     name, None when there is none."""
