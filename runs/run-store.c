@@ -256,7 +256,9 @@ int run_series_append_row(struct run_series *s, const struct samples_row *row, e
 
         if (run_series_append(s, &x) < 0)
                 return -ENOMEM;
-        if (*row->work_unit)
+        /* a copy only when it changes: at every row it was a seventh of
+         * reading a run back */
+        if (*row->work_unit && strncmp(unit, row->work_unit, unitlen) != 0)
                 snprintf(unit, unitlen, "%s", row->work_unit);
         return 0;
 }

@@ -101,7 +101,7 @@ static int plot_data_for_run(struct api *a, const struct run *run, struct plot_d
 }
 
 /* Drawing an ended run means reading all of its samples.csv on the event
- * loop: 43-84 ms here for 24 h at 1 Hz with 15 temperatures (21 MB); a live
+ * loop: 32-42 ms here for 24 h at 1 Hz with 15 temperatures (21 MB); a live
  * run's series is copied from memory instead, 5.7 ms for a day, and drawn,
  * 4.5 ms, with the fits, 1.7 ms (bench/plot-render).
  * The dashboard asks for a live run's plot every 5 s, so the last few plots

@@ -317,6 +317,25 @@ static void test_samples_numbers_as_printf(void **state) {
         }
 }
 
+/* time_ms is read as strtoll() reads it, whatever the field holds. */
+static void test_samples_time_as_strtoll(void **state) {
+        static const char *const times[] = { "1700000000000", "0", "007", "-5", "+3", " 4", "12abc", "",
+                                             "999999999999999999", "9223372036854775807",
+                                             "9223372036854775808", "99999999999999999999", "-9223372036854775809",
+                                             "1.5", "abc" };
+
+        (void) state;
+        for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
+                char copy[96];
+                struct samples_row x;
+
+                snprintf(copy, sizeof copy, "%s,0,idle,1,,,,0,,,ops", times[i]);
+                assert_int_equal(samples_parse_row(copy, SAMPLES_FIXED_COLUMNS, &x), 0);
+                assert_true(x.time_ms == strtoll(times[i], NULL, 10));
+                assert_true(x.temp_c == 1.0);
+        }
+}
+
 static bool same_double(double a, double b) {
         return memcmp(&a, &b, sizeof a) == 0;
 }
@@ -420,6 +439,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_wall_clock_steps_do_not_time_phases),
                 cmocka_unit_test(test_samples_numbers_as_printf),
+                cmocka_unit_test(test_samples_time_as_strtoll),
                 cmocka_unit_test(test_series_time_is_monotonic),
                 cmocka_unit_test(test_busy_idle_is_flagged),
                 cmocka_unit_test(test_stable_waits_for_a_quiet_board),
