@@ -341,18 +341,22 @@ void run_series_metrics(const struct run_series *s, double ambient_c, struct run
                 analysis_metrics_init(ret, ambient_c);
 }
 
-int64_t run_store_read_series(const char *dir, struct run_series *s, char *unit, size_t unitlen) {
+int64_t run_series_read_file(const char *path, struct run_series *s, char *unit, size_t unitlen) {
         struct series_reader rd = { s, unit, unitlen, 0, 0 };
-        char path[PATH_MAX];
-        FILE *f;
+        FILE *f = fopen(path, "re");
 
-        snprintf(path, sizeof path, "%s/samples.csv", dir);
-        f = fopen(path, "re");
         if (!f)
                 return 0;
         samples_read(f, series_row, &rd);
         fclose(f);
         return rd.last_ms;
+}
+
+int64_t run_store_read_series(const char *dir, struct run_series *s, char *unit, size_t unitlen) {
+        char path[PATH_MAX];
+
+        snprintf(path, sizeof path, "%s/samples.csv", dir);
+        return run_series_read_file(path, s, unit, unitlen);
 }
 
 /* Cuts a samples.csv left with a torn last row (a crash mid-write, a tail

@@ -266,3 +266,6 @@ int run_store_delete(const char *state_dir, unsigned id, char *err, size_t errle
 /* The fixed columns of every complete row of dir/samples.csv; returns the
  * last row's time_ms, 0 for none. unit gets the work unit seen last. */
 int64_t run_store_read_series(const char *dir, struct run_series *s, char *unit, size_t unitlen);
+/* The same for the samples.csv at path. It touches nothing but its
+ * arguments, so it may run on any thread. */
+int64_t run_series_read_file(const char *path, struct run_series *s, char *unit, size_t unitlen);

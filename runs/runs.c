@@ -343,48 +343,46 @@ int runs_open_samples(const struct runs *rs, unsigned id, int *ret_fd) {
         return *ret_fd < 0 ? -errno : 0;
 }
 
-int runs_series(const struct runs *rs, unsigned id, struct run_series *ret, char *unit, size_t unitlen) {
+int runs_series(const struct runs *rs, unsigned id, struct run_series *ret, char *unit, size_t unitlen,
+                char **ret_path) {
         const struct run *r = runs_find(rs, id);
-        char dir[PATH_MAX];
+        char path[PATH_MAX];
 
         *ret = (struct run_series) {};
+        *ret_path = NULL;
         unit[0] = '\0';
-        if (!r || run_store_dir(rs->set.state_dir, id, dir, sizeof dir) < 0)
+        if (!r || runs_samples_path(rs, id, path, sizeof path) < 0)
                 return -ENOENT;
         /* A live run keeps its series: reading its samples.csv instead takes
-         * 32-42 ms for a day at 1 Hz here, on the event loop, at every drawing. */
+         * 32-42 ms for a day at 1 Hz here, at every drawing. */
         if (r->host && r->series.n > 0) {
                 for (size_t i = 0; i < r->series.n && !unit[0]; i++)
                         if (isfinite(r->series.work_rate[i]))
                                 snprintf(unit, unitlen, "%s", r->work_unit);
                 return run_series_copy_as_read(&r->series, ret);
         }
-        run_store_read_series(dir, ret, unit, unitlen);
-        return 0;
+        *ret_path = strdup(path);
+        return *ret_path ? 0 : -ENOMEM;
 }
 
-json_object *runs_curve(const struct runs *rs, unsigned id, size_t points) {
-        struct run_series s = {};
+json_object *run_series_curve(const struct run_series *s, unsigned id, size_t points) {
         json_object *o, *t, *y;
-        char unit[16];
         size_t start = 0;
 
-        if (runs_series(rs, id, &s, unit, sizeof unit) < 0)
-                return NULL;
         o = json_object_new_object();
         t = json_object_new_array();
         y = json_object_new_array();
-        while (start < s.n && s.phase[start] != ANALYSIS_PHASE_STRESS)
+        while (start < s->n && s->phase[start] != ANALYSIS_PHASE_STRESS)
                 start++;
-        double t0 = start < s.n ? s.t_s[start] : s.n ? s.t_s[0] : 0.0;
-        double span = s.n ? s.t_s[s.n - 1] - s.t_s[0] : 0.0, width = span > 0 ? span / (double) points : 1.0;
-        for (size_t i = 0; i < s.n; ) {
-                double sum = 0, tsum = 0, edge = s.t_s[i] + width;
+        double t0 = start < s->n ? s->t_s[start] : s->n ? s->t_s[0] : 0.0;
+        double span = s->n ? s->t_s[s->n - 1] - s->t_s[0] : 0.0, width = span > 0 ? span / (double) points : 1.0;
+        for (size_t i = 0; i < s->n; ) {
+                double sum = 0, tsum = 0, edge = s->t_s[i] + width;
                 size_t k = 0;
-                for (; i < s.n && (s.t_s[i] < edge || k == 0); i++)
-                        if (isfinite(s.temp_c[i])) {
-                                sum += s.temp_c[i];
-                                tsum += s.t_s[i];
+                for (; i < s->n && (s->t_s[i] < edge || k == 0); i++)
+                        if (isfinite(s->temp_c[i])) {
+                                sum += s->temp_c[i];
+                                tsum += s->t_s[i];
                                 k++;
                         }
                 if (k) {
@@ -395,7 +393,6 @@ json_object *runs_curve(const struct runs *rs, unsigned id, size_t points) {
         json_object_object_add(o, "t_s", t);
         json_object_object_add(o, "temp_c", y);
         json_object_object_add(o, "id", json_object_new_int64(id));
-        run_series_free(&s);
         return o;
 }
 

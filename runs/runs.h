@@ -72,12 +72,17 @@ json_object *runs_document(const struct runs *rs, const struct run *r);
 
 /* samples.csv of a run, open for reading; -ENOENT for no such run. */
 int runs_open_samples(const struct runs *rs, unsigned id, int *ret_fd);
-/* A run's recorded samples: the fixed columns of every complete row of its
- * samples.csv, for plots; a live run's from memory, the same numbers
- * (run_series_copy_as_read()). Free with run_series_free(). unit gets the
- * work unit ("" for none). -ENOENT for no such run, -ENOMEM. */
-int runs_series(const struct runs *rs, unsigned id, struct run_series *ret, char *unit, size_t unitlen);
-/* A run's temperature curve for comparisons: t = 0 at the first stress
- * sample (or the first sample), means over at most `points` buckets:
- * {"t_s": [...], "temp_c": [...], "id": id}. NULL for no such run. */
-json_object *runs_curve(const struct runs *rs, unsigned id, size_t points);
+/* A run's recorded samples, for plots: the fixed columns of every complete
+ * row of its samples.csv. A live run's are copied from memory into ret now,
+ * the same numbers (run_series_copy_as_read()), and *ret_path is NULL. An
+ * ended run's are left to read, off the event loop if the caller wants:
+ * ret is empty and *ret_path is its samples.csv (malloc'd), for
+ * run_series_read_file() on any thread. Free with run_series_free(). unit
+ * gets the work unit ("" for none, or not read yet). -ENOENT for no such
+ * run, -ENOMEM. */
+int runs_series(const struct runs *rs, unsigned id, struct run_series *ret, char *unit, size_t unitlen,
+                char **ret_path);
+/* A run's temperature curve for comparisons, from its series: t = 0 at the
+ * first stress sample (or the first sample), means over at most `points`
+ * buckets: {"t_s": [...], "temp_c": [...], "id": id}. */
+json_object *run_series_curve(const struct run_series *s, unsigned id, size_t points);

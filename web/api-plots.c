@@ -64,28 +64,29 @@ static void reply_svg(struct http_request *r, int e, char *svg, size_t len, cons
 }
 
 /* What heatcurvectl would get over HTTP, parsed back: the run document and
- * the samples, so the daemon's plot and heatcurvectl's are the same bytes. */
-static int plot_data_for_run(struct api *a, const struct run *run, struct plot_data *d, char *err, size_t errlen) {
+ * the samples, so the daemon's plot and heatcurvectl's are the same bytes.
+ * d takes the series' arrays; s is freed either way. */
+static int plot_data_of(struct api *a, const struct run *run, struct run_series *s, struct plot_data *d, char *err,
+                        size_t errlen) {
         json_object *doc = runs_document(a->ctx.runs, run), *parsed, *sensors;
-        struct run_series s;
-        char unit[16];
         int e;
 
         parsed = json_tokener_parse(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN));
         json_object_put(doc);
         e = plot_data_from_doc(d, parsed, err, errlen);
         json_object_put(parsed);
-        if (e < 0)
+        if (e < 0) {
+                run_series_free(s);
                 return e;
-        e = runs_series(a->ctx.runs, run->id, &s, unit, sizeof unit);
-        if (e >= 0 && s.n)
-                e = plot_data_adopt(d, s.t_s, s.temp_c, s.freq_hz, s.work_rate, s.phase, s.n);
-        if (e >= 0 && s.n) {
-                /* d has them now: a day of samples is not copied */
-                s.t_s = s.temp_c = s.freq_hz = s.work_rate = NULL;
-                s.phase = NULL;
         }
-        run_series_free(&s);
+        if (s->n)
+                e = plot_data_adopt(d, s->t_s, s->temp_c, s->freq_hz, s->work_rate, s->phase, s->n);
+        if (e >= 0 && s->n) {
+                /* d has them now: a day of samples is not copied */
+                s->t_s = s->temp_c = s->freq_hz = s->work_rate = NULL;
+                s->phase = NULL;
+        }
+        run_series_free(s);
         if (e < 0) {
                 snprintf(err, errlen, "cannot read the samples of run %u: %s", run->id, strerror(-e));
                 plot_data_free(d);
@@ -100,10 +101,10 @@ static int plot_data_for_run(struct api *a, const struct run *run, struct plot_d
         return 0;
 }
 
-/* Drawing an ended run means reading all of its samples.csv on the event
- * loop: 32-42 ms here for 24 h at 1 Hz with 15 temperatures (21 MB); a live
- * run's series is copied from memory instead, 5.7 ms for a day, and drawn,
- * 4.5 ms, with the fits, 1.7 ms (bench/plot-render).
+/* Drawing an ended run means reading all of its samples.csv, off the loop
+ * (api-series.c): 32-42 ms here for 24 h at 1 Hz with 15 temperatures
+ * (21 MB). A live run's series is copied from memory instead, 5.7 ms for a
+ * day, and drawn, 4.5 ms, with the fits, 1.7 ms (bench/plot-render).
  * The dashboard asks for a live run's plot every 5 s, so the last few plots
  * are kept, about 40 KiB each: an ended run's until something changes, a
  * live run's while the run has grown by less than one bucket of the plot
@@ -197,27 +198,28 @@ void api_plots_free(struct api *a) {
         a->plots = NULL;
 }
 
-static void api_plot_run(struct api *a, struct http_request *r, unsigned id) {
-        static const char *const known[] = { "width", "height", NULL };
-        const struct run *run = runs_find(a->ctx.runs, id);
-        const struct plot_cache_entry *cached;
-        struct plot_data d;
+/* A plot's own arguments, through api_series_then(). */
+struct plot_args {
         unsigned width, height;
+        bool rise;                      /* a comparison of the rises over ambient */
+};
+
+static void plot_run_answer(struct api *a, struct http_request *r, const unsigned *ids, struct run_series *s,
+                            size_t n, const void *arg) {
+        const struct plot_args *pa = arg;
+        unsigned id = ids[0], width = pa->width, height = pa->height;
+        const struct run *run = runs_find(a->ctx.runs, id);
+        struct plot_data d;
         char err[256], *svg = NULL;
         size_t len = 0, shown;
         int e;
 
-        if (!plot_args(r, known, "width, height", &width, &height))
-                return;
-        if (!run) {
+        if (!run) {                     /* deleted while its samples were read */
+                run_series_free(s);
                 http_reply_error(r, 404, "not_found", "no run %u", id);
                 return;
         }
-        if ((cached = plot_cache_find(a, run, width, height))) {
-                reply_run_svg(r, cached->svg, cached->len, cached->shown);
-                return;
-        }
-        if (plot_data_for_run(a, run, &d, err, sizeof err) < 0) {
+        if (plot_data_of(a, run, s, &d, err, sizeof err) < 0) {
                 http_reply_error(r, 500, "internal", "%s", err);
                 return;
         }
@@ -233,19 +235,71 @@ static void api_plot_run(struct api *a, struct http_request *r, unsigned id) {
         free(svg);
 }
 
+static void plot_compare_answer(struct api *a, struct http_request *r, const unsigned *ids, struct run_series *s,
+                                size_t n, const void *arg) {
+        const struct plot_args *pa = arg;
+        struct plot_data d[PLOT_COMPARE_MAX] = {};
+        struct plot_curve c[PLOT_COMPARE_MAX];
+        char err[256], *svg = NULL;
+        size_t done = 0, len = 0;
+        int e = 0;
+
+        for (; done < n && e >= 0; done++) {
+                const struct run *run = runs_find(a->ctx.runs, ids[done]);
+                if (!run) {             /* deleted while the samples were read */
+                        snprintf(err, sizeof err, "runs: no run %u", ids[done]);
+                        e = -ENOENT;
+                        break;
+                }
+                e = plot_data_of(a, run, &s[done], &d[done], err, sizeof err);
+                if (e >= 0)
+                        plot_data_curve(&d[done], NULL, &c[done]);
+        }
+        for (size_t i = done; i < n; i++)
+                run_series_free(&s[i]);
+        if (e >= 0)
+                e = plot_compare_svg(c, n, pa->rise, pa->width, pa->height, &svg, &len);
+        for (size_t i = 0; i < done; i++)
+                plot_data_free(&d[i]);
+        if (e == -ENOENT)
+                http_reply_error(r, 400, "bad_parameter", "%s", err);
+        else if (e == -ERANGE)
+                http_reply_error(r, 400, "bad_parameter", "height: %u px is too small for %zu runs and their table",
+                                 pa->height, n);
+        else
+                reply_svg(r, e, svg, len, "the comparison");
+}
+
+static void api_plot_run(struct api *a, struct http_request *r, unsigned id) {
+        static const char *const known[] = { "width", "height", NULL };
+        const struct run *run = runs_find(a->ctx.runs, id);
+        const struct plot_cache_entry *cached;
+        struct plot_args pa = {};
+
+        if (!plot_args(r, known, "width, height", &pa.width, &pa.height))
+                return;
+        if (!run) {
+                http_reply_error(r, 404, "not_found", "no run %u", id);
+                return;
+        }
+        if ((cached = plot_cache_find(a, run, pa.width, pa.height))) {
+                reply_run_svg(r, cached->svg, cached->len, cached->shown);
+                return;
+        }
+        api_series_then(a, r, &id, 1, plot_run_answer, &pa, sizeof pa);
+}
+
 static void api_plot_compare(struct api *a, struct http_request *r) {
         static const char *const known[] = { "runs", "y", "width", "height", NULL };
         const char *y = http_arg(r, "y");
-        struct plot_data d[PLOT_COMPARE_MAX] = {};
-        struct plot_curve c[PLOT_COMPARE_MAX];
-        unsigned ids[PLOT_COMPARE_MAX], width, height;
-        char err[256], *svg = NULL;
-        size_t n = 0, done = 0, len = 0;
-        int e = 0;
+        struct plot_args pa = { .rise = y && strcmp(y, "rise") == 0 };
+        unsigned ids[PLOT_COMPARE_MAX];
+        char err[256];
+        size_t n = 0;
 
-        if (!plot_args(r, known, "runs, y, width, height", &width, &height))
+        if (!plot_args(r, known, "runs, y, width, height", &pa.width, &pa.height))
                 return;
-        if (y && strcmp(y, "temp") != 0 && strcmp(y, "rise") != 0) {
+        if (y && strcmp(y, "temp") != 0 && !pa.rise) {
                 http_reply_error(r, 400, "bad_parameter", "y: \"%s\" is neither temp nor rise", y);
                 return;
         }
@@ -258,20 +312,7 @@ static void api_plot_compare(struct api *a, struct http_request *r) {
                         http_reply_error(r, 400, "bad_parameter", "runs: no run %u", ids[i]);
                         return;
                 }
-        for (; done < n && e >= 0; done++) {
-                e = plot_data_for_run(a, runs_find(a->ctx.runs, ids[done]), &d[done], err, sizeof err);
-                if (e >= 0)
-                        plot_data_curve(&d[done], NULL, &c[done]);
-        }
-        if (e >= 0)
-                e = plot_compare_svg(c, n, y && strcmp(y, "rise") == 0, width, height, &svg, &len);
-        for (size_t i = 0; i < done; i++)
-                plot_data_free(&d[i]);
-        if (e == -ERANGE)
-                http_reply_error(r, 400, "bad_parameter", "height: %u px is too small for %zu runs and their table",
-                                 height, n);
-        else
-                reply_svg(r, e, svg, len, "the comparison");
+        api_series_then(a, r, ids, n, plot_compare_answer, &pa, sizeof pa);
 }
 
 static enum plot_kind plot_kind_of(enum history_kind k) {

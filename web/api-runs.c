@@ -12,7 +12,7 @@
 #include "samples-csv.h"
 #include "token.h"
 
-#define COMPARE_RUNS_MAX 16
+#define COMPARE_RUNS_MAX API_SERIES_MAX
 #define COMPARE_POINTS_DEFAULT 600
 
 
@@ -232,12 +232,32 @@ static void api_run_delete(struct api *a, struct http_request *r, unsigned id) {
                 http_reply(r, 204, "application/json", "", 0);
 }
 
+static void compare_answer(struct api *a, struct http_request *r, const unsigned *ids, struct run_series *s,
+                           size_t n, const void *arg) {
+        const size_t *points = arg;
+        json_object *root = json_object_new_object(), *list = json_object_new_array(),
+                    *curves = json_object_new_array();
+
+        json_object_object_add(root, "runs", list);
+        json_object_object_add(root, "curves", curves);
+        for (size_t i = 0; i < n; i++) {
+                const struct run *run = runs_find(a->ctx.runs, ids[i]);
+                if (!run) {             /* deleted while the samples were read */
+                        json_object_put(root);
+                        http_reply_error(r, 400, "bad_parameter", "runs: no run %u", ids[i]);
+                        return;
+                }
+                json_object_array_add(list, runs_document(a->ctx.runs, run));
+                json_object_array_add(curves, run_series_curve(&s[i], ids[i], *points));
+        }
+        http_reply_json(r, 200, root);
+}
+
 static void api_compare(struct api *a, struct http_request *r) {
         static const char *const known[] = { "runs", "points", NULL };
         const char *unknown = http_unknown_arg(r, known);
         unsigned ids[COMPARE_RUNS_MAX];
         size_t n, points;
-        json_object *root, *list, *curves;
         char err[256];
 
         if (unknown) {
@@ -249,22 +269,12 @@ static void api_compare(struct api *a, struct http_request *r) {
                 http_reply_error(r, 400, "bad_parameter", "%s", err);
                 return;
         }
-        root = json_object_new_object();
-        list = json_object_new_array();
-        curves = json_object_new_array();
-        json_object_object_add(root, "runs", list);
-        json_object_object_add(root, "curves", curves);
-        for (size_t i = 0; i < n; i++) {
-                const struct run *run = runs_find(a->ctx.runs, ids[i]);
-                if (!run) {
-                        json_object_put(root);
+        for (size_t i = 0; i < n; i++)
+                if (!runs_find(a->ctx.runs, ids[i])) {
                         http_reply_error(r, 400, "bad_parameter", "runs: no run %u", ids[i]);
                         return;
                 }
-                json_object_array_add(list, runs_document(a->ctx.runs, run));
-                json_object_array_add(curves, runs_curve(a->ctx.runs, ids[i], points));
-        }
-        http_reply_json(r, 200, root);
+        api_series_then(a, r, ids, n, compare_answer, &points, sizeof points);
 }
 
 /* "/api/v1/runs/12/samples" -> id 12, tail "/samples". */

@@ -37,6 +37,17 @@ struct http_conn {
         struct http_addr addr;          /* zeroes for loopback, which is not counted per address */
 };
 
+/* A request whose answer waits for work off the loop (http_defer()). */
+struct http_deferral {
+        struct http_deferral *prev, *next;
+        struct http_request *r;
+        http_answer_t answer;
+        http_release_t release;
+        void *userdata;
+        bool asleep;                    /* suspended until http_resume() */
+        bool abandoned;                 /* the server stops: 503, without answer() */
+};
+
 struct http_server {
         struct MHD_Daemon *mhd;
         sd_event_source *io_source;     /* MHD's epoll fd */
@@ -46,6 +57,7 @@ struct http_server {
         struct http_conn *conns;        /* every open connection */
         unsigned n_conns;
         struct http_stream *streams;    /* every streamed answer still going */
+        struct http_deferral *deferred; /* every deferred request not answered yet */
         bool wake_pending;              /* a stream was resumed: MHD must run soon */
         http_body_max_t body_max;       /* NULL: HTTP_BODY_MAX for every request */
 };
@@ -339,6 +351,41 @@ const char *http_check_framing(const char *const *values, size_t n, bool te, siz
         return NULL;
 }
 
+/* The dispatcher replies or defers; a request it did neither with is a bug, answered as one. */
+static void http_dispatch(struct http_server *s, struct http_request *r) {
+        s->dispatch(s->userdata, r);
+        if (!r->replied && !r->deferral)
+                http_reply_error(r, 500, "internal", "no response");
+}
+
+static void http_deferral_unlink(struct http_server *s, struct http_deferral *d) {
+        if (d->prev)
+                d->prev->next = d->next;
+        else
+                s->deferred = d->next;
+        if (d->next)
+                d->next->prev = d->prev;
+        d->prev = d->next = NULL;
+}
+
+/* The handler's call after http_resume(): the answer, or 503 when the server stops. */
+static void http_answer_deferred(struct http_server *s, struct http_request *r) {
+        struct http_deferral *d = r->deferral;
+
+        if (d->asleep) {                /* MHD called again without a resume: keep sleeping */
+                MHD_suspend_connection(r->conn);
+                return;
+        }
+        http_deferral_unlink(s, d);
+        if (d->abandoned) {
+                r->close = true;
+                http_reply_error(r, 503, "unavailable", "the daemon is stopping");
+        } else
+                d->answer(d->userdata, r);
+        if (!r->replied)
+                http_reply_error(r, 500, "internal", "no response");
+}
+
 /* Refuses, before any body byte is read and before "100 Continue", a body
  * that is too large or whose length is ambiguous. An answer queued now
  * makes MHD close the connection after it, without reading the body.
@@ -355,9 +402,7 @@ static bool http_answer_early(struct http_server *s, struct http_request *r) {
                  * one): MHD 0.9.75 sends 100 Continue and, when more bytes
                  * follow, never the answer (the slot is held until the idle
                  * timeout). There is no body to wait for: answer now. */
-                s->dispatch(s->userdata, r);
-                if (!r->replied)
-                        http_reply_error(r, 500, "internal", "no response");
+                http_dispatch(s, r);
                 return true;
         }
         if (status == 0)
@@ -424,13 +469,13 @@ static enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn, c
         }
         if (r->replied)
                 return MHD_YES;
-        if (r->body_too_large) {
+        if (r->deferral)
+                http_answer_deferred(s, r);
+        else if (r->body_too_large) {
                 r->close = true;
                 http_reply_error(r, 413, "body_too_large", "request body is larger than %zu bytes", r->body_max);
         } else
-                s->dispatch(s->userdata, r);
-        if (!r->replied)
-                http_reply_error(r, 500, "internal", "no response");
+                http_dispatch(s, r);
         return MHD_YES;
 }
 
@@ -456,6 +501,13 @@ static void http_on_completed(void *cls, struct MHD_Connection *conn, void **req
                 http_close_if_client_done(c);
         }
         if (r) {
+                if (r->deferral) {
+                        struct http_server *s = cls;
+                        if (r->deferral->prev || s->deferred == r->deferral)
+                                http_deferral_unlink(s, r->deferral);
+                        r->deferral->release(r->deferral->userdata);
+                        free(r->deferral);
+                }
                 free(r->body);
                 free(r);
                 *req_cls = NULL;
@@ -535,11 +587,16 @@ void http_free(struct http_server *s) {
         if (!s)
                 return;
         /* MHD must not stop with suspended connections: wake every stream
-         * so that its next read ends it, and let MHD see that once. */
-        if (s->mhd && s->streams) {
+         * so that its next read ends it, every deferred request so that it
+         * gets its 503, and let MHD see that once. */
+        if (s->mhd && (s->streams || s->deferred)) {
                 for (struct http_stream *st = s->streams; st; st = st->next) {
                         st->closing = true;
                         http_stream_wake(st);
+                }
+                for (struct http_deferral *d = s->deferred; d; d = d->next) {
+                        d->abandoned = true;
+                        http_resume(d->r);
                 }
                 MHD_run(s->mhd);
         }
@@ -776,6 +833,36 @@ void http_stream_close(struct http_stream *st) {
         if (st->fd >= 0)
                 shutdown(st->fd, SHUT_RDWR);
         http_stream_wake(st);
+}
+
+int http_defer(struct http_request *r, http_answer_t answer, http_release_t release, void *userdata) {
+        struct http_server *s = r->server;
+        struct http_conn *c = http_conn_of(r->conn);
+        struct http_deferral *d = calloc(1, sizeof *d);
+
+        if (!d)
+                return -ENOMEM;
+        *d = (struct http_deferral) { .next = s->deferred, .r = r, .answer = answer, .release = release,
+                                      .userdata = userdata, .asleep = true };
+        if (d->next)
+                d->next->prev = d;
+        s->deferred = d;
+        r->deferral = d;
+        if (c)
+                c->deadline_us = 0;     /* the request is in: what it waits for now is ours */
+        MHD_suspend_connection(r->conn);
+        return 0;
+}
+
+void http_resume(struct http_request *r) {
+        struct http_deferral *d = r->deferral;
+
+        if (!d || !d->asleep)
+                return;
+        d->asleep = false;
+        MHD_resume_connection(r->conn);
+        r->server->wake_pending = true;
+        http_schedule(r->server);
 }
 
 int http_reply_static(struct http_request *r, unsigned status, const char *content_type,

@@ -34,6 +34,7 @@ struct http_request {
         bool from_loopback;
         bool replied;
         bool close;                     /* close the connection after the answer */
+        struct http_deferral *deferral; /* http_defer()'s, NULL for none */
 };
 
 /* Called once per complete request; must answer with one http_reply*(). */
@@ -94,6 +95,19 @@ int http_reply_stream(struct http_request *r, unsigned status, const char *conte
 void http_stream_wake(struct http_stream *st);
 /* Ends the stream now, whatever the client has not read yet. */
 void http_stream_close(struct http_stream *st);
+
+/* An answer that needs work off the event loop first: instead of replying,
+ * the dispatcher defers the request and the connection sleeps, costing no
+ * CPU, until http_resume(); then answer(userdata, r) runs on the loop and
+ * replies as the dispatcher would have. release(userdata) runs once, when
+ * the request is gone: after the answer, or without one when the client or
+ * the server went first (a server that stops answers 503 to what still
+ * sleeps). */
+typedef void (*http_answer_t)(void *userdata, struct http_request *r);
+typedef void (*http_release_t)(void *userdata);
+int http_defer(struct http_request *r, http_answer_t answer, http_release_t release, void *userdata);
+/* Wakes a deferred request: its answer() runs at the server's next turn. */
+void http_resume(struct http_request *r);
 
 const char *http_arg(struct http_request *r, const char *name);
 const char *http_header(struct http_request *r, const char *name);

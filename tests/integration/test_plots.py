@@ -2,8 +2,11 @@
 import json
 import os
 import shutil
+import socket
 import struct
 import subprocess
+import threading
+import time
 import urllib.error
 import urllib.request
 import xml.etree.ElementTree as ET
@@ -193,6 +196,132 @@ def test_bad_plot_requests_name_the_parameter(two_runs):
         status, _, body = fetch(d, path.format(a=a))
         assert status == 400, (path, status, body[:300])
         assert json.loads(body)["error"]["message"].startswith(param + ":"), (path, body)
+
+
+class Pending:
+    """A GET sent on a thread of its own: (status, Heatcurve-Run-Samples, body) in .result once answered."""
+
+    def __init__(self, d, path):
+        self.result = None
+        self.thread = threading.Thread(target=self._get, args=(d, path), daemon=True)
+        self.thread.start()
+
+    def _get(self, d, path):
+        try:
+            self.result = fetch(d, path, "Heatcurve-Run-Samples")
+        except OSError as e:
+            self.result = e
+
+    def wait(self, timeout=30):
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "no answer"
+        return self.result
+
+
+def ticks(d):
+    return d.get("/api/v1/status")[1]["ticks"]
+
+
+def samples_behind_fifo(d, rid):
+    """samples.csv of run rid swapped for a named pipe: (its path, the file's content). A read of it waits
+    for a writer, and then for what the writer writes."""
+    csv = os.path.join(d.state_dir, "runs", str(rid), "samples.csv")
+    with open(csv, "rb") as f:
+        content = f.read()
+    os.rename(csv, csv + ".kept")
+    os.mkfifo(csv)
+    return csv, content
+
+
+def wait_on_fifo(d, fifo, content, path):
+    """The answer to GET path, asked while its samples are read from fifo:
+    the daemon goes on ticking and answering meanwhile, the answer waits
+    until content is written. (status, Heatcurve-Run-Samples, body)."""
+    w = os.open(fifo, os.O_RDWR)        # a writer, so that the daemon's open does not wait
+    try:
+        pending = Pending(d, path)
+        t0 = ticks(d)
+        d.wait_for(lambda: ticks(d) >= t0 + 5, what="5 ticks while the samples are read")
+        assert d.get("/api/v1/sensors")[0] == 200
+        assert pending.result is None, pending.result
+        os.write(w, content)
+    finally:
+        os.close(w)
+    return pending.wait()
+
+
+def test_ended_run_is_read_off_the_event_loop(start_daemon):
+    """An ended run's plot reads its samples.csv on a thread: with the file a
+    pipe nobody writes yet, ticks and other answers go on, the plot waits,
+    and once the samples come it is the plot of those samples. A comparison
+    waits the same way."""
+    d = start_tree(start_daemon, fixture_path("rpi4"), "--interval", "200ms")
+    a, b = finished_run(d, "slow card"), finished_run(d, "other")
+    total = d.get(f"/api/v1/runs/{a}")[1]["recording"]["samples"]
+    fifo, content = samples_behind_fifo(d, a)
+    try:
+        status, shown, svg = wait_on_fifo(d, fifo, content, f"/api/v1/runs/{a}/plot.svg")
+        assert status == 200 and int(shown) == total, (status, shown)
+        parse_svg(svg)
+        status, _, cmp_svg = wait_on_fifo(d, fifo, content, f"/api/v1/compare.svg?runs={b},{a}")
+        assert status == 200, cmp_svg
+        assert "slow card" in " ".join(texts(parse_svg(cmp_svg)))
+        status, _, body = wait_on_fifo(d, fifo, content, f"/api/v1/compare?runs={a},{b}")
+        doc = json.loads(body)
+        assert status == 200 and [c["id"] for c in doc["curves"]] == [a, b], doc
+        assert len(doc["curves"][0]["t_s"]) == total, doc["curves"][0]
+    finally:
+        os.unlink(fifo)
+        os.rename(fifo + ".kept", fifo)
+    # the samples the pipe gave are the file's: the client draws the same bytes from them
+    if HEATCURVECTL and os.access(HEATCURVECTL, os.X_OK):
+        assert ctl(d, "plot", str(a)).stdout == svg
+
+
+def raw_get(d, path):
+    """A connection with a GET sent on it, the answer not read."""
+    sock = socket.create_connection(("127.0.0.1", d.port), timeout=10)
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    return sock
+
+
+def raw_status(sock):
+    """The status of the answer on sock, 0 when it closed without one."""
+    data = b""
+    try:
+        while chunk := sock.recv(4096):
+            data += chunk
+    except OSError:
+        pass
+    sock.close()
+    return int(data.split()[1]) if data.startswith(b"HTTP/1.1 ") else 0
+
+
+def test_read_waiting_for_a_client_gone_or_a_stopping_daemon(start_daemon):
+    """A client that hangs up while its plot's samples are read, more reads
+    than the daemon takes at once (503), and SIGTERM with reads still
+    stuck: nothing is lost or leaked, and the daemon stops at once."""
+    d = start_tree(start_daemon, fixture_path("rpi4"))
+    a = finished_run(d, "stuck")
+    csv, _ = samples_behind_fifo(d, a)
+    w = os.open(csv, os.O_RDWR)         # a writer that never writes: the reads never end
+    try:
+        socks = [raw_get(d, f"/api/v1/runs/{a}/plot.svg?width={600 + i}") for i in range(4)]
+        # answered after the loop took the four requests in
+        assert d.get("/api/v1/status")[0] == 200
+        status, _, body = fetch(d, f"/api/v1/runs/{a}/plot.svg?width=700")
+        assert status == 503 and json.loads(body)["error"]["code"] == "busy", body
+        socks.pop().close()
+        assert d.get("/api/v1/status")[0] == 200
+        started = time.monotonic()
+        assert d.stop() == 0
+        assert time.monotonic() - started < 5
+        assert [raw_status(s) for s in socks] in ([503] * 3, [0] * 3), "answers at stop"
+        assert "ERROR" not in d.logs()
+    finally:
+        os.close(w)
+        os.unlink(csv)
+        os.rename(csv + ".kept", csv)
 
 
 def test_plot_of_unknown_run_is_404(start_daemon):
