@@ -1,6 +1,9 @@
 /* main.c — heatcurved: parse the command line, build the daemon, run the loop, tear down. */
 #include <errno.h>
 #include <getopt.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,6 +109,17 @@ static int run(int argc, char *argv[]) {
         int r;
 
         log_open();
+#ifdef __GLIBC__
+        /* Big and short-lived allocations (a day of a run's samples, 700 kB
+         * a column, read on a thread to draw it once) are mapped apart and
+         * go back to the kernel when freed. glibc would otherwise raise the
+         * threshold to the size of the first one freed, and keep those that
+         * follow in its heap, or in the arena of the thread that read them,
+         * whose top malloc_trim() does not give back: about 1 MB stayed
+         * after the first drawings of a day-long run (bench/README.md). */
+        mallopt(M_ARENA_MAX, 1);
+        mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#endif
         r = parse_argv(argc, argv, &opts);
         if (r <= 0)
                 return r;

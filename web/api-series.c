@@ -1,5 +1,8 @@
 /* api-series.c — runs' samples for an answer: a live run's from memory, an ended run's read off the event loop. */
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +64,12 @@ static void series_read_answer(void *userdata, struct http_request *r) {
         struct series_read *p = userdata;
 
         p->answer(p->a, r, p->ids, p->s, p->n, p->arg);
+        for (size_t i = 0; i < p->n; i++)
+                run_series_free(&p->s[i]);
+#ifdef __GLIBC__
+        /* A day of samples is megabytes, freed in pieces glibc would keep. */
+        malloc_trim(0);
+#endif
 }
 
 static void series_read_release(void *userdata) {

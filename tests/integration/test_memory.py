@@ -163,3 +163,44 @@ def test_code_only_start_up_runs_is_not_kept_resident(start_daemon, tmp_path):
     d.signal(signal.SIGHUP)
     d.wait_for(lambda: d.get("/api/v1/status")[1]["interval"] == "200ms", what="interval reloaded")
     assert code_kib(pid, "libinih") > 0
+
+
+def test_drawing_a_day_long_run_gives_its_samples_back(start_daemon, tmp_path):
+    """The plot of an ended run reads its whole samples.csv, a day at 1 Hz here: 86,400
+    samples, several MB of arrays, read on a thread and freed once drawn. Four drawings
+    later (each width is drawn anew) the daemon's anonymous memory is within 512 KiB of
+    what it was before them: the kept plots, not the samples."""
+    state = tmp_path / "state"
+    root = fixture_path("rpi4")
+    d = start_daemon("--sysfs-root", root, "--procfs-root", root, "--interval", "100ms", state_dir=str(state))
+    status, run = d.request("POST", "/api/v1/runs", body={"label": "day", "phases": [
+        {"kind": "idle", "duration": "1s"}]})
+    assert status == 201, run
+    d.wait_for(lambda: d.get(f"/api/v1/runs/{run['id']}")[1]["state"] == "finished", what="the run ends")
+    assert d.stop() == 0
+    csv = state / "runs" / str(run["id"]) / "samples.csv"
+    header, first = csv.read_text().splitlines()[:2]
+    fields = first.split(",")
+    t0 = int(fields[0])
+    rows = [header]
+    for k in range(86400):
+        fields[0], fields[1] = str(t0 + 1000 * k), f"{k}.000"
+        fields[3] = f"{40 + (k % 600) / 100:.3f}"
+        rows.append(",".join(fields))
+    csv.write_text("\n".join(rows) + "\n")
+
+    d = start_daemon("--sysfs-root", root, "--procfs-root", root, "--interval", "1s", state_dir=str(state))
+    pid = d.proc.pid
+    if sanitized(pid):
+        pytest.skip("AddressSanitizer keeps freed memory in its quarantine")
+    anon = status_kib(pid, "RssAnon")
+    for width in range(700, 704):
+        with urllib.request.urlopen(f"{d.url}/api/v1/runs/{run['id']}/plot.svg?width={width}", timeout=30) as resp:
+            assert resp.headers["Heatcurve-Run-Samples"] == "86400"
+            resp.read()
+    for _ in range(50):
+        after = status_kib(pid, "RssAnon")
+        if after - anon <= 512:
+            break
+        time.sleep(0.1)
+    assert after - anon <= 512, (anon, after)
