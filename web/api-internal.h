@@ -15,7 +15,7 @@ struct api {
         bool sensors_json_stale;        /* a tick came since it was serialised */
         size_t metrics_len;             /* bytes of the last /metrics answer, 0 for none yet */
         struct api_plot_cache *plots;   /* run plots already drawn (api-plots.c) */
-        unsigned series_reads;          /* answers waiting for runs' samples to be read (api-series.c) */
+        unsigned series_jobs;           /* answers waiting for runs' samples on a thread (api-series.c) */
         struct events *events;          /* GET /api/v1/events (api-events.c) */
         unsigned events_run_id;         /* the live run the stream last told of, 0 for none */
         size_t events_phase_index;      /* and its phase then */
@@ -65,19 +65,25 @@ bool api_plot_fresh(size_t drawn_samples, size_t run_samples, bool running, unsi
 /* The /api/v1/sensors document of the latest tick, built on first use. */
 const char *api_sensors_json(struct api *a, size_t *ret_len);
 
-/* Gets the recorded samples of runs ids[0..n) (runs_series()), then calls
- * answer() with them on the event loop, with a copy of arg (arglen bytes,
- * at most 64). Without an ended run among them, that is at once; else the
- * request is deferred while their files are read on a thread
- * (api-series.c). answer() may take the series' arrays; what is left is
- * freed after it. A run deleted meanwhile is no longer found by
- * runs_find(). */
+/* Gets the recorded samples of runs ids[0..n) (runs_series()) for an
+ * answer (api-series.c). An ended run's file is read on a thread, the
+ * request deferred meanwhile; a live run's series is copied at once. Then
+ * how->work(), when not NULL, runs on that thread too: what the answer
+ * computes from the samples (fits, drawing), which may take the series'
+ * arrays. how->answer() replies on the event loop: at once when there is
+ * no file to read and no work, else when the thread is done; a run deleted
+ * meanwhile is no longer found by runs_find(). arg is the answer's own,
+ * handed over: how->free_arg() frees it, on whichever thread lets go last. */
 #define API_SERIES_MAX 16
 struct run_series;
-typedef void (*api_series_answer_t)(struct api *a, struct http_request *r, const unsigned *ids, struct run_series *s,
-                                    size_t n, const void *arg);
+struct api_series_answer {
+        void (*work)(void *arg, const unsigned *ids, struct run_series *s, size_t n);
+        void (*answer)(struct api *a, struct http_request *r, const unsigned *ids, struct run_series *s, size_t n,
+                       void *arg);
+        void (*free_arg)(void *arg);
+};
 void api_series_then(struct api *a, struct http_request *r, const unsigned *ids, size_t n,
-                     api_series_answer_t answer, const void *arg, size_t arglen);
+                     const struct api_series_answer *how, void *arg);
 
 /* Answers and returns true for GET /api/v1/events. (api-events.c) */
 bool api_events_dispatch(struct api *a, struct http_request *r);

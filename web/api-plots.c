@@ -64,10 +64,10 @@ static void reply_svg(struct http_request *r, int e, char *svg, size_t len, cons
 }
 
 /* What heatcurvectl would get over HTTP, parsed back: the run document and
- * the samples, so the daemon's plot and heatcurvectl's are the same bytes.
- * d takes the series' arrays; s is freed either way. */
-static int plot_data_of(struct api *a, const struct run *run, struct run_series *s, struct plot_data *d, char *err,
-                        size_t errlen) {
+ * the trip points now, on the loop; the samples later, off it
+ * (plot_data_samples()), so the daemon's plot and heatcurvectl's are the
+ * same bytes. */
+static int plot_data_doc(struct api *a, const struct run *run, struct plot_data *d, char *err, size_t errlen) {
         json_object *doc = runs_document(a->ctx.runs, run), *parsed, *sensors;
         int e;
 
@@ -75,36 +75,35 @@ static int plot_data_of(struct api *a, const struct run *run, struct run_series 
         json_object_put(doc);
         e = plot_data_from_doc(d, parsed, err, errlen);
         json_object_put(parsed);
-        if (e < 0) {
-                run_series_free(s);
-                return e;
-        }
-        if (s->n)
-                e = plot_data_adopt(d, s->t_s, s->temp_c, s->freq_hz, s->work_rate, s->phase, s->n);
-        if (e >= 0 && s->n) {
-                /* d has them now: a day of samples is not copied */
-                s->t_s = s->temp_c = s->freq_hz = s->work_rate = NULL;
-                s->phase = NULL;
-        }
-        run_series_free(s);
-        if (e < 0) {
-                snprintf(err, errlen, "cannot read the samples of run %u: %s", run->id, strerror(-e));
-                plot_data_free(d);
-                return e;
-        }
-        if (a->sensors) {
+        if (e >= 0 && a->sensors) {
                 sensors = json_sensors_document(a->sensors);
                 plot_data_levels_from_sensors(d, sensors);
                 json_object_put(sensors);
         }
+        return e;
+}
+
+/* d takes the series' arrays (a day of samples is not copied) and fits its curves. */
+static int plot_data_samples(struct plot_data *d, unsigned id, struct run_series *s, char *err, size_t errlen) {
+        int e = 0;
+
+        if (s->n)
+                e = plot_data_adopt(d, s->t_s, s->temp_c, s->freq_hz, s->work_rate, s->phase, s->n);
+        if (e < 0) {
+                snprintf(err, errlen, "cannot read the samples of run %u: %s", id, strerror(-e));
+                return e;
+        }
+        s->t_s = s->temp_c = s->freq_hz = s->work_rate = NULL;
+        s->phase = NULL;
         plot_data_finish(d);
         return 0;
 }
 
-/* Drawing an ended run means reading all of its samples.csv, off the loop
- * (api-series.c): 32-42 ms here for 24 h at 1 Hz with 15 temperatures
- * (21 MB). A live run's series is copied from memory instead, 5.7 ms for a
- * day, and drawn, 4.5 ms, with the fits, 1.7 ms (bench/plot-render).
+/* Drawing an ended run means reading all of its samples.csv: 32-42 ms here
+ * for 24 h at 1 Hz with 15 temperatures (21 MB). A live run's series is
+ * copied from memory instead, 5.7 ms for a day, on the loop. Either is then
+ * drawn, 4.5 ms, with the fits, 1.7 ms (bench/plot-render), off the loop
+ * with the read (struct plot_job below).
  * The dashboard asks for a live run's plot every 5 s, so the last few plots
  * are kept, about 40 KiB each: an ended run's until something changes, a
  * live run's while the run has grown by less than one bucket of the plot
@@ -140,11 +139,10 @@ bool api_plot_fresh(size_t drawn_samples, size_t run_samples, bool running, unsi
         return run_samples - drawn_samples < (bucket > 1 ? bucket : 1);
 }
 
-static struct plot_cache_entry *plot_cache_slot(struct api *a, const struct run *run, unsigned width,
-                                                unsigned height) {
+static struct plot_cache_entry *plot_cache_slot(struct api *a, unsigned id, unsigned width, unsigned height) {
         for (size_t i = 0; a->plots && i < PLOT_CACHE_SIZE; i++) {
                 struct plot_cache_entry *e = &a->plots->e[i];
-                if (e->svg && e->id == run->id && e->width == width && e->height == height)
+                if (e->svg && e->id == id && e->width == width && e->height == height)
                         return e;
         }
         return NULL;
@@ -152,7 +150,7 @@ static struct plot_cache_entry *plot_cache_slot(struct api *a, const struct run 
 
 static struct plot_cache_entry *plot_cache_find(struct api *a, const struct run *run, unsigned width,
                                                 unsigned height) {
-        struct plot_cache_entry *e = plot_cache_slot(a, run, width, height);
+        struct plot_cache_entry *e = plot_cache_slot(a, run->id, width, height);
 
         if (e && e->state == run->state && e->phase_index == run->phase_index && e->sensors == a->sensors &&
             api_plot_fresh(e->n_samples, run->n_samples, run->state == RUN_RUNNING, width))
@@ -160,10 +158,17 @@ static struct plot_cache_entry *plot_cache_find(struct api *a, const struct run 
         return NULL;
 }
 
+/* What a drawing is of: the run as it was when its samples were taken. */
+static struct plot_cache_entry plot_cache_key(struct api *a, const struct run *run, unsigned width, unsigned height) {
+        return (struct plot_cache_entry) { .id = run->id, .width = width, .height = height,
+                                           .n_samples = run->n_samples, .state = run->state,
+                                           .phase_index = run->phase_index, .sensors = a->sensors };
+}
+
 /* Keeps a copy in the run's slot, or the oldest; a failure only means the
  * next request draws it again. */
-static void plot_cache_add(struct api *a, const struct run *run, size_t shown, unsigned width,
-                           unsigned height, const char *svg, size_t len) {
+static void plot_cache_add(struct api *a, const struct plot_cache_entry *key, size_t shown, const char *svg,
+                           size_t len) {
         struct plot_cache_entry *e;
         char *copy;
 
@@ -172,14 +177,16 @@ static void plot_cache_add(struct api *a, const struct run *run, size_t shown, u
         if (!(copy = malloc(len)))
                 return;
         memcpy(copy, svg, len);
-        e = plot_cache_slot(a, run, width, height);
+        e = plot_cache_slot(a, key->id, key->width, key->height);
         if (!e) {
                 e = &a->plots->e[a->plots->next];
                 a->plots->next = (a->plots->next + 1) % PLOT_CACHE_SIZE;
         }
         free(e->svg);
-        *e = (struct plot_cache_entry) { run->id, width, height, run->n_samples, shown, run->state,
-                                         run->phase_index, a->sensors, copy, len };
+        *e = *key;
+        e->shown = shown;
+        e->svg = copy;
+        e->len = len;
 }
 
 /* The plot with the number of the run's samples it was drawn from. */
@@ -198,108 +205,142 @@ void api_plots_free(struct api *a) {
         a->plots = NULL;
 }
 
-/* A plot's own arguments, through api_series_then(). */
-struct plot_args {
+/* A plot being drawn (api_series_then()): the runs' documents are taken on
+ * the loop, the samples added, the curves fitted and the SVG drawn on the
+ * thread that reads them (several ms for a day at 1 Hz here, several times
+ * that on a board), the answer sent on the loop. */
+struct plot_job {
+        struct plot_cache_entry key;    /* a run plot: the run as it was drawn */
+        bool compare, rise;             /* a comparison (of the rises over ambient) */
         unsigned width, height;
-        bool rise;                      /* a comparison of the rises over ambient */
+        size_t n;                       /* plot data started */
+        struct plot_data d[PLOT_COMPARE_MAX];
+        int e;                          /* the drawing's result */
+        char err[256];                  /* why, when the samples could not be taken */
+        char *svg;
+        size_t len, shown;
 };
 
-static void plot_run_answer(struct api *a, struct http_request *r, const unsigned *ids, struct run_series *s,
-                            size_t n, const void *arg) {
-        const struct plot_args *pa = arg;
-        unsigned id = ids[0], width = pa->width, height = pa->height;
-        const struct run *run = runs_find(a->ctx.runs, id);
-        struct plot_data d;
-        char err[256], *svg = NULL;
-        size_t len = 0, shown;
-        int e;
+static void plot_job_free(void *arg) {
+        struct plot_job *j = arg;
 
-        if (!run) {                     /* deleted while its samples were read */
-                run_series_free(s);
-                http_reply_error(r, 404, "not_found", "no run %u", id);
-                return;
-        }
-        if (plot_data_of(a, run, s, &d, err, sizeof err) < 0) {
-                http_reply_error(r, 500, "internal", "%s", err);
-                return;
-        }
-        shown = d.n;
-        e = plot_run_svg(&d.run, width, height, &svg, &len);
-        plot_data_free(&d);
-        if (e < 0) {
-                reply_svg(r, e, svg, len, "the run");
-                return;
-        }
-        plot_cache_add(a, run, shown, width, height, svg, len);
-        reply_run_svg(r, svg, len, shown);
-        free(svg);
+        for (size_t i = 0; i < j->n; i++)
+                plot_data_free(&j->d[i]);
+        free(j->svg);
+        free(j);
 }
 
-static void plot_compare_answer(struct api *a, struct http_request *r, const unsigned *ids, struct run_series *s,
-                                size_t n, const void *arg) {
-        const struct plot_args *pa = arg;
-        struct plot_data d[PLOT_COMPARE_MAX] = {};
+static void plot_job_draw(void *arg, const unsigned *ids, struct run_series *s, size_t n) {
+        struct plot_job *j = arg;
         struct plot_curve c[PLOT_COMPARE_MAX];
-        char err[256], *svg = NULL;
-        size_t done = 0, len = 0;
-        int e = 0;
 
-        for (; done < n && e >= 0; done++) {
-                const struct run *run = runs_find(a->ctx.runs, ids[done]);
-                if (!run) {             /* deleted while the samples were read */
-                        snprintf(err, sizeof err, "runs: no run %u", ids[done]);
-                        e = -ENOENT;
-                        break;
-                }
-                e = plot_data_of(a, run, &s[done], &d[done], err, sizeof err);
-                if (e >= 0)
-                        plot_data_curve(&d[done], NULL, &c[done]);
+        j->e = 0;
+        for (size_t i = 0; i < n && j->e >= 0; i++)
+                j->e = plot_data_samples(&j->d[i], ids[i], &s[i], j->err, sizeof j->err);
+        if (j->e >= 0 && !j->compare) {
+                j->shown = j->d[0].n;
+                j->e = plot_run_svg(&j->d[0].run, j->width, j->height, &j->svg, &j->len);
+        } else if (j->e >= 0) {
+                for (size_t i = 0; i < n; i++)
+                        plot_data_curve(&j->d[i], NULL, &c[i]);
+                j->e = plot_compare_svg(c, n, j->rise, j->width, j->height, &j->svg, &j->len);
         }
-        for (size_t i = done; i < n; i++)
-                run_series_free(&s[i]);
-        if (e >= 0)
-                e = plot_compare_svg(c, n, pa->rise, pa->width, pa->height, &svg, &len);
-        for (size_t i = 0; i < done; i++)
-                plot_data_free(&d[i]);
-        if (e == -ENOENT)
-                http_reply_error(r, 400, "bad_parameter", "%s", err);
-        else if (e == -ERANGE)
+        /* the samples, megabytes for a day, are freed here, off the loop */
+        for (size_t i = 0; i < j->n; i++)
+                plot_data_free(&j->d[i]);
+}
+
+/* Whether every run is still there (a run may be deleted while it is drawn); answers 404 or 400 if not. */
+static bool plot_runs_found(struct api *a, struct http_request *r, const unsigned *ids, size_t n, bool compare) {
+        for (size_t i = 0; i < n; i++)
+                if (!runs_find(a->ctx.runs, ids[i])) {
+                        if (compare)
+                                http_reply_error(r, 400, "bad_parameter", "runs: no run %u", ids[i]);
+                        else
+                                http_reply_error(r, 404, "not_found", "no run %u", ids[i]);
+                        return false;
+                }
+        return true;
+}
+
+static void plot_job_answer(struct api *a, struct http_request *r, const unsigned *ids, struct run_series *s,
+                            size_t n, void *arg) {
+        struct plot_job *j = arg;
+        char *svg = j->svg;
+
+        j->svg = NULL;
+        if (!plot_runs_found(a, r, ids, n, j->compare))
+                free(svg);
+        else if (j->e < 0 && j->err[0]) {
+                free(svg);
+                http_reply_error(r, 500, "internal", "%s", j->err);
+        } else if (j->compare && j->e == -ERANGE) {
+                free(svg);
                 http_reply_error(r, 400, "bad_parameter", "height: %u px is too small for %zu runs and their table",
-                                 pa->height, n);
-        else
-                reply_svg(r, e, svg, len, "the comparison");
+                                 j->height, n);
+        } else if (j->compare || j->e < 0)
+                reply_svg(r, j->e, svg, j->len, j->compare ? "the comparison" : "the run");
+        else {
+                plot_cache_add(a, &j->key, j->shown, svg, j->len);
+                reply_run_svg(r, svg, j->len, j->shown);
+                free(svg);
+        }
+}
+
+static const struct api_series_answer plot_how = {
+        .work = plot_job_draw, .answer = plot_job_answer, .free_arg = plot_job_free,
+};
+
+/* Starts the job's plot data from the runs' documents, then hands it over. */
+static void plot_job_start(struct api *a, struct http_request *r, struct plot_job *j, const unsigned *ids,
+                           size_t n) {
+        for (; j->n < n; j->n++)
+                if (plot_data_doc(a, runs_find(a->ctx.runs, ids[j->n]), &j->d[j->n], j->err, sizeof j->err) < 0) {
+                        http_reply_error(r, 500, "internal", "%s", j->err);
+                        plot_job_free(j);
+                        return;
+                }
+        api_series_then(a, r, ids, n, &plot_how, j);
 }
 
 static void api_plot_run(struct api *a, struct http_request *r, unsigned id) {
         static const char *const known[] = { "width", "height", NULL };
         const struct run *run = runs_find(a->ctx.runs, id);
         const struct plot_cache_entry *cached;
-        struct plot_args pa = {};
+        unsigned width, height;
+        struct plot_job *j;
 
-        if (!plot_args(r, known, "width, height", &pa.width, &pa.height))
+        if (!plot_args(r, known, "width, height", &width, &height))
                 return;
         if (!run) {
                 http_reply_error(r, 404, "not_found", "no run %u", id);
                 return;
         }
-        if ((cached = plot_cache_find(a, run, pa.width, pa.height))) {
+        if ((cached = plot_cache_find(a, run, width, height))) {
                 reply_run_svg(r, cached->svg, cached->len, cached->shown);
                 return;
         }
-        api_series_then(a, r, &id, 1, plot_run_answer, &pa, sizeof pa);
+        if (!(j = calloc(1, sizeof *j))) {
+                http_reply_error(r, 500, "internal", "out of memory");
+                return;
+        }
+        j->key = plot_cache_key(a, run, width, height);
+        j->width = width;
+        j->height = height;
+        plot_job_start(a, r, j, &id, 1);
 }
 
 static void api_plot_compare(struct api *a, struct http_request *r) {
         static const char *const known[] = { "runs", "y", "width", "height", NULL };
         const char *y = http_arg(r, "y");
-        struct plot_args pa = { .rise = y && strcmp(y, "rise") == 0 };
-        unsigned ids[PLOT_COMPARE_MAX];
+        unsigned ids[PLOT_COMPARE_MAX], width, height;
+        struct plot_job *j;
         char err[256];
         size_t n = 0;
 
-        if (!plot_args(r, known, "runs, y, width, height", &pa.width, &pa.height))
+        if (!plot_args(r, known, "runs, y, width, height", &width, &height))
                 return;
-        if (y && strcmp(y, "temp") != 0 && !pa.rise) {
+        if (y && strcmp(y, "temp") != 0 && strcmp(y, "rise") != 0) {
                 http_reply_error(r, 400, "bad_parameter", "y: \"%s\" is neither temp nor rise", y);
                 return;
         }
@@ -307,12 +348,17 @@ static void api_plot_compare(struct api *a, struct http_request *r) {
                 http_reply_error(r, 400, "bad_parameter", "%s", err);
                 return;
         }
-        for (size_t i = 0; i < n; i++)
-                if (!runs_find(a->ctx.runs, ids[i])) {
-                        http_reply_error(r, 400, "bad_parameter", "runs: no run %u", ids[i]);
-                        return;
-                }
-        api_series_then(a, r, ids, n, plot_compare_answer, &pa, sizeof pa);
+        if (!plot_runs_found(a, r, ids, n, true))
+                return;
+        if (!(j = calloc(1, sizeof *j))) {
+                http_reply_error(r, 500, "internal", "out of memory");
+                return;
+        }
+        j->compare = true;
+        j->rise = y && strcmp(y, "rise") == 0;
+        j->width = width;
+        j->height = height;
+        plot_job_start(a, r, j, ids, n);
 }
 
 static enum plot_kind plot_kind_of(enum history_kind k) {

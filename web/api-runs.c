@@ -233,7 +233,7 @@ static void api_run_delete(struct api *a, struct http_request *r, unsigned id) {
 }
 
 static void compare_answer(struct api *a, struct http_request *r, const unsigned *ids, struct run_series *s,
-                           size_t n, const void *arg) {
+                           size_t n, void *arg) {
         const size_t *points = arg;
         json_object *root = json_object_new_object(), *list = json_object_new_array(),
                     *curves = json_object_new_array();
@@ -253,11 +253,14 @@ static void compare_answer(struct api *a, struct http_request *r, const unsigned
         http_reply_json(r, 200, root);
 }
 
+/* The curves are a few hundred points: built on the loop. */
+static const struct api_series_answer compare_how = { .answer = compare_answer, .free_arg = free };
+
 static void api_compare(struct api *a, struct http_request *r) {
         static const char *const known[] = { "runs", "points", NULL };
         const char *unknown = http_unknown_arg(r, known);
         unsigned ids[COMPARE_RUNS_MAX];
-        size_t n, points;
+        size_t n, points, *arg;
         char err[256];
 
         if (unknown) {
@@ -274,7 +277,12 @@ static void api_compare(struct api *a, struct http_request *r) {
                         http_reply_error(r, 400, "bad_parameter", "runs: no run %u", ids[i]);
                         return;
                 }
-        api_series_then(a, r, ids, n, compare_answer, &points, sizeof points);
+        if (!(arg = malloc(sizeof *arg))) {
+                http_reply_error(r, 500, "internal", "out of memory");
+                return;
+        }
+        *arg = points;
+        api_series_then(a, r, ids, n, &compare_how, arg);
 }
 
 /* "/api/v1/runs/12/samples" -> id 12, tail "/samples". */

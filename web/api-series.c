@@ -15,116 +15,121 @@
  * 30 ms to parse here and several times that on a board, more when it
  * comes from a slow card. It is read on a thread of its own (offload.h)
  * while the request is deferred, so the ticks and the other answers go on;
- * a live run's series is copied from memory at once. At most
- * API_SERIES_READS_MAX answers wait for reads at a time, each with its
- * thread and its samples in memory; more get 503.
+ * a live run's series is copied from memory at once, on the loop that
+ * changes it. What the answer computes from them (fits, drawing) runs on
+ * the same thread. At most API_SERIES_JOBS_MAX answers wait for threads at
+ * a time, each with its samples in memory; more get 503.
  */
-#define API_SERIES_READS_MAX 4
-#define API_SERIES_ARG_MAX 64           /* bytes of the answer's own arguments */
+#define API_SERIES_JOBS_MAX 4
 
-struct series_read {
+struct series_job {
         struct api *a;
         struct http_request *r;
-        struct offload *work;           /* NULL once the read is done */
-        api_series_answer_t answer;
+        struct offload *work;           /* NULL once the thread is done */
+        const struct api_series_answer *how;
+        void *arg;
         size_t n;
         unsigned ids[API_SERIES_MAX];
         char *paths[API_SERIES_MAX];    /* samples.csv to read; NULL when the series is there already */
         struct run_series s[API_SERIES_MAX];
         char unit[16];
-        _Alignas(max_align_t) unsigned char arg[API_SERIES_ARG_MAX];
 };
 
-static void series_read_free(void *userdata) {
-        struct series_read *p = userdata;
+static void series_job_free(void *userdata) {
+        struct series_job *p = userdata;
 
         for (size_t i = 0; i < p->n; i++) {
                 run_series_free(&p->s[i]);
                 free(p->paths[i]);
         }
+        if (p->arg)
+                p->how->free_arg(p->arg);
         free(p);
 }
 
-static void series_read_work(void *userdata) {
-        struct series_read *p = userdata;
+static void series_job_work(void *userdata) {
+        struct series_job *p = userdata;
 
         for (size_t i = 0; i < p->n; i++)
                 if (p->paths[i])
                         run_series_read_file(p->paths[i], &p->s[i], p->unit, sizeof p->unit);
+        if (!p->how->work)
+                return;
+        p->how->work(p->arg, p->ids, p->s, p->n);
+        /* what work() did not take, megabytes for a day: freed here, off the loop */
+        for (size_t i = 0; i < p->n; i++)
+                run_series_free(&p->s[i]);
 }
 
-static void series_read_done(void *userdata) {
-        struct series_read *p = userdata;
+static void series_job_done(void *userdata) {
+        struct series_job *p = userdata;
 
         p->work = NULL;
         http_resume(p->r);
 }
 
-static void series_read_answer(void *userdata, struct http_request *r) {
-        struct series_read *p = userdata;
+static void series_job_answer(void *userdata, struct http_request *r) {
+        struct series_job *p = userdata;
 
-        p->answer(p->a, r, p->ids, p->s, p->n, p->arg);
-        for (size_t i = 0; i < p->n; i++)
-                run_series_free(&p->s[i]);
+        p->how->answer(p->a, r, p->ids, p->s, p->n, p->arg);
+}
+
+static void series_job_release(void *userdata) {
+        struct series_job *p = userdata;
+
+        p->a->series_jobs--;
+        if (p->work)
+                offload_cancel(p->work);        /* frees p, now or when the thread is done */
+        else
+                series_job_free(p);
 #ifdef __GLIBC__
         /* A day of samples is megabytes, freed in pieces glibc would keep. */
         malloc_trim(0);
 #endif
 }
 
-static void series_read_release(void *userdata) {
-        struct series_read *p = userdata;
-
-        p->a->series_reads--;
-        if (p->work)
-                offload_cancel(p->work);        /* frees p, now or when the read returns */
-        else
-                series_read_free(p);
-}
-
 void api_series_then(struct api *a, struct http_request *r, const unsigned *ids, size_t n,
-                     api_series_answer_t answer, const void *arg, size_t arglen) {
-        struct series_read *p = calloc(1, sizeof *p);
-        bool files = false;
+                     const struct api_series_answer *how, void *arg) {
+        struct series_job *p = n <= API_SERIES_MAX ? calloc(1, sizeof *p) : NULL;
+        bool thread = how->work != NULL;
         int e = 0;
 
-        if (!p || n > API_SERIES_MAX || arglen > sizeof p->arg) {
-                free(p);
+        if (!p) {
+                how->free_arg(arg);
                 http_reply_error(r, 500, "internal", "out of memory");
                 return;
         }
-        *p = (struct series_read) { .a = a, .r = r, .answer = answer, .n = n };
+        *p = (struct series_job) { .a = a, .r = r, .how = how, .arg = arg, .n = n };
         memcpy(p->ids, ids, n * sizeof *ids);
-        memcpy(p->arg, arg, arglen);
         for (size_t i = 0; i < n && e >= 0; i++) {
                 e = runs_series(a->ctx.runs, ids[i], &p->s[i], p->unit, sizeof p->unit, &p->paths[i]);
-                files |= p->paths[i] != NULL;
+                thread |= p->paths[i] != NULL;
         }
         if (e == -ENOMEM) {
-                series_read_free(p);
+                series_job_free(p);
                 http_reply_error(r, 500, "internal", "out of memory");
                 return;
         }
-        if (!files) {                   /* nothing to read (or a run gone, which the answer says) */
-                series_read_answer(p, r);
-                series_read_free(p);
+        if (!thread) {                  /* nothing to read or compute (or a run gone, which the answer says) */
+                series_job_answer(p, r);
+                series_job_free(p);
                 return;
         }
-        if (a->series_reads >= API_SERIES_READS_MAX) {
-                series_read_free(p);
+        if (a->series_jobs >= API_SERIES_JOBS_MAX) {
+                series_job_free(p);
                 http_reply_error(r, 503, "busy", "%d answers are reading runs' samples already; ask again in a moment",
-                                 API_SERIES_READS_MAX);
+                                 API_SERIES_JOBS_MAX);
                 return;
         }
-        e = offload_start(a->ctx.event, series_read_work, series_read_done, series_read_free, p, &p->work);
+        e = offload_start(a->ctx.event, series_job_work, series_job_done, series_job_free, p, &p->work);
         if (e < 0) {
-                series_read_free(p);
+                series_job_free(p);
                 http_reply_error(r, 500, "internal", "cannot read the samples: %s", strerror(-e));
                 return;
         }
-        a->series_reads++;
-        if (http_defer(r, series_read_answer, series_read_release, p) < 0) {
-                series_read_release(p);
+        a->series_jobs++;
+        if (http_defer(r, series_job_answer, series_job_release, p) < 0) {
+                series_job_release(p);
                 http_reply_error(r, 500, "internal", "out of memory");
         }
 }

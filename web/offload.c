@@ -11,7 +11,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-/* Reading a file and parsing its lines needs little: the data goes to the heap. */
+/* What runs here (reading and parsing a file, fitting and drawing a plot)
+ * keeps its data on the heap: its deepest frames take a few kB. */
 #define OFFLOAD_STACK (256 * 1024)
 
 struct offload {
