@@ -47,6 +47,11 @@ int api_arg_points(struct http_request *r, size_t def, size_t *ret, char *err, s
  * with a message naming it. */
 int api_arg_runs(struct http_request *r, unsigned *ids, size_t max, size_t *n, char *err, size_t errlen);
 
+/* Whether every run of ids[0..n) exists (a run may be deleted while its
+ * samples are read); if not, answers 400 naming the "runs" argument when
+ * listed is true (the ids came from it), else 404. */
+bool api_runs_found(struct api *a, struct http_request *r, const unsigned *ids, size_t n, bool listed);
+
 void api_method_not_allowed(struct http_request *r, const char *allowed);
 
 /* The request may change state: it carries the token when one is configured,

@@ -250,26 +250,13 @@ static void plot_job_draw(void *arg, const unsigned *ids, struct run_series *s, 
                 plot_data_free(&j->d[i]);
 }
 
-/* Whether every run is still there (a run may be deleted while it is drawn); answers 404 or 400 if not. */
-static bool plot_runs_found(struct api *a, struct http_request *r, const unsigned *ids, size_t n, bool compare) {
-        for (size_t i = 0; i < n; i++)
-                if (!runs_find(a->ctx.runs, ids[i])) {
-                        if (compare)
-                                http_reply_error(r, 400, "bad_parameter", "runs: no run %u", ids[i]);
-                        else
-                                http_reply_error(r, 404, "not_found", "no run %u", ids[i]);
-                        return false;
-                }
-        return true;
-}
-
 static void plot_job_answer(struct api *a, struct http_request *r, const unsigned *ids, struct run_series *s,
                             size_t n, void *arg) {
         struct plot_job *j = arg;
         char *svg = j->svg;
 
         j->svg = NULL;
-        if (!plot_runs_found(a, r, ids, n, j->compare))
+        if (!api_runs_found(a, r, ids, n, j->compare))
                 free(svg);
         else if (j->e < 0 && j->err[0]) {
                 free(svg);
@@ -348,7 +335,7 @@ static void api_plot_compare(struct api *a, struct http_request *r) {
                 http_reply_error(r, 400, "bad_parameter", "%s", err);
                 return;
         }
-        if (!plot_runs_found(a, r, ids, n, true))
+        if (!api_runs_found(a, r, ids, n, true))
                 return;
         if (!(j = calloc(1, sizeof *j))) {
                 http_reply_error(r, 500, "internal", "out of memory");

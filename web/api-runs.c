@@ -235,19 +235,17 @@ static void api_run_delete(struct api *a, struct http_request *r, unsigned id) {
 static void compare_answer(struct api *a, struct http_request *r, const unsigned *ids, struct run_series *s,
                            size_t n, void *arg) {
         const size_t *points = arg;
-        json_object *root = json_object_new_object(), *list = json_object_new_array(),
-                    *curves = json_object_new_array();
+        json_object *root, *list, *curves;
 
+        if (!api_runs_found(a, r, ids, n, true))      /* one was deleted while the samples were read */
+                return;
+        root = json_object_new_object();
+        list = json_object_new_array();
+        curves = json_object_new_array();
         json_object_object_add(root, "runs", list);
         json_object_object_add(root, "curves", curves);
         for (size_t i = 0; i < n; i++) {
-                const struct run *run = runs_find(a->ctx.runs, ids[i]);
-                if (!run) {             /* deleted while the samples were read */
-                        json_object_put(root);
-                        http_reply_error(r, 400, "bad_parameter", "runs: no run %u", ids[i]);
-                        return;
-                }
-                json_object_array_add(list, runs_document(a->ctx.runs, run));
+                json_object_array_add(list, runs_document(a->ctx.runs, runs_find(a->ctx.runs, ids[i])));
                 json_object_array_add(curves, run_series_curve(&s[i], ids[i], *points));
         }
         http_reply_json(r, 200, root);
@@ -272,11 +270,8 @@ static void api_compare(struct api *a, struct http_request *r) {
                 http_reply_error(r, 400, "bad_parameter", "%s", err);
                 return;
         }
-        for (size_t i = 0; i < n; i++)
-                if (!runs_find(a->ctx.runs, ids[i])) {
-                        http_reply_error(r, 400, "bad_parameter", "runs: no run %u", ids[i]);
-                        return;
-                }
+        if (!api_runs_found(a, r, ids, n, true))
+                return;
         if (!(arg = malloc(sizeof *arg))) {
                 http_reply_error(r, 500, "internal", "out of memory");
                 return;

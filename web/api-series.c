@@ -21,6 +21,9 @@
  * a time, each with its samples in memory; more get 503.
  */
 #define API_SERIES_JOBS_MAX 4
+/* Samples (62 bytes each in memory) from which the heap is trimmed after
+ * the answer: an hour at 1 Hz. A smaller answer's memory is reused. */
+#define API_SERIES_TRIM_SAMPLES 3600
 
 struct series_job {
         struct api *a;
@@ -33,10 +36,12 @@ struct series_job {
         char *paths[API_SERIES_MAX];    /* samples.csv to read; NULL when the series is there already */
         struct run_series s[API_SERIES_MAX];
         char unit[16];
+        size_t samples;                 /* read or copied, all runs */
 };
 
 static void series_job_free(void *userdata) {
         struct series_job *p = userdata;
+        size_t samples = p->samples;
 
         for (size_t i = 0; i < p->n; i++) {
                 run_series_free(&p->s[i]);
@@ -45,14 +50,23 @@ static void series_job_free(void *userdata) {
         if (p->arg)
                 p->how->free_arg(p->arg);
         free(p);
+#ifdef __GLIBC__
+        /* A day of samples is megabytes, freed in pieces glibc would keep. */
+        if (samples >= API_SERIES_TRIM_SAMPLES)
+                malloc_trim(0);
+#else
+        (void) samples;
+#endif
 }
 
 static void series_job_work(void *userdata) {
         struct series_job *p = userdata;
 
         for (size_t i = 0; i < p->n; i++)
-                if (p->paths[i])
+                if (p->paths[i]) {
                         run_series_read_file(p->paths[i], &p->s[i], p->unit, sizeof p->unit);
+                        p->samples += p->s[i].n;
+                }
         if (!p->how->work)
                 return;
         p->how->work(p->arg, p->ids, p->s, p->n);
@@ -82,10 +96,6 @@ static void series_job_release(void *userdata) {
                 offload_cancel(p->work);        /* frees p, now or when the thread is done */
         else
                 series_job_free(p);
-#ifdef __GLIBC__
-        /* A day of samples is megabytes, freed in pieces glibc would keep. */
-        malloc_trim(0);
-#endif
 }
 
 void api_series_then(struct api *a, struct http_request *r, const unsigned *ids, size_t n,
@@ -104,6 +114,7 @@ void api_series_then(struct api *a, struct http_request *r, const unsigned *ids,
         for (size_t i = 0; i < n && e >= 0; i++) {
                 e = runs_series(a->ctx.runs, ids[i], &p->s[i], p->unit, sizeof p->unit, &p->paths[i]);
                 thread |= p->paths[i] != NULL;
+                p->samples += p->s[i].n;
         }
         if (e == -ENOMEM) {
                 series_job_free(p);

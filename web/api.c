@@ -315,6 +315,18 @@ int api_arg_runs(struct http_request *r, unsigned *ids, size_t max, size_t *n, c
         return 0;
 }
 
+bool api_runs_found(struct api *a, struct http_request *r, const unsigned *ids, size_t n, bool listed) {
+        for (size_t i = 0; i < n; i++)
+                if (!runs_find(a->ctx.runs, ids[i])) {
+                        if (listed)
+                                http_reply_error(r, 400, "bad_parameter", "runs: no run %u", ids[i]);
+                        else
+                                http_reply_error(r, 404, "not_found", "no run %u", ids[i]);
+                        return false;
+                }
+        return true;
+}
+
 int api_history_parse(const struct history *h, struct http_request *r, const char *const *known,
                       struct history_request *q, char *err, size_t errlen) {
         const char *from = http_arg(r, "from"), *to = http_arg(r, "to");

@@ -278,6 +278,49 @@ def test_ended_run_is_read_off_the_event_loop(start_daemon):
         assert ctl(d, "plot", str(a)).stdout == svg
 
 
+def open_files(pid):
+    """The paths the process has open."""
+    paths = set()
+    fds = f"/proc/{pid}/fd"
+    for fd in os.listdir(fds):
+        try:
+            paths.add(os.readlink(os.path.join(fds, fd)))
+        except FileNotFoundError:       # closed meanwhile
+            pass
+    return paths
+
+
+def test_run_deleted_while_its_samples_are_read(start_daemon):
+    """A run deleted while its plot or a comparison waits for its samples:
+    the answer says the run is gone (404 for its plot, 400 naming "runs" for
+    a comparison), as it would have before the read."""
+    d = start_tree(start_daemon, fixture_path("rpi4"), "--interval", "200ms")
+    keep = finished_run(d, "kept")
+    for path, status, code in (("/api/v1/runs/{a}/plot.svg", 404, "not_found"),
+                               ("/api/v1/compare.svg?runs={keep},{a}", 400, "bad_parameter"),
+                               ("/api/v1/compare?runs={a},{keep}", 400, "bad_parameter")):
+        a = finished_run(d, "deleted")
+        fifo = os.path.join(d.state_dir, "runs", str(a), "samples.csv")
+        with open(fifo, "rb") as f:
+            content = f.read()
+        os.unlink(fifo)
+        os.mkfifo(fifo)
+        w = os.open(fifo, os.O_RDWR)    # a writer, so that the daemon's open does not wait
+        try:
+            pending = Pending(d, path.format(a=a, keep=keep))
+            d.wait_for(lambda: fifo in open_files(d.proc.pid), what="the daemon reading the samples")
+            assert d.request("DELETE", f"/api/v1/runs/{a}")[0] == 204
+            assert pending.result is None, pending.result
+            os.write(w, content)
+        finally:
+            os.close(w)
+        got, _, body = pending.wait()
+        error = json.loads(body)["error"]
+        assert (got, error["code"]) == (status, code) and f"no run {a}" in error["message"], (path, got, body)
+    assert d.get(f"/api/v1/runs/{keep}")[0] == 200
+    assert "ERROR" not in d.logs()
+
+
 def raw_get(d, path):
     """A connection with a GET sent on it, the answer not read."""
     sock = socket.create_connection(("127.0.0.1", d.port), timeout=10)
