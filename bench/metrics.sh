@@ -6,7 +6,7 @@
 # Usage: bench/metrics.sh [--quick] [--build-dir DIR] [--fixture BOARD] [--out FILE] [--keep]
 #   --quick          shorter runs (wrk 3 s instead of 10 s, 100 scrapes instead of 400)
 #   --build-dir DIR  use this configured meson build dir (built with ninja, not reconfigured);
-#                    default: build-bench/ in the source tree, set up with -Dbuildtype=release
+#                    default: build-bench/ in the source tree, built as debian/rules builds it
 #   --fixture BOARD  the board of the CPU and requests/s figures (default x86-laptop-coretemp);
 #                    sizes are measured on every board of tests/fixtures
 #   --out FILE       where the Markdown results go (default bench/metrics-latest.md)

@@ -5,11 +5,11 @@
 # Usage: bench/run.sh [--quick] [--build-dir DIR] [--fixture BOARD] [--out FILE] [--keep]
 #   --quick          short runs (10 s instead of 60 s / 30 s, wrk 3 s instead of 10 s)
 #   --build-dir DIR  use this configured meson build dir (built with ninja, not reconfigured);
-#                    default: build-bench/ in the source tree, set up with -Dbuildtype=release
+#                    default: build-bench/ in the source tree, built as debian/rules builds it
 #   --fixture BOARD  a directory of tests/fixtures (default x86-laptop-coretemp)
 #   --out FILE       where the Markdown results go (default bench/results-latest.md)
 #   --keep           keep the scratch directory (logs, callgrind output) and print its path
-# Needs: meson ninja cc curl wrk valgrind (callgrind_annotate) prometheus-node-exporter.
+# Needs: meson ninja cc curl wrk valgrind (callgrind_annotate) prometheus-node-exporter dpkg-buildflags.
 # Only 127.0.0.1 is contacted. Every load is bounded in time; every process started here
 # is stopped on exit, including on Ctrl-C.
 set -euo pipefail
