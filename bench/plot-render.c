@@ -220,7 +220,7 @@ int main(int argc, char **argv) {
 
                 run_store_read_series(dir, &live, unit, sizeof unit);
                 for (size_t r = 0; r < reps; r++) {
-                        struct run_series s;
+                        struct run_series s = {};
                         double t0 = now_ms();
 
                         if (run_series_copy_as_read(&live, &s) < 0 || s.n != N)

@@ -230,9 +230,56 @@ static int series_grow(struct run_series *s, size_t cap) {
         return 0;
 }
 
+void run_series_limit(struct run_series *s, size_t limit) {
+        s->limit = limit < 2 ? 2 : limit;
+        s->stride = 1;
+        s->given = 0;
+}
+
+/* Every other sample, from the first: the series at twice its stride. */
+static void series_halve(struct run_series *s) {
+        size_t n = (s->n + 1) / 2;
+
+        for (size_t i = 1; i < n; i++) {
+                s->t_s[i] = s->t_s[2 * i];
+                s->temp_c[i] = s->temp_c[2 * i];
+                s->freq_hz[i] = s->freq_hz[2 * i];
+                s->max_hz[i] = s->max_hz[2 * i];
+                s->work_rate[i] = s->work_rate[2 * i];
+                s->load[i] = s->load[2 * i];
+                s->ambient_c[i] = s->ambient_c[2 * i];
+                s->cooling[i] = s->cooling[2 * i];
+                s->firmware_throttled[i] = s->firmware_throttled[2 * i];
+                s->phase[i] = s->phase[2 * i];
+        }
+        s->n = n;
+        s->stride *= 2;
+}
+
+/* Whether a limited series leaves out the sample given now. */
+static bool series_skips(struct run_series *s) {
+        size_t k;
+
+        if (!s->limit)
+                return false;
+        k = s->given++;
+        if (k % s->stride)
+                return true;
+        if (s->n == s->limit)
+                series_halve(s);
+        return k % s->stride != 0;
+}
+
 int run_series_append(struct run_series *s, const struct run_sample *x) {
-        if (s->n == s->cap && series_grow(s, s->cap ? s->cap * 2 : 1024) < 0)
-                return -ENOMEM;
+        if (series_skips(s))
+                return 0;
+        if (s->n == s->cap) {
+                size_t cap = s->cap ? s->cap * 2 : 1024;
+                if (s->limit && cap > s->limit)
+                        cap = s->limit;
+                if (series_grow(s, cap) < 0)
+                        return -ENOMEM;
+        }
         s->t_s[s->n] = x->t_s;
         s->temp_c[s->n] = x->temp_c;
         s->freq_hz[s->n] = x->freq_hz;
@@ -264,10 +311,10 @@ int run_series_append_row(struct run_series *s, const struct samples_row *row, e
 }
 
 int run_series_copy_as_read(const struct run_series *s, struct run_series *ret) {
+        size_t cap = ret->limit && ret->limit < s->n ? ret->limit : s->n;
         char unit[1];
 
-        *ret = (struct run_series) {};
-        if (s->n > 0 && series_grow(ret, s->n) < 0) {          /* one allocation, not a doubling */
+        if (cap > 0 && series_grow(ret, cap) < 0) {            /* one allocation, not a doubling */
                 run_series_free(ret);
                 return -ENOMEM;
         }

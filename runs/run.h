@@ -66,6 +66,10 @@ struct run_series {
         bool *cooling;
         signed char *firmware_throttled; /* the Pi firmware throttles or caps the clock: 1, 0, -1 unknown */
         enum analysis_phase *phase;
+        /* With a limit (run_series_limit()), one sample of every stride
+         * given is kept: when the series is full, every other sample is
+         * dropped and the stride doubles (1, 2, 4 ...). */
+        size_t limit, stride, given;
 };
 
 /* One entry of the series. */
@@ -214,6 +218,9 @@ int run_phase_kind_from_string(const char *s);
 int run_until_from_string(const char *s);
 
 /* The in-memory series and the metrics computed over it. (run-store.c) */
+/* Bounds the empty series s to limit samples (at least 2), evenly spread
+ * over all the samples appended: the plot of a week reads a week. */
+void run_series_limit(struct run_series *s, size_t limit);
 int run_series_append(struct run_series *s, const struct run_sample *x);
 /* One row of a samples.csv read back (no ambient: run.json keeps it);
  * a work unit it names goes into unit. */
@@ -222,7 +229,8 @@ int run_series_append_row(struct run_series *s, const struct samples_row *row, e
                           char *unit, size_t unitlen);
 /* A copy of s as run_store_read_series() reads it back from the
  * samples.csv written of it (samples_row_as_read()): a live run's series
- * stands for its file without reading it. 0 or -ENOMEM. */
+ * stands for its file without reading it. ret is empty, maybe limited.
+ * 0 or -ENOMEM. */
 int run_series_copy_as_read(const struct run_series *s, struct run_series *ret);
 void run_series_free(struct run_series *s);
 void run_series_metrics(const struct run_series *s, double ambient_c, struct run_metrics *ret);

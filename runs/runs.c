@@ -343,12 +343,14 @@ int runs_open_samples(const struct runs *rs, unsigned id, int *ret_fd) {
         return *ret_fd < 0 ? -errno : 0;
 }
 
-int runs_series(const struct runs *rs, unsigned id, struct run_series *ret, char *unit, size_t unitlen,
-                char **ret_path) {
+int runs_series(const struct runs *rs, unsigned id, size_t limit, struct run_series *ret, char *unit,
+                size_t unitlen, char **ret_path) {
         const struct run *r = runs_find(rs, id);
         char path[PATH_MAX];
 
         *ret = (struct run_series) {};
+        if (limit)
+                run_series_limit(ret, limit);
         *ret_path = NULL;
         unit[0] = '\0';
         if (!r || runs_samples_path(rs, id, path, sizeof path) < 0)

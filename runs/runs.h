@@ -73,15 +73,16 @@ json_object *runs_document(const struct runs *rs, const struct run *r);
 /* samples.csv of a run, open for reading; -ENOENT for no such run. */
 int runs_open_samples(const struct runs *rs, unsigned id, int *ret_fd);
 /* A run's recorded samples, for plots: the fixed columns of every complete
- * row of its samples.csv. A live run's are copied from memory into ret now,
- * the same numbers (run_series_copy_as_read()), and *ret_path is NULL. An
- * ended run's are left to read, off the event loop if the caller wants:
- * ret is empty and *ret_path is its samples.csv (malloc'd), for
- * run_series_read_file() on any thread. Free with run_series_free(). unit
- * gets the work unit ("" for none, or not read yet). -ENOENT for no such
- * run, -ENOMEM. */
-int runs_series(const struct runs *rs, unsigned id, struct run_series *ret, char *unit, size_t unitlen,
-                char **ret_path);
+ * row of its samples.csv, at most limit of them evenly spread when limit is
+ * not 0 (run_series_limit()). A live run's are copied from memory into ret
+ * now, the same numbers (run_series_copy_as_read()), and *ret_path is NULL.
+ * An ended run's are left to read, off the event loop if the caller wants:
+ * ret is empty (and limited) and *ret_path is its samples.csv (malloc'd),
+ * for run_series_read_file() on any thread. Free with run_series_free().
+ * unit gets the work unit ("" for none, or not read yet). -ENOENT for no
+ * such run, -ENOMEM. */
+int runs_series(const struct runs *rs, unsigned id, size_t limit, struct run_series *ret, char *unit,
+                size_t unitlen, char **ret_path);
 /* A run's temperature curve for comparisons, from its series: t = 0 at the
  * first stress sample (or the first sample), means over at most `points`
  * buckets: {"t_s": [...], "temp_c": [...], "id": id}. */

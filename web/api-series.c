@@ -18,12 +18,18 @@
  * a live run's series is copied from memory at once, on the loop that
  * changes it. What the answer computes from them (fits, drawing) runs on
  * the same thread. At most API_SERIES_JOBS_MAX answers wait for threads at
- * a time, each with its samples in memory; more get 503.
+ * a time, each with at most API_SERIES_SAMPLES_MAX samples in memory; more
+ * get 503.
  */
 #define API_SERIES_JOBS_MAX 4
 /* Samples (62 bytes each in memory) from which the heap is trimmed after
  * the answer: an hour at 1 Hz. A smaller answer's memory is reused. */
 #define API_SERIES_TRIM_SAMPLES 3600
+/* The samples one answer holds at most, spread over its runs: 8 MB. A
+ * plot is a few thousand pixels wide, so a day at 1 Hz is drawn whole and
+ * a week from every eighth sample; a comparison of sixteen weeks cannot
+ * take a board's memory. */
+#define API_SERIES_SAMPLES_MAX 131072
 
 struct series_job {
         struct api *a;
@@ -112,7 +118,8 @@ void api_series_then(struct api *a, struct http_request *r, const unsigned *ids,
         *p = (struct series_job) { .a = a, .r = r, .how = how, .arg = arg, .n = n };
         memcpy(p->ids, ids, n * sizeof *ids);
         for (size_t i = 0; i < n && e >= 0; i++) {
-                e = runs_series(a->ctx.runs, ids[i], &p->s[i], p->unit, sizeof p->unit, &p->paths[i]);
+                e = runs_series(a->ctx.runs, ids[i], API_SERIES_SAMPLES_MAX / n, &p->s[i], p->unit,
+                                sizeof p->unit, &p->paths[i]);
                 thread |= p->paths[i] != NULL;
                 p->samples += p->s[i].n;
         }

@@ -165,15 +165,12 @@ def test_code_only_start_up_runs_is_not_kept_resident(start_daemon, tmp_path):
     assert code_kib(pid, "libinih") > 0
 
 
-def test_drawing_a_day_long_run_gives_its_samples_back(start_daemon, tmp_path):
-    """The plot of an ended run reads its whole samples.csv, a day at 1 Hz here: 86,400
-    samples, several MB of arrays, read on a thread and freed once drawn. Four drawings
-    later (each width is drawn anew) the daemon's anonymous memory is within 512 KiB of
-    what it was before them: the kept plots, not the samples."""
-    state = tmp_path / "state"
+def long_run(start_daemon, state, rows):
+    """A run of the given number of 1 Hz rows in state (a short run's samples.csv
+    made long), and the daemon started again on it at 1 s: (daemon, run id)."""
     root = fixture_path("rpi4")
     d = start_daemon("--sysfs-root", root, "--procfs-root", root, "--interval", "100ms", state_dir=str(state))
-    status, run = d.request("POST", "/api/v1/runs", body={"label": "day", "phases": [
+    status, run = d.request("POST", "/api/v1/runs", body={"label": "long", "phases": [
         {"kind": "idle", "duration": "1s"}]})
     assert status == 201, run
     d.wait_for(lambda: d.get(f"/api/v1/runs/{run['id']}")[1]["state"] == "finished", what="the run ends")
@@ -182,20 +179,28 @@ def test_drawing_a_day_long_run_gives_its_samples_back(start_daemon, tmp_path):
     header, first = csv.read_text().splitlines()[:2]
     fields = first.split(",")
     t0 = int(fields[0])
-    rows = [header]
-    for k in range(86400):
+    lines = [header]
+    for k in range(rows):
         fields[0], fields[1] = str(t0 + 1000 * k), f"{k}.000"
         fields[3] = f"{40 + (k % 600) / 100:.3f}"
-        rows.append(",".join(fields))
-    csv.write_text("\n".join(rows) + "\n")
+        lines.append(",".join(fields))
+    csv.write_text("\n".join(lines) + "\n")
+    return start_daemon("--sysfs-root", root, "--procfs-root", root, "--interval", "1s", state_dir=str(state)), \
+        run["id"]
 
-    d = start_daemon("--sysfs-root", root, "--procfs-root", root, "--interval", "1s", state_dir=str(state))
+
+def test_drawing_a_day_long_run_gives_its_samples_back(start_daemon, tmp_path):
+    """The plot of an ended run reads its whole samples.csv, a day at 1 Hz here: 86,400
+    samples, several MB of arrays, read on a thread and freed once drawn. Four drawings
+    later (each width is drawn anew) the daemon's anonymous memory is within 512 KiB of
+    what it was before them: the kept plots, not the samples."""
+    d, rid = long_run(start_daemon, tmp_path / "state", 86400)
     pid = d.proc.pid
     if sanitized(pid):
         pytest.skip("AddressSanitizer keeps freed memory in its quarantine")
     anon = status_kib(pid, "RssAnon")
     for width in range(700, 704):
-        with urllib.request.urlopen(f"{d.url}/api/v1/runs/{run['id']}/plot.svg?width={width}", timeout=30) as resp:
+        with urllib.request.urlopen(f"{d.url}/api/v1/runs/{rid}/plot.svg?width={width}", timeout=30) as resp:
             assert resp.headers["Heatcurve-Run-Samples"] == "86400"
             resp.read()
     for _ in range(50):
@@ -204,3 +209,26 @@ def test_drawing_a_day_long_run_gives_its_samples_back(start_daemon, tmp_path):
             break
         time.sleep(0.1)
     assert after - anon <= 512, (anon, after)
+
+
+def test_an_answer_holds_a_bounded_number_of_samples(start_daemon, tmp_path):
+    """Beyond 131,072 samples an answer keeps an even share of them: a run of
+    140,000 rows is drawn from every other one, a comparison of it seven times
+    from every eighth, and the curves of it eight times come from every
+    sixteenth. Unbounded, those comparisons held a million samples, 60 MB and
+    more; the daemon's peak resident memory grows by less than 32 MB."""
+    d, rid = long_run(start_daemon, tmp_path / "state", 140_000)
+    pid = d.proc.pid
+    if sanitized(pid):
+        pytest.skip("AddressSanitizer keeps freed memory in its quarantine")
+    with urllib.request.urlopen(f"{d.url}/api/v1/runs/{rid}/plot.svg", timeout=30) as resp:
+        assert resp.headers["Heatcurve-Run-Samples"] == "70000"
+        resp.read()
+    peak = status_kib(pid, "VmHWM")
+    with urllib.request.urlopen(f"{d.url}/api/v1/compare.svg?runs={','.join([str(rid)] * 7)}", timeout=60) as resp:
+        assert resp.status == 200 and b"<svg" in resp.read(1000)
+    status, doc = d.get(f"/api/v1/compare?runs={','.join([str(rid)] * 8)}&points=10000", timeout=60)
+    assert status == 200 and len(doc["curves"]) == 8, doc
+    # every sixteenth of 140,000 rows: 8,750 samples, fewer than the 10,000 points asked
+    assert [len(c["t_s"]) for c in doc["curves"]] == [8750] * 8
+    assert status_kib(pid, "VmHWM") - peak < 32 * 1024, (peak, status_kib(pid, "VmHWM"))

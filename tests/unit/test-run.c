@@ -435,6 +435,73 @@ static void test_live_series_is_its_file(void **state) {
         remove_tree(dir);
 }
 
+/* A limited series keeps every stride-th sample given, the stride a power
+ * of two, and at least half its limit once it had to thin. */
+static void test_limited_series_is_evenly_spread(void **state) {
+        static const size_t limits[] = { 2, 7, 64 };
+
+        (void) state;
+        for (size_t l = 0; l < sizeof limits / sizeof *limits; l++)
+                for (size_t n = 0; n <= 300; n++) {
+                        struct run_series s = {};
+
+                        run_series_limit(&s, limits[l]);
+                        for (size_t i = 0; i < n; i++) {
+                                struct run_sample x = { .t_s = (double) i, .temp_c = 40.0 + (double) i,
+                                                        .phase = ANALYSIS_PHASE_STRESS };
+                                assert_int_equal(run_series_append(&s, &x), 0);
+                        }
+                        assert_int_equal(s.stride & (s.stride - 1), 0);
+                        assert_int_equal(s.n, (n + s.stride - 1) / s.stride);
+                        assert_true(s.n <= limits[l] && s.cap <= limits[l]);
+                        assert_true(s.stride == 1 || 2 * s.n >= limits[l]);
+                        for (size_t j = 0; j < s.n; j++) {
+                                assert_true(s.t_s[j] == (double) (j * s.stride));
+                                assert_true(s.temp_c[j] == 40.0 + (double) (j * s.stride));
+                        }
+                        run_series_free(&s);
+                }
+}
+
+/* A live run's series copied with a limit is its file read with the same
+ * limit: the same samples of the run, every stride-th of them. */
+static void test_limited_copy_is_the_limited_file(void **state) {
+        char dir[] = "/tmp/test-run-XXXXXX", unit[16] = "";
+        struct run_series all = {}, file = {}, copy = {};
+        struct run_host host;
+        struct run *r;
+
+        (void) state;
+        assert_non_null(mkdtemp(dir));
+        r = start_run("{\"phases\": [{\"kind\": \"idle\", \"duration\": \"1h\"}]}", &host, dir);
+        for (int s = 1; s <= 500; s++) {
+                temps[0].temp_mc = 30000 + 7 * s;
+                run_tick(r, r->created_ms + s * 1000, r->created_mono_ms + s * 1000);
+        }
+        assert_true(run_store_read_series(r->dir, &all, unit, sizeof unit) > 0);
+        run_series_limit(&file, 64);
+        run_series_limit(&copy, 64);
+        assert_true(run_store_read_series(r->dir, &file, unit, sizeof unit) > 0);
+        assert_int_equal(run_series_copy_as_read(&r->series, &copy), 0);
+        assert_true(all.n >= 500);
+        assert_int_equal(file.stride, 8);       /* 500 samples and more: every 8th */
+        assert_int_equal(file.n, (all.n + 7) / 8);
+        assert_int_equal(copy.n, file.n);
+        assert_int_equal(copy.stride, file.stride);
+        assert_memory_equal(copy.t_s, file.t_s, file.n * sizeof *file.t_s);
+        assert_memory_equal(copy.temp_c, file.temp_c, file.n * sizeof *file.temp_c);
+        for (size_t j = 0; j < file.n; j++) {
+                assert_true(file.t_s[j] == all.t_s[j * 8]);
+                assert_true(file.temp_c[j] == all.temp_c[j * 8]);
+                assert_int_equal(file.phase[j], all.phase[j * 8]);
+        }
+        run_series_free(&all);
+        run_series_free(&file);
+        run_series_free(&copy);
+        run_free(r);
+        remove_tree(dir);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_wall_clock_steps_do_not_time_phases),
@@ -447,6 +514,8 @@ int main(void) {
                 cmocka_unit_test(test_older_samples_csv_reads_back),
                 cmocka_unit_test(test_row_as_read_is_the_file),
                 cmocka_unit_test(test_live_series_is_its_file),
+                cmocka_unit_test(test_limited_series_is_evenly_spread),
+                cmocka_unit_test(test_limited_copy_is_the_limited_file),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
