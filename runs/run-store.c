@@ -311,14 +311,19 @@ int run_series_append_row(struct run_series *s, const struct samples_row *row, e
 }
 
 int run_series_copy_as_read(const struct run_series *s, struct run_series *ret) {
-        size_t cap = ret->limit && ret->limit < s->n ? ret->limit : s->n;
+        size_t limit = ret->limit, stride = 1;
         char unit[1];
 
-        if (cap > 0 && series_grow(ret, cap) < 0) {            /* one allocation, not a doubling */
+        /* The samples a limited series would keep of these are known: every
+         * stride-th, the smallest power of two that fits them in the limit. */
+        while (limit && (s->n + stride - 1) / stride > limit)
+                stride *= 2;
+        if (s->n > 0 && series_grow(ret, (s->n + stride - 1) / stride) < 0) {  /* one allocation */
                 run_series_free(ret);
                 return -ENOMEM;
         }
-        for (size_t i = 0; i < s->n; i++) {
+        ret->limit = 0;
+        for (size_t i = 0; i < s->n; i += stride) {
                 /* the fields run_csv_row() writes of it */
                 struct samples_row row = {
                         .elapsed_s = s->t_s[i], .temp_c = s->temp_c[i], .freq_hz = s->freq_hz[i],
@@ -332,6 +337,11 @@ int run_series_copy_as_read(const struct run_series *s, struct run_series *ret) 
                         run_series_free(ret);
                         return -ENOMEM;
                 }
+        }
+        if (limit) {
+                ret->limit = limit;
+                ret->stride = stride;
+                ret->given = s->n;
         }
         return 0;
 }

@@ -443,14 +443,25 @@ static void test_limited_series_is_evenly_spread(void **state) {
         (void) state;
         for (size_t l = 0; l < sizeof limits / sizeof *limits; l++)
                 for (size_t n = 0; n <= 300; n++) {
-                        struct run_series s = {};
+                        struct run_series s = {}, all = {}, copy = {};
 
                         run_series_limit(&s, limits[l]);
                         for (size_t i = 0; i < n; i++) {
                                 struct run_sample x = { .t_s = (double) i, .temp_c = 40.0 + (double) i,
                                                         .phase = ANALYSIS_PHASE_STRESS };
                                 assert_int_equal(run_series_append(&s, &x), 0);
+                                assert_int_equal(run_series_append(&all, &x), 0);
                         }
+                        /* a copy with the limit picks the same samples at once */
+                        run_series_limit(&copy, limits[l]);
+                        assert_int_equal(run_series_copy_as_read(&all, &copy), 0);
+                        assert_int_equal(copy.n, s.n);
+                        assert_int_equal(copy.stride, s.stride);
+                        assert_int_equal(copy.given, s.given);
+                        if (s.n)
+                                assert_memory_equal(copy.t_s, s.t_s, s.n * sizeof *s.t_s);
+                        run_series_free(&all);
+                        run_series_free(&copy);
                         assert_int_equal(s.stride & (s.stride - 1), 0);
                         assert_int_equal(s.n, (n + s.stride - 1) / s.stride);
                         assert_true(s.n <= limits[l] && s.cap <= limits[l]);
