@@ -219,8 +219,50 @@ void reply_free(struct reply *r) {
 struct sink {
         struct reply *reply;
         FILE *out;                      /* stream 2xx bodies here */
+        /* or hand their lines to line() as they come (client_get_lines()) */
+        int (*line)(void *userdata, char *line, bool header);
+        void *line_data;
+        char *part;                     /* the line begun, not ended yet */
+        size_t part_len, lines;
+        bool ended;                     /* a line with a NUL byte ended the text */
+        int line_error;
         long status;
 };
+
+/* A line longer than this is not a samples.csv row: the transfer stops. */
+#define LINE_MAX_BYTES (1024u * 1024u)
+
+static size_t on_lines(struct sink *s, const char *data, size_t len) {
+        size_t start = 0;
+        char *p, *nl;
+
+        if (s->ended)
+                return len;
+        if (s->part_len > LINE_MAX_BYTES) {
+                s->line_error = -E2BIG;
+                return 0;
+        }
+        if (!(p = realloc(s->part, s->part_len + len + 1))) {
+                s->line_error = -ENOMEM;
+                return 0;
+        }
+        s->part = p;
+        memcpy(p + s->part_len, data, len);
+        s->part_len += len;
+        while ((nl = memchr(p + start, '\n', s->part_len - start))) {
+                if (memchr(p + start, '\0', (size_t) (nl - p) - start)) {
+                        s->ended = true;        /* as samples_read(): the text ends there */
+                        return len;
+                }
+                *nl = '\0';
+                if ((s->line_error = s->line(s->line_data, p + start, s->lines++ == 0)) < 0)
+                        return 0;
+                start = (size_t) (nl - p) + 1;
+        }
+        memmove(p, p + start, s->part_len - start);
+        s->part_len -= start;
+        return len;
+}
 
 static size_t on_data(char *data, size_t size, size_t n, void *userdata) {
         struct sink *s = userdata;
@@ -230,6 +272,8 @@ static size_t on_data(char *data, size_t size, size_t n, void *userdata) {
 
         if (s->out && s->status >= 200 && s->status < 300)
                 return fwrite(data, 1, len, s->out);
+        if (s->line && s->status >= 200 && s->status < 300)
+                return on_lines(s, data, len);
         if (r->len + len > REPLY_MAX || !(p = realloc(r->body, r->len + len + 1)))
                 return 0;
         memcpy(p + r->len, data, len);
@@ -301,23 +345,28 @@ static void client_setup(CURL *curl, const char *url, const char *method, struct
 }
 
 /* What went wrong with a transfer that did not complete. */
-static int fail_transfer(const char *method, const char *url, CURLcode code, const char *errbuf, FILE *out,
-                         uint64_t timeout_ms) {
+static int fail_transfer(const char *method, const char *url, CURLcode code, const char *errbuf,
+                         const struct sink *sink, uint64_t timeout_ms) {
         if (code == CURLE_OPERATION_TIMEDOUT)
                 return cli_fail("%s %s: %s (a request may take %.3g s, see --timeout)", method, url,
                             errbuf[0] ? errbuf : curl_easy_strerror(code), (double) timeout_ms / 1000.0);
-        if (code == CURLE_WRITE_ERROR && out && ferror(out))
+        if (code == CURLE_WRITE_ERROR && sink->out && ferror(sink->out))
                 return cli_fail("%s %s: writing the answer: %s", method, url, strerror(errno));
+        if (code == CURLE_WRITE_ERROR && sink->line_error == -E2BIG)
+                return cli_fail("%s %s: a line of the answer is longer than %u bytes", method, url, LINE_MAX_BYTES);
+        if (code == CURLE_WRITE_ERROR && sink->line_error < 0)
+                return cli_fail("%s %s: reading the answer: %s", method, url, strerror(-sink->line_error));
         return cli_fail("%s %s: %s", method, url, errbuf[0] ? errbuf : curl_easy_strerror(code));
 }
 
-int client_call(const char *base, const struct client *c, const char *method, const char *path,
-                json_object *body, struct reply *ret, FILE *out) {
+/* client_call() with the sink's out or line set (or neither). */
+static int client_transfer(const char *base, const struct client *c, const char *method, const char *path,
+                           json_object *body, struct reply *ret, struct sink *sink) {
         char url[2048], errbuf[CURL_ERROR_SIZE] = "";
         struct reply local = {}, *r = ret ? ret : &local;
-        struct sink sink = { .reply = r, .out = out };
         const char *text = body ? json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN) : NULL;
-        uint64_t timeout_ms = c->timeout_ms ? c->timeout_ms : out ? CLIENT_EXPORT_TIMEOUT_MS : CLIENT_TIMEOUT_MS;
+        bool streamed = sink->out || sink->line;
+        uint64_t timeout_ms = c->timeout_ms ? c->timeout_ms : streamed ? CLIENT_EXPORT_TIMEOUT_MS : CLIENT_TIMEOUT_MS;
         char token[sizeof c->token];
         struct curl_slist *headers;
         CURL *curl;
@@ -325,6 +374,7 @@ int client_call(const char *base, const struct client *c, const char *method, co
         int e = 0;
 
         *r = (struct reply) {};
+        sink->reply = r;
         if ((size_t) snprintf(url, sizeof url, "%s%s", base, path) >= sizeof url)
                 return cli_fail("the URL %s%s is too long", base, path);
         if (client_token_for(c, base, token, sizeof token) < 0)
@@ -332,7 +382,7 @@ int client_call(const char *base, const struct client *c, const char *method, co
         if (!(curl = curl_easy_init()))
                 return cli_fail("cannot initialise libcurl");
         headers = request_headers(token, text != NULL);
-        client_setup(curl, url, method, headers, &sink, errbuf, timeout_ms);
+        client_setup(curl, url, method, headers, sink, errbuf, timeout_ms);
         if (text)
                 curl_easy_setopt(curl, CURLOPT_POSTFIELDS, text);
         code = curl_easy_perform(curl);
@@ -340,11 +390,27 @@ int client_call(const char *base, const struct client *c, const char *method, co
         curl_easy_cleanup(curl);
         curl_slist_free_all(headers);
         if (code != CURLE_OK)
-                e = fail_transfer(method, url, code, errbuf, out, timeout_ms);
+                e = fail_transfer(method, url, code, errbuf, sink, timeout_ms);
         else if (r->status < 200 || r->status >= 300)
                 e = fail_reply(method, url, r);
         if (e < 0 || !ret)
                 reply_free(r);
+        return e;
+}
+
+int client_call(const char *base, const struct client *c, const char *method, const char *path,
+                json_object *body, struct reply *ret, FILE *out) {
+        struct sink sink = { .out = out };
+
+        return client_transfer(base, c, method, path, body, ret, &sink);
+}
+
+int client_get_lines(const char *base, const struct client *c, const char *path,
+                     int (*line)(void *userdata, char *line, bool header), void *userdata) {
+        struct sink sink = { .line = line, .line_data = userdata };
+        int e = client_transfer(base, c, "GET", path, NULL, NULL, &sink);
+
+        free(sink.part);
         return e;
 }
 

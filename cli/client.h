@@ -53,6 +53,14 @@ struct reply {
 int client_call(const char *base, const struct client *c, const char *method, const char *path,
                 json_object *body, struct reply *ret, FILE *out);
 
+/* GET base+path, its 2xx body handed to line() a line at a time as it
+ * comes, '\n' removed, the first with header true; as samples_read() reads
+ * a file, a last line without its '\n' is left out and a line holding a NUL
+ * byte ends the text. Returns 0, or prints why not and returns -1 (when
+ * line() returned < 0 too: the transfer stops there). */
+int client_get_lines(const char *base, const struct client *c, const char *path,
+                     int (*line)(void *userdata, char *line, bool header), void *userdata);
+
 /* One JSON document filling text (white space around it allowed), or NULL. */
 json_object *client_parse_json(const char *text, size_t len);
 

@@ -50,10 +50,14 @@ static int run_ref_parse(const struct client *c, const char *arg, char *base, si
         return 0;
 }
 
-/* The run document, its samples and the sensors of its daemon, as the daemon draws them. */
-static int plot_fetch(const struct client *c, const char *arg, struct plot_data *d, char *origin, size_t origin_size) {
-        json_object *run = NULL, *samples = NULL, *sensors = NULL;
+/* The run document, its samples and the sensors of its daemon, as the
+ * daemon draws them: samples.csv read as it comes, at most limit samples
+ * kept, as the daemon keeps them for a plot of as many runs. */
+static int plot_fetch(const struct client *c, const char *arg, size_t limit, struct plot_data *d, char *origin,
+                      size_t origin_size) {
+        json_object *run = NULL, *sensors = NULL;
         char base[sizeof c->url], path[96], err[256];
+        struct plot_data_reader rd;
         unsigned id;
         int r;
 
@@ -61,21 +65,21 @@ static int plot_fetch(const struct client *c, const char *arg, struct plot_data 
                 return r;
         snprintf(path, sizeof path, "/api/v1/runs/%u", id);
         r = client_get_json(base, c, path, &run);
-        snprintf(path, sizeof path, "/api/v1/runs/%u/samples?format=json", id);
-        if (r == 0)
-                r = client_get_json(base, c, path, &samples);
         if (r == 0)
                 r = client_get_json(base, c, "/api/v1/sensors", &sensors);
         if (r == 0 && plot_data_from_doc(d, run, err, sizeof err) < 0)
                 r = cli_fail("%s/api/v1/runs/%u: %s", base, id, err);
-        else if (r == 0 && plot_data_samples_from_json(d, samples, err, sizeof err) < 0)
-                r = cli_fail("%s%s: %s", base, path, err);
+        else if (r == 0) {
+                snprintf(path, sizeof path, "/api/v1/runs/%u/samples?format=csv", id);
+                plot_data_reader_init(&rd, d, limit);
+                r = client_get_lines(base, c, path, plot_data_read_row, &rd);
+                plot_data_reader_done(&rd);
+        }
         if (r == 0) {
                 plot_data_levels_from_sensors(d, sensors);
                 plot_data_finish(d);
         }
         json_object_put(run);
-        json_object_put(samples);
         json_object_put(sensors);
         return r < 0 ? 1 : r;
 }
@@ -129,7 +133,8 @@ int cmd_plot(struct client *c, int argc, char **argv) {
         else if (first >= 0 && nargs - first > PLOT_COMPARE_MAX)
                 r = usage("plot: at most %d runs in one plot", PLOT_COMPARE_MAX);
         for (int i = first; first >= 0 && r == 0 && i < nargs; i++, n++)
-                r = plot_fetch(c, args[i], &d[n], origin[n], sizeof origin[n]);
+                r = plot_fetch(c, args[i], PLOT_SAMPLES_MAX / (size_t) (nargs - first), &d[n], origin[n],
+                               sizeof origin[n]);
         if (first >= 0 && r == 0) {
                 if (n == 1 && !a.rise) {
                         e = plot_run_svg(&d[0].run, PLOT_WIDTH_DEFAULT, PLOT_HEIGHT_DEFAULT, &svg, &len);

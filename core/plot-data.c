@@ -79,8 +79,11 @@ int plot_data_from_doc(struct plot_data *d, json_object *doc, char *err, size_t 
         return 0;
 }
 
-static int grow(struct plot_data *d) {
+static int grow(struct plot_data *d, size_t limit) {
         size_t cap = d->cap ? d->cap * 2 : 1024;
+
+        if (limit && cap > limit)
+                cap = limit;
 
 #define GROW(field) do { \
                 void *p = realloc(d->field, cap * sizeof *d->field); \
@@ -93,91 +96,86 @@ static int grow(struct plot_data *d) {
         return 0;
 }
 
-int plot_data_append(struct plot_data *d, double t_s, double temp_c, double freq_hz, double work_rate,
-                     enum analysis_phase phase) {
-        if (!isfinite(t_s) || (d->n && t_s <= d->t_s[d->n - 1]))
+/* Drops the samples whose time does not move forward (or is not known),
+ * compacting d in place: the first of two at the same time stays. */
+static void keep_forward(struct plot_data *d) {
+        size_t k = 0;
+
+        for (size_t i = 0; i < d->n; i++) {
+                if (!isfinite(d->t_s[i]) || (k && d->t_s[i] <= d->t_s[k - 1]))
+                        continue;
+                d->t_s[k] = d->t_s[i];
+                d->temp_c[k] = d->temp_c[i];
+                d->freq_hz[k] = d->freq_hz[i];
+                d->work_rate[k] = d->work_rate[i];
+                d->phase[k] = d->phase[i];
+                k++;
+        }
+        d->n = k;
+}
+
+/* Every other sample, from the first (SAMPLES_HALVE). */
+static void halve(struct plot_data *d) {
+        size_t n = (d->n + 1) / 2;
+
+        for (size_t i = 1; i < n; i++) {
+                d->t_s[i] = d->t_s[2 * i];
+                d->temp_c[i] = d->temp_c[2 * i];
+                d->freq_hz[i] = d->freq_hz[2 * i];
+                d->work_rate[i] = d->work_rate[2 * i];
+                d->phase[i] = d->phase[2 * i];
+        }
+        d->n = n;
+}
+
+void plot_data_reader_init(struct plot_data_reader *rd, struct plot_data *d, size_t limit) {
+        *rd = (struct plot_data_reader) { .d = d };
+        samples_limit_init(&rd->lim, limit);
+}
+
+int plot_data_read_row(void *userdata, char *line, bool header) {
+        struct plot_data_reader *rd = userdata;
+        struct plot_data *d = rd->d;
+        struct samples_row row;
+        unsigned what;
+
+        if (header) {
+                rd->fixed = samples_header_fixed(line);
                 return 0;
-        if (d->n == d->cap && grow(d) < 0)
+        }
+        if (samples_parse_row(line, rd->fixed, &row) < 0)
+                return 0;       /* a row with too few fields, as the daemon skips it */
+        what = samples_limit_next(&rd->lim, d->n);
+        if (what & SAMPLES_HALVE)
+                halve(d);
+        if (!(what & SAMPLES_TAKE))
+                return 0;
+        if (d->n == d->cap && grow(d, rd->lim.limit) < 0)
                 return -ENOMEM;
-        d->t_s[d->n] = t_s;
-        d->temp_c[d->n] = temp_c;
-        d->freq_hz[d->n] = freq_hz;
-        d->work_rate[d->n] = work_rate;
-        d->phase[d->n] = phase;
+        d->t_s[d->n] = row.elapsed_s;
+        d->temp_c[d->n] = row.temp_c;
+        d->freq_hz[d->n] = row.freq_hz;
+        d->work_rate[d->n] = row.work_rate;
+        d->phase[d->n] = phase_parse(row.phase);
         d->n++;
         return 0;
 }
 
+void plot_data_reader_done(struct plot_data_reader *rd) {
+        keep_forward(rd->d);
+}
+
 int plot_data_adopt(struct plot_data *d, double *t_s, double *temp_c, double *freq_hz, double *work_rate,
                     enum analysis_phase *phase, size_t n) {
-        size_t k = 0;
-
         if (d->n || d->t_s)
                 return -EBUSY;
-        /* what plot_data_append() would have kept, compacted in place */
-        for (size_t i = 0; i < n; i++) {
-                if (!isfinite(t_s[i]) || (k && t_s[i] <= t_s[k - 1]))
-                        continue;
-                t_s[k] = t_s[i];
-                temp_c[k] = temp_c[i];
-                freq_hz[k] = freq_hz[i];
-                work_rate[k] = work_rate[i];
-                phase[k] = phase[i];
-                k++;
-        }
         d->t_s = t_s;
         d->temp_c = temp_c;
         d->freq_hz = freq_hz;
         d->work_rate = work_rate;
         d->phase = phase;
-        d->n = k;
-        d->cap = n;
-        return 0;
-}
-
-static int column_index(json_object *columns, enum samples_column c) {
-        size_t n = json_object_array_length(columns);
-
-        for (size_t i = 0; i < n; i++) {
-                const char *name = json_object_get_string(json_object_array_get_idx(columns, i));
-                if (name && strcmp(name, samples_column_name(c)) == 0)
-                        return (int) i;
-        }
-        return -1;
-}
-
-int plot_data_samples_from_json(struct plot_data *d, json_object *samples, char *err, size_t errlen) {
-        json_object *columns = get(samples, "columns"), *rows = get(samples, "rows");
-        int ct, cy, cf, cw, cp;
-        size_t n;
-
-        if (!columns || !rows || !json_object_is_type(columns, json_type_array) ||
-            !json_object_is_type(rows, json_type_array)) {
-                snprintf(err, errlen, "not a samples document (no columns and rows)");
-                return -EINVAL;
-        }
-        ct = column_index(columns, SAMPLES_ELAPSED_S);
-        cy = column_index(columns, SAMPLES_TEMP_C);
-        cp = column_index(columns, SAMPLES_PHASE);
-        cf = column_index(columns, SAMPLES_FREQ_HZ);
-        cw = column_index(columns, SAMPLES_WORK_RATE);
-        if (ct < 0 || cy < 0 || cp < 0) {
-                snprintf(err, errlen, "the samples have no %s, %s or %s column", samples_column_name(SAMPLES_ELAPSED_S),
-                         samples_column_name(SAMPLES_TEMP_C), samples_column_name(SAMPLES_PHASE));
-                return -EINVAL;
-        }
-        n = json_object_array_length(rows);
-        for (size_t i = 0; i < n; i++) {
-                json_object *row = json_object_array_get_idx(rows, i);
-                if (!json_object_is_type(row, json_type_array))
-                        continue;
-                if (plot_data_append(d, number(json_object_array_get_idx(row, (size_t) ct)),
-                                     number(json_object_array_get_idx(row, (size_t) cy)),
-                                     cf >= 0 ? number(json_object_array_get_idx(row, (size_t) cf)) : NAN,
-                                     cw >= 0 ? number(json_object_array_get_idx(row, (size_t) cw)) : NAN,
-                                     phase_parse(json_object_get_string(json_object_array_get_idx(row, (size_t) cp)))) < 0)
-                        return -ENOMEM;
-        }
+        d->n = d->cap = n;
+        keep_forward(d);
         return 0;
 }
 

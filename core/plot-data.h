@@ -5,13 +5,14 @@
 #include <stddef.h>
 
 #include "plot.h"
+#include "samples-csv.h"
 
 /*
  * The daemon and heatcurvectl (for runs on other daemons, fetched over
  * HTTP) fill this the same way: the run document (GET /api/v1/runs/{id},
  * run.json) gives label, board, date, sensor, phases, metrics and the safety
- * limit; the samples come one by one (the daemon from samples.csv) or from
- * the samples document (GET /api/v1/runs/{id}/samples); trip points are
+ * limit; the samples come from samples.csv (the daemon's arrays read from
+ * it, or the file as GET /api/v1/runs/{id}/samples sends it); trip points are
  * added as levels. plot_data_finish() fits the curves and points `run` at
  * the arrays. The metrics are taken from the document, as rounded there, so
  * both sides draw the same numbers. Limitation: the document gives the
@@ -33,17 +34,30 @@ struct plot_data {
 
 /* Starts d (zeroed) from a run document; err names a missing field. -EINVAL. */
 int plot_data_from_doc(struct plot_data *d, json_object *run_doc, char *err, size_t errlen);
-/* One sample; -ENOMEM. Samples with a time not after the previous one are skipped. */
-int plot_data_append(struct plot_data *d, double t_s, double temp_c, double freq_hz, double work_rate,
-                     enum analysis_phase phase);
-/* The same for whole arrays of n samples, malloc()ed, which d takes over
- * (the caller must not free them) instead of copying: a day at 1 Hz is
- * 86,400 samples. Only when d holds no samples yet; -EBUSY otherwise. */
+/* The samples one plot holds at most, shared among its runs (each of n
+ * runs keeps PLOT_SAMPLES_MAX / n, evenly: struct samples_limit), in the
+ * daemon and in heatcurvectl alike: 8 MB in the daemon's arrays. A day at
+ * 1 Hz is drawn whole, a week from every eighth sample. */
+#define PLOT_SAMPLES_MAX 131072
+/* A samples.csv into d, line by line as samples_read() gives them (the
+ * header first): at most limit samples (0 for all), evenly, as the daemon
+ * keeps them. plot_data_reader_done() after the last line. */
+struct plot_data_reader {
+        struct plot_data *d;
+        struct samples_limit lim;
+        size_t fixed;                   /* fixed columns the header names */
+};
+void plot_data_reader_init(struct plot_data_reader *rd, struct plot_data *d, size_t limit);
+/* A row callback for samples_read(): userdata is the reader. -ENOMEM. */
+int plot_data_read_row(void *userdata, char *line, bool header);
+/* Drops the samples whose time does not move forward, as the daemon does. */
+void plot_data_reader_done(struct plot_data_reader *rd);
+/* Whole arrays of n samples, malloc()ed, which d takes over (the caller
+ * must not free them) instead of copying: a day at 1 Hz is 86,400 samples.
+ * Samples whose time does not move forward are dropped. Only when d holds
+ * no samples yet; -EBUSY otherwise. */
 int plot_data_adopt(struct plot_data *d, double *t_s, double *temp_c, double *freq_hz, double *work_rate,
                     enum analysis_phase *phase, size_t n);
-/* Every row of a samples document ({"columns": [...], "rows": [[...]]}),
- * columns found by their samples.csv names. -EINVAL (err says why), -ENOMEM. */
-int plot_data_samples_from_json(struct plot_data *d, json_object *samples, char *err, size_t errlen);
 /* A trip point as a level ("passive", "critical" ...); the same value twice is drawn once. */
 void plot_data_add_level(struct plot_data *d, double temp_c, const char *label);
 /* The trip points (and hwmon max/crit) of the run sensor, from a sensors

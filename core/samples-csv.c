@@ -309,6 +309,33 @@ int samples_read(FILE *f, int (*row)(void *userdata, char *line, bool header), v
         return r;
 }
 
+void samples_limit_init(struct samples_limit *l, size_t limit) {
+        *l = (struct samples_limit) { .limit = limit == 1 ? 2 : limit, .stride = 1 };
+}
+
+unsigned samples_limit_next(struct samples_limit *l, size_t n) {
+        size_t k = l->given++;
+        unsigned what = 0;
+
+        if (!l->limit)
+                return SAMPLES_TAKE;
+        if (k % l->stride)
+                return 0;
+        if (n >= l->limit) {
+                what = SAMPLES_HALVE;
+                l->stride *= 2;
+        }
+        return k % l->stride ? what : what | SAMPLES_TAKE;
+}
+
+size_t samples_limit_stride(size_t limit, size_t n) {
+        size_t stride = 1;
+
+        while (limit && (n + stride - 1) / stride > limit)
+                stride *= 2;
+        return stride;
+}
+
 int64_t samples_complete_length(FILE *f) {
         char *line = NULL;
         size_t size = 0;

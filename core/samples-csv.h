@@ -98,6 +98,23 @@ int samples_parse_row(char *line, size_t fixed, struct samples_row *ret);
  * that; otherwise 0, or -errno on a read error. */
 int samples_read(FILE *f, int (*row)(void *userdata, char *line, bool header), void *userdata);
 
+/* At most limit samples of a series kept as it grows, evenly spread: one
+ * in every stride given. When the series is full, every other sample kept
+ * is dropped (the first, third ... stay) and the stride doubles (1, 2, 4
+ * ...). What is kept of n samples is every samples_limit_stride()-th. A
+ * zeroed one, or limit 0, keeps every sample. */
+struct samples_limit {
+        size_t limit, stride, given;
+};
+#define SAMPLES_HALVE 1u        /* first drop every other sample kept: n becomes (n + 1) / 2 */
+#define SAMPLES_TAKE 2u         /* then keep this one */
+void samples_limit_init(struct samples_limit *l, size_t limit);
+/* What to do with the next sample, the series holding n kept so far. */
+unsigned samples_limit_next(struct samples_limit *l, size_t n);
+/* The stride a limit leaves after n samples: the smallest power of two
+ * that fits them in it (1 for no limit). */
+size_t samples_limit_stride(size_t limit, size_t n);
+
 /* Bytes of f that hold the header and complete rows, as samples_read()
  * takes them (it stops where this ends), or -errno. Reads from the start. */
 int64_t samples_complete_length(FILE *f);

@@ -231,12 +231,10 @@ static int series_grow(struct run_series *s, size_t cap) {
 }
 
 void run_series_limit(struct run_series *s, size_t limit) {
-        s->limit = limit < 2 ? 2 : limit;
-        s->stride = 1;
-        s->given = 0;
+        samples_limit_init(&s->lim, limit);
 }
 
-/* Every other sample, from the first: the series at twice its stride. */
+/* Every other sample, from the first (SAMPLES_HALVE). */
 static void series_halve(struct run_series *s) {
         size_t n = (s->n + 1) / 2;
 
@@ -253,30 +251,19 @@ static void series_halve(struct run_series *s) {
                 s->phase[i] = s->phase[2 * i];
         }
         s->n = n;
-        s->stride *= 2;
-}
-
-/* Whether a limited series leaves out the sample given now. */
-static bool series_skips(struct run_series *s) {
-        size_t k;
-
-        if (!s->limit)
-                return false;
-        k = s->given++;
-        if (k % s->stride)
-                return true;
-        if (s->n == s->limit)
-                series_halve(s);
-        return k % s->stride != 0;
 }
 
 int run_series_append(struct run_series *s, const struct run_sample *x) {
-        if (series_skips(s))
+        unsigned what = samples_limit_next(&s->lim, s->n);
+
+        if (what & SAMPLES_HALVE)
+                series_halve(s);
+        if (!(what & SAMPLES_TAKE))
                 return 0;
         if (s->n == s->cap) {
                 size_t cap = s->cap ? s->cap * 2 : 1024;
-                if (s->limit && cap > s->limit)
-                        cap = s->limit;
+                if (s->lim.limit && cap > s->lim.limit)
+                        cap = s->lim.limit;
                 if (series_grow(s, cap) < 0)
                         return -ENOMEM;
         }
@@ -311,18 +298,16 @@ int run_series_append_row(struct run_series *s, const struct samples_row *row, e
 }
 
 int run_series_copy_as_read(const struct run_series *s, struct run_series *ret) {
-        size_t limit = ret->limit, stride = 1;
+        struct samples_limit lim = ret->lim;
+        size_t stride = samples_limit_stride(lim.limit, s->n);
         char unit[1];
 
-        /* The samples a limited series would keep of these are known: every
-         * stride-th, the smallest power of two that fits them in the limit. */
-        while (limit && (s->n + stride - 1) / stride > limit)
-                stride *= 2;
+        /* what a limited series would keep of these is known: every stride-th */
         if (s->n > 0 && series_grow(ret, (s->n + stride - 1) / stride) < 0) {  /* one allocation */
                 run_series_free(ret);
                 return -ENOMEM;
         }
-        ret->limit = 0;
+        ret->lim = (struct samples_limit) {};
         for (size_t i = 0; i < s->n; i += stride) {
                 /* the fields run_csv_row() writes of it */
                 struct samples_row row = {
@@ -338,11 +323,8 @@ int run_series_copy_as_read(const struct run_series *s, struct run_series *ret) 
                         return -ENOMEM;
                 }
         }
-        if (limit) {
-                ret->limit = limit;
-                ret->stride = stride;
-                ret->given = s->n;
-        }
+        if (lim.limit)
+                ret->lim = (struct samples_limit) { .limit = lim.limit, .stride = stride, .given = s->n };
         return 0;
 }
 

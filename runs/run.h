@@ -8,6 +8,7 @@
 #include <systemd/sd-event.h>
 
 #include "analysis.h"
+#include "samples-csv.h"
 #include "sensors.h"
 #include "stress.h"
 
@@ -66,10 +67,7 @@ struct run_series {
         bool *cooling;
         signed char *firmware_throttled; /* the Pi firmware throttles or caps the clock: 1, 0, -1 unknown */
         enum analysis_phase *phase;
-        /* With a limit (run_series_limit()), one sample of every stride
-         * given is kept: when the series is full, every other sample is
-         * dropped and the stride doubles (1, 2, 4 ...). */
-        size_t limit, stride, given;
+        struct samples_limit lim;       /* run_series_limit(); none when zeroed */
 };
 
 /* One entry of the series. */
@@ -218,8 +216,8 @@ int run_phase_kind_from_string(const char *s);
 int run_until_from_string(const char *s);
 
 /* The in-memory series and the metrics computed over it. (run-store.c) */
-/* Bounds the empty series s to limit samples (at least 2), evenly spread
- * over all the samples appended: the plot of a week reads a week. */
+/* Bounds the empty series s to limit samples (at least 2; 0 for none),
+ * evenly spread over all the samples appended (struct samples_limit). */
 void run_series_limit(struct run_series *s, size_t limit);
 int run_series_append(struct run_series *s, const struct run_sample *x);
 /* One row of a samples.csv read back (no ambient: run.json keeps it);

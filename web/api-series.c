@@ -8,6 +8,7 @@
 
 #include "api-internal.h"
 #include "offload.h"
+#include "plot-data.h"
 #include "runs.h"
 
 /*
@@ -18,18 +19,14 @@
  * a live run's series is copied from memory at once, on the loop that
  * changes it. What the answer computes from them (fits, drawing) runs on
  * the same thread. At most API_SERIES_JOBS_MAX answers wait for threads at
- * a time, each with at most API_SERIES_SAMPLES_MAX samples in memory; more
- * get 503.
+ * a time, each with at most PLOT_SAMPLES_MAX samples in memory (plot-data.h,
+ * 8 MB, shared among its runs): a comparison of sixteen week-long runs
+ * cannot take a board's memory. More answers get 503.
  */
 #define API_SERIES_JOBS_MAX 4
 /* Samples (62 bytes each in memory) from which the heap is trimmed after
  * the answer: an hour at 1 Hz. A smaller answer's memory is reused. */
 #define API_SERIES_TRIM_SAMPLES 3600
-/* The samples one answer holds at most, spread over its runs: 8 MB. A
- * plot is a few thousand pixels wide, so a day at 1 Hz is drawn whole and
- * a week from every eighth sample; a comparison of sixteen weeks cannot
- * take a board's memory. */
-#define API_SERIES_SAMPLES_MAX 131072
 
 struct series_job {
         struct api *a;
@@ -118,7 +115,7 @@ void api_series_then(struct api *a, struct http_request *r, const unsigned *ids,
         *p = (struct series_job) { .a = a, .r = r, .how = how, .arg = arg, .n = n };
         memcpy(p->ids, ids, n * sizeof *ids);
         for (size_t i = 0; i < n && e >= 0; i++) {
-                e = runs_series(a->ctx.runs, ids[i], API_SERIES_SAMPLES_MAX / n, &p->s[i], p->unit,
+                e = runs_series(a->ctx.runs, ids[i], PLOT_SAMPLES_MAX / n, &p->s[i], p->unit,
                                 sizeof p->unit, &p->paths[i]);
                 thread |= p->paths[i] != NULL;
                 p->samples += p->s[i].n;

@@ -2,6 +2,7 @@
 import json
 import os
 import signal
+import subprocess
 import struct
 import time
 import urllib.request
@@ -10,6 +11,8 @@ import zlib
 import pytest
 
 from conftest import HEATCURVED, fixture_path, sanitized, status_kib
+
+HEATCURVECTL = os.environ.get("HEATCURVECTL", "")
 
 SAMPLES = 10 * 1024              # ten full blocks, 1 s apart: 2 h 50 min
 COLUMNS = 20
@@ -232,3 +235,25 @@ def test_an_answer_holds_a_bounded_number_of_samples(start_daemon, tmp_path):
     # every sixteenth of 140,000 rows: 8,750 samples, fewer than the 10,000 points asked
     assert [len(c["t_s"]) for c in doc["curves"]] == [8750] * 8
     assert status_kib(pid, "VmHWM") - peak < 32 * 1024, (peak, status_kib(pid, "VmHWM"))
+
+
+def test_heatcurvectl_draws_a_long_run_as_the_daemon_in_bounded_memory(start_daemon, tmp_path):
+    """heatcurvectl plot reads a run's samples.csv as it comes and keeps of it
+    what the daemon keeps: the plot of a run of 140,000 rows is the daemon's,
+    byte for byte, and the client's peak memory stays far below the file's
+    (it parsed the whole run as JSON before: 139 MB for a day)."""
+    if not (HEATCURVECTL and os.access(HEATCURVECTL, os.X_OK)):
+        pytest.skip("no heatcurvectl")
+    d, rid = long_run(start_daemon, tmp_path / "state", 140_000)
+    with urllib.request.urlopen(f"{d.url}/api/v1/runs/{rid}/plot.svg", timeout=30) as resp:
+        daemon_svg = resp.read()
+    out, peak = tmp_path / "plot.svg", tmp_path / "peak"
+    # GNU time reads the client's own peak: a child of this process would
+    # count this process's memory, which it had until its exec
+    p = subprocess.run(["/usr/bin/time", "-o", str(peak), "-f", "%M",
+                        HEATCURVECTL, "--url", d.url, "plot", str(rid), "-o", str(out)],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert out.read_bytes() == daemon_svg
+    if not sanitized(d.proc.pid):      # the same build: AddressSanitizer's shadow memory counts
+        assert int(peak.read_text().split()[-1]) < 48 * 1024, peak.read_text()

@@ -333,17 +333,27 @@ static void test_plot_data_from_documents(void **state) {
                 "  {\"kind\": \"stress\", \"started_ms\": 1796112002000, \"ended_ms\": 1796112004000},"
                 "  {\"kind\": \"cooldown\", \"started_ms\": 1796112004000, \"ended_ms\": null}],"
                 " \"metrics\": {\"plateau_c\": 61.5, \"plateau_ci95_c\": 0.5, \"tau_cool_s\": null, \"work_unit\": \"ops\"}}";
-        static const char samples_doc[] =
-                "{\"columns\": [\"time_ms\", \"elapsed_s\", \"phase\", \"temp_c\", \"freq_hz\", \"work_rate_per_s\"],"
-                " \"rows\": [[1, 0.5, \"idle\", 40.0, 1500000000, null], [2, 1.5, \"idle\", 40.5, 1500000000, null],"
-                "  [3, 2.5, \"stress\", 50.0, 1500000000, 1000.0], [4, 3.5, \"stress\", 55.0, 1200000000, 900.0],"
-                "  [5, 3.5, \"stress\", 99.0, 1, 1], [6, 4.5, \"cooldown\", 50.0, 1500000000, null]]}";
+        /* samples.csv as GET /api/v1/runs/4/samples sends it: the header's
+         * fixed columns up to work_unit, one row too short, one that does
+         * not move time forward */
+        static const char *const samples_csv[] = {
+                "time_ms,elapsed_s,phase,temp_c,hottest_c,freq_hz,max_allowed_hz,cooling_active,load,"
+                "work_rate_per_s,work_unit",
+                "1,0.5,idle,40.000,40.000,1500000000,1500000000,0,,,",
+                "2,1.5,idle,40.500,40.500,1500000000,1500000000,0,,,",
+                "3,2.5,stress",
+                "3,2.5,stress,50.000,50.000,1500000000,1500000000,0,,1000.0,ops",
+                "4,3.5,stress,55.000,55.000,1200000000,1500000000,0,,900.0,ops",
+                "5,3.5,stress,99.000,99.000,1,1500000000,0,,1,ops",
+                "6,4.5,cooldown,50.000,50.000,1500000000,1500000000,0,,,",
+        };
+        struct plot_data_reader rd;
         static const char sensors_doc[] =
                 "{\"temperatures\": [{\"id\": \"other\", \"trips\": [{\"type\": \"hot\", \"celsius\": 50.0}]},"
                 " {\"id\": \"thermal_zone0\", \"trips\": [{\"type\": \"passive\", \"celsius\": 70.0},"
                 "  {\"type\": \"critical\", \"celsius\": 80.0}, {\"type\": \"active\", \"celsius\": 0}],"
                 "  \"max_celsius\": null, \"crit_celsius\": 95.5}]}";
-        json_object *run = json_tokener_parse(run_doc), *samples = json_tokener_parse(samples_doc);
+        json_object *run = json_tokener_parse(run_doc);
         json_object *sensors = json_tokener_parse(sensors_doc), *bad = json_tokener_parse("{\"id\": 1}");
         struct plot_data d;
         struct plot_curve c;
@@ -351,12 +361,16 @@ static void test_plot_data_from_documents(void **state) {
         size_t len;
 
         assert_non_null(run);
-        assert_non_null(samples);
         assert_non_null(sensors);
         assert_int_equal(plot_data_from_doc(&d, bad, err, sizeof err), -EINVAL);
         assert_int_equal(plot_data_from_doc(&d, run, err, sizeof err), 0);
-        assert_int_equal(plot_data_samples_from_json(&d, bad, err, sizeof err), -EINVAL);
-        assert_int_equal(plot_data_samples_from_json(&d, samples, err, sizeof err), 0);
+        plot_data_reader_init(&rd, &d, 0);
+        for (size_t i = 0; i < sizeof samples_csv / sizeof *samples_csv; i++) {
+                char line[256];
+                snprintf(line, sizeof line, "%s", samples_csv[i]);
+                assert_int_equal(plot_data_read_row(&rd, line, i == 0), 0);
+        }
+        plot_data_reader_done(&rd);
         plot_data_levels_from_sensors(&d, sensors);
         plot_data_finish(&d);
         assert_int_equal(d.id, 4);
@@ -382,7 +396,6 @@ static void test_plot_data_from_documents(void **state) {
         plot_data_free(&d);
         plot_data_free(&d);
         json_object_put(run);
-        json_object_put(samples);
         json_object_put(sensors);
         json_object_put(bad);
 }

@@ -456,19 +456,19 @@ static void test_limited_series_is_evenly_spread(void **state) {
                         run_series_limit(&copy, limits[l]);
                         assert_int_equal(run_series_copy_as_read(&all, &copy), 0);
                         assert_int_equal(copy.n, s.n);
-                        assert_int_equal(copy.stride, s.stride);
-                        assert_int_equal(copy.given, s.given);
+                        assert_int_equal(copy.lim.stride, s.lim.stride);
+                        assert_int_equal(copy.lim.given, s.lim.given);
                         if (s.n)
                                 assert_memory_equal(copy.t_s, s.t_s, s.n * sizeof *s.t_s);
                         run_series_free(&all);
                         run_series_free(&copy);
-                        assert_int_equal(s.stride & (s.stride - 1), 0);
-                        assert_int_equal(s.n, (n + s.stride - 1) / s.stride);
+                        assert_int_equal(s.lim.stride & (s.lim.stride - 1), 0);
+                        assert_int_equal(s.n, (n + s.lim.stride - 1) / s.lim.stride);
                         assert_true(s.n <= limits[l] && s.cap <= limits[l]);
-                        assert_true(s.stride == 1 || 2 * s.n >= limits[l]);
+                        assert_true(s.lim.stride == 1 || 2 * s.n >= limits[l]);
                         for (size_t j = 0; j < s.n; j++) {
-                                assert_true(s.t_s[j] == (double) (j * s.stride));
-                                assert_true(s.temp_c[j] == 40.0 + (double) (j * s.stride));
+                                assert_true(s.t_s[j] == (double) (j * s.lim.stride));
+                                assert_true(s.temp_c[j] == 40.0 + (double) (j * s.lim.stride));
                         }
                         run_series_free(&s);
                 }
@@ -495,10 +495,10 @@ static void test_limited_copy_is_the_limited_file(void **state) {
         assert_true(run_store_read_series(r->dir, &file, unit, sizeof unit) > 0);
         assert_int_equal(run_series_copy_as_read(&r->series, &copy), 0);
         assert_true(all.n >= 500);
-        assert_int_equal(file.stride, 8);       /* 500 samples and more: every 8th */
+        assert_int_equal(file.lim.stride, 8);       /* 500 samples and more: every 8th */
         assert_int_equal(file.n, (all.n + 7) / 8);
         assert_int_equal(copy.n, file.n);
-        assert_int_equal(copy.stride, file.stride);
+        assert_int_equal(copy.lim.stride, file.lim.stride);
         assert_memory_equal(copy.t_s, file.t_s, file.n * sizeof *file.t_s);
         assert_memory_equal(copy.temp_c, file.temp_c, file.n * sizeof *file.temp_c);
         for (size_t j = 0; j < file.n; j++) {
