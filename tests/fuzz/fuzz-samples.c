@@ -1,9 +1,11 @@
-/* fuzz-samples.c — libFuzzer target: what recovery reads after a crash: samples.csv rows and run.json documents. */
+/* fuzz-samples.c — libFuzzer target: what recovery reads after a crash and heatcurvectl plot reads off any daemon: samples.csv rows and run.json documents. */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "plot-data.h"
 #include "run.h"
 #include "samples-csv.h"
 
@@ -56,6 +58,29 @@ static void samples_json_check(FILE *f) {
         free(doc);
 }
 
+/* The samples as heatcurvectl plot keeps them (a small limit, so that it
+ * thins): never more than the limit, time moving forward, and drawn. */
+static void samples_plot_check(FILE *f) {
+        struct plot_data d = { .safety_limit_c = NAN };
+        struct plot_data_reader rd;
+        char *svg = NULL;
+        size_t len;
+
+        plot_data_reader_init(&rd, &d, 16);
+        samples_read(f, plot_data_read_row, &rd);
+        plot_data_reader_done(&rd);
+        if (d.n > 16)
+                abort();
+        for (size_t i = 1; i < d.n; i++)
+                if (!(d.t_s[i] > d.t_s[i - 1]))
+                        abort();
+        plot_data_finish(&d);
+        if (plot_run_svg(&d.run, 320, 240, &svg, &len) >= 0 && (!svg || !len))
+                abort();
+        free(svg);
+        plot_data_free(&d);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FILE *f = fmemopen((void *) data, size, "r");
         struct rows rows = { 0, 0 };
@@ -70,6 +95,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 complete = samples_complete_length(f);
                 if (complete < 0 || (uint64_t) complete > size)
                         abort();
+                rewind(f);
+                samples_plot_check(f);
                 rewind(f);
                 samples_json_check(f);
         }

@@ -441,7 +441,7 @@ static void test_degenerate_input(void **state) {
         assert_int_equal(plot_history_svg(tm, 2, 1000, 3000, 1000, &band, 1, 400, 400, &svg, &len), -EINVAL);
 }
 
-/* Adopted arrays are compacted as plot_data_append() would filter them. */
+/* Adopted arrays keep only the samples whose time moves forward. */
 static void test_plot_data_adopt(void **state) {
         double *t = malloc(4 * sizeof *t), *y = malloc(4 * sizeof *y), *f = malloc(4 * sizeof *f);
         double *w = malloc(4 * sizeof *w);
