@@ -74,6 +74,9 @@ static int plot_fetch(const struct client *c, const char *arg, size_t limit, str
                 plot_data_reader_init(&rd, d, limit);
                 r = client_get_lines(base, c, path, plot_data_read_row, &rd);
                 plot_data_reader_done(&rd);
+                if (r == 0 && rd.fixed == 0)
+                        r = cli_fail("%s%s: the answer is not a samples.csv (its first line is no header of one)",
+                                     base, path);
         }
         if (r == 0) {
                 plot_data_levels_from_sensors(d, sensors);

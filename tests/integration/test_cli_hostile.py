@@ -149,6 +149,35 @@ def test_empty_answer_to_stop_is_an_error(ctl, hostile):
     assert r.returncode == 1 and b"state" in r.stderr, r.stderr
 
 
+PLOT_RUN = json.dumps({"id": 4, "label": "case", "created_ms": 1796112000000, "sensor": "thermal_zone0",
+                       "phases": [{"kind": "stress", "started_ms": 1796112000000, "ended_ms": None}],
+                       "metrics": {}}).encode()
+SAMPLES_HEADER = b"time_ms,elapsed_s,phase,temp_c,hottest_c,freq_hz,max_allowed_hz,cooling_active,load," \
+    b"work_rate_per_s,work_unit\n"
+
+
+def test_plot_of_samples_that_are_not_a_samples_csv(ctl, hostile):
+    """heatcurvectl plot reads the samples as they come: an answer that is no
+    samples.csv, or a line with no end, is a clear error, not an empty plot
+    or a client that takes all the memory; a last line cut short is left out."""
+    def server(samples):
+        def handler(method, path, headers):
+            if path.startswith("/api/v1/runs/4/samples"):
+                return 200, samples, 0
+            return 200, PLOT_RUN if path == "/api/v1/runs/4" else b"{}", 0
+        return hostile(handler)
+
+    r = ctl(server(b"<html>not here</html>\n").url, "plot", "4")
+    assert r.returncode == 1 and b"not a samples.csv" in r.stderr and r.stdout == b"", r.stderr
+    r = ctl(server(SAMPLES_HEADER + b"1," * (1 << 20)).url, "plot", "4")
+    assert r.returncode == 1 and b"longer than 1048576 bytes" in r.stderr and r.stdout == b"", r.stderr
+    rows = b"".join(b"%d,%d,stress,%d.000,,1500000000,1500000000,0,,,\n" % (k, k, 40 + k % 7) for k in range(300))
+    whole, cut = ctl(server(SAMPLES_HEADER + rows).url, "plot", "4"), \
+        ctl(server(SAMPLES_HEADER + rows + b"300,300,stress,99").url, "plot", "4")
+    assert whole.returncode == 0 and whole.stdout.startswith(b"<?xml"), whole.stderr
+    assert cut.returncode == 0 and cut.stdout == whole.stdout, cut.stderr
+
+
 def board(start_daemon, token_file):
     root = fixture_path("rpi4")
     conf = token_file.parent / (token_file.name + ".conf")
