@@ -116,16 +116,10 @@ static void keep_forward(struct plot_data *d) {
 
 /* Every other sample, from the first (SAMPLES_HALVE). */
 static void halve(struct plot_data *d) {
-        size_t n = (d->n + 1) / 2;
-
-        for (size_t i = 1; i < n; i++) {
-                d->t_s[i] = d->t_s[2 * i];
-                d->temp_c[i] = d->temp_c[2 * i];
-                d->freq_hz[i] = d->freq_hz[2 * i];
-                d->work_rate[i] = d->work_rate[2 * i];
-                d->phase[i] = d->phase[2 * i];
-        }
-        d->n = n;
+#define HALVE(field) samples_halve(d->field, sizeof *d->field, d->n)
+        HALVE(t_s); HALVE(temp_c); HALVE(freq_hz); HALVE(work_rate);
+        d->n = HALVE(phase);
+#undef HALVE
 }
 
 void plot_data_reader_init(struct plot_data_reader *rd, struct plot_data *d, size_t limit) {

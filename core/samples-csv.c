@@ -336,6 +336,15 @@ size_t samples_limit_stride(size_t limit, size_t n) {
         return stride;
 }
 
+size_t samples_halve(void *column, size_t size, size_t n) {
+        char *c = column;
+        size_t kept = (n + 1) / 2;
+
+        for (size_t i = 1; i < kept; i++)
+                memcpy(c + i * size, c + 2 * i * size, size);
+        return kept;
+}
+
 int64_t samples_complete_length(FILE *f) {
         char *line = NULL;
         size_t size = 0;

@@ -114,6 +114,9 @@ unsigned samples_limit_next(struct samples_limit *l, size_t n);
 /* The stride a limit leaves after n samples: the smallest power of two
  * that fits them in it (1 for no limit). */
 size_t samples_limit_stride(size_t limit, size_t n);
+/* SAMPLES_HALVE on one column of n elements of size bytes: every other
+ * one, from the first, moved to the front. Returns the (n + 1) / 2 kept. */
+size_t samples_halve(void *column, size_t size, size_t n);
 
 /* Bytes of f that hold the header and complete rows, as samples_read()
  * takes them (it stops where this ends), or -errno. Reads from the start. */

@@ -236,21 +236,11 @@ void run_series_limit(struct run_series *s, size_t limit) {
 
 /* Every other sample, from the first (SAMPLES_HALVE). */
 static void series_halve(struct run_series *s) {
-        size_t n = (s->n + 1) / 2;
-
-        for (size_t i = 1; i < n; i++) {
-                s->t_s[i] = s->t_s[2 * i];
-                s->temp_c[i] = s->temp_c[2 * i];
-                s->freq_hz[i] = s->freq_hz[2 * i];
-                s->max_hz[i] = s->max_hz[2 * i];
-                s->work_rate[i] = s->work_rate[2 * i];
-                s->load[i] = s->load[2 * i];
-                s->ambient_c[i] = s->ambient_c[2 * i];
-                s->cooling[i] = s->cooling[2 * i];
-                s->firmware_throttled[i] = s->firmware_throttled[2 * i];
-                s->phase[i] = s->phase[2 * i];
-        }
-        s->n = n;
+#define HALVE(field) samples_halve(s->field, sizeof *s->field, s->n)
+        HALVE(t_s); HALVE(temp_c); HALVE(freq_hz); HALVE(max_hz); HALVE(work_rate); HALVE(load); HALVE(ambient_c);
+        HALVE(cooling); HALVE(firmware_throttled);
+        s->n = HALVE(phase);
+#undef HALVE
 }
 
 int run_series_append(struct run_series *s, const struct run_sample *x) {
