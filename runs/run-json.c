@@ -94,18 +94,18 @@ static json_object *phase_to_json(const struct run_phase *p) {
 }
 
 static json_object *run_live_to_json(const struct run *r) {
-        const struct run_series *s = &r->series;
+        const struct run_sample *x = r->sampled ? &r->last : NULL;
         const struct run_phase *p = &r->phases[r->phase_index];
         const struct sensors *sn = r->host->sensors;
         const struct temp_sensor *hot = sensors_hottest(sn);
         json_object *o = json_object_new_object();
-        int64_t last_mono_ms = r->created_mono_ms + (s->n ? (int64_t) (s->t_s[s->n - 1] * 1000.0) : 0);
+        int64_t last_mono_ms = r->created_mono_ms + (x ? (int64_t) (x->t_s * 1000.0) : 0);
 
-        json_object_object_add(o, "elapsed_s", json_new_number(s->n ? s->t_s[s->n - 1] : 0.0, 1));
+        json_object_object_add(o, "elapsed_s", json_new_number(x ? x->t_s : 0.0, 1));
         json_object_object_add(o, "phase_elapsed_s",
                                json_new_number((double) (last_mono_ms - p->started_mono_ms) / 1000.0, 1));
-        json_object_object_add(o, "temp_c", s->n ? json_new_number(s->temp_c[s->n - 1], 3) : NULL);
-        json_object_object_add(o, "freq_hz", s->n ? json_new_number(s->freq_hz[s->n - 1], 0) : NULL);
+        json_object_object_add(o, "temp_c", x ? json_new_number(x->temp_c, 3) : NULL);
+        json_object_object_add(o, "freq_hz", x ? json_new_number(x->freq_hz, 0) : NULL);
         json_object_object_add(o, "hottest_c", hot ? json_new_millis(hot->temp_mc) : NULL);
         json_object_object_add(o, "load", sn->load.ok ? json_new_number(sn->load.total, 4) : NULL);
         json_object_object_add(o, "work_rate", json_new_number(r->work_rate, 1));
@@ -113,11 +113,9 @@ static json_object *run_live_to_json(const struct run *r) {
         json_object_object_add(o, "predicted_plateau_c", json_new_number(r->predicted_plateau_c, 2));
         json_object_object_add(o, "predicted_plateau_ci95_c", json_new_number(r->plateau_ci95_c, 2));
         /* as the throttled_fraction metric counts it: under load only */
-        json_object_object_add(o, "throttled", s->n && p->has_stress ?
-                               json_object_new_boolean(analysis_sample_throttled(s->freq_hz[s->n - 1],
-                                                                                 s->max_hz[s->n - 1],
-                                                                                 s->cooling[s->n - 1],
-                                                                                 s->firmware_throttled[s->n - 1])) : NULL);
+        json_object_object_add(o, "throttled", x && p->has_stress ?
+                               json_object_new_boolean(analysis_sample_throttled(x->freq_hz, x->max_hz, x->cooling,
+                                                                                 x->firmware_throttled)) : NULL);
         return o;
 }
 

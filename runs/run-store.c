@@ -245,11 +245,19 @@ static void series_halve(struct run_series *s) {
 
 int run_series_append(struct run_series *s, const struct run_sample *x) {
         unsigned what = samples_limit_next(&s->lim, s->n);
+        int halved = 0;
 
-        if (what & SAMPLES_HALVE)
+        s->last_t_s = x->t_s;
+        if (isfinite(x->temp_c) && (!s->peak_known || x->temp_c > s->peak_c)) {
+                s->peak_c = x->temp_c;
+                s->peak_known = true;
+        }
+        if (what & SAMPLES_HALVE) {
                 series_halve(s);
+                halved = 1;
+        }
         if (!(what & SAMPLES_TAKE))
-                return 0;
+                return halved;
         if (s->n == s->cap) {
                 size_t cap = s->cap ? s->cap * 2 : 1024;
                 if (s->lim.limit && cap > s->lim.limit)
@@ -268,7 +276,7 @@ int run_series_append(struct run_series *s, const struct run_sample *x) {
         s->firmware_throttled[s->n] = (signed char) (x->firmware_throttled < 0 ? -1 : x->firmware_throttled > 0);
         s->phase[s->n] = x->phase;
         s->n++;
-        return 0;
+        return halved;
 }
 
 int run_series_append_row(struct run_series *s, const struct samples_row *row, enum analysis_phase phase,
@@ -289,16 +297,21 @@ int run_series_append_row(struct run_series *s, const struct samples_row *row, e
 
 int run_series_copy_as_read(const struct run_series *s, struct run_series *ret) {
         struct samples_limit lim = ret->lim;
-        size_t stride = samples_limit_stride(lim.limit, s->n);
+        /* s holds every from-th of the run's given samples; a limited series
+         * would keep every stride-th of them, and no more than s has */
+        size_t given = s->lim.limit ? s->lim.given : s->n, from = s->lim.limit ? s->lim.stride : 1;
+        size_t stride = samples_limit_stride(lim.limit, given), step;
         char unit[1];
 
-        /* what a limited series would keep of these is known: every stride-th */
-        if (s->n > 0 && series_grow(ret, (s->n + stride - 1) / stride) < 0) {  /* one allocation */
+        if (stride < from)
+                stride = from;
+        step = stride / from;
+        if (s->n > 0 && series_grow(ret, (s->n + step - 1) / step) < 0) {  /* one allocation */
                 run_series_free(ret);
                 return -ENOMEM;
         }
         ret->lim = (struct samples_limit) {};
-        for (size_t i = 0; i < s->n; i += stride) {
+        for (size_t i = 0; i < s->n; i += step) {
                 /* the fields run_csv_row() writes of it */
                 struct samples_row row = {
                         .elapsed_s = s->t_s[i], .temp_c = s->temp_c[i], .freq_hz = s->freq_hz[i],
@@ -314,7 +327,7 @@ int run_series_copy_as_read(const struct run_series *s, struct run_series *ret) 
                 }
         }
         if (lim.limit)
-                ret->lim = (struct samples_limit) { .limit = lim.limit, .stride = stride, .given = s->n };
+                ret->lim = (struct samples_limit) { .limit = lim.limit, .stride = stride, .given = given };
         return 0;
 }
 
@@ -368,6 +381,8 @@ void run_series_metrics(const struct run_series *s, double ambient_c, struct run
         /* too few samples: the metrics are unknown, the run is still a run */
         if (analysis_compute_metrics(&in, ret) < 0)
                 analysis_metrics_init(ret, ambient_c);
+        if (s->peak_known)
+                ret->peak_c = s->peak_c;
 }
 
 int64_t run_series_read_file(const char *path, struct run_series *s, char *unit, size_t unitlen) {
@@ -411,12 +426,12 @@ static int recover_run_with(const char *dir, struct run *r, const struct run_ser
                             const char *why) {
         run_series_metrics(s, r->ambient_c, &r->metrics);
         run_quality_phases(r, s);
-        snprintf(r->abort_reason, sizeof r->abort_reason, "%s; %zu samples kept", why, s->n);
+        snprintf(r->abort_reason, sizeof r->abort_reason, "%s; %zu samples kept", why, s->lim.given);
         r->state = RUN_INTERRUPTED;
         r->ended_ms = last;
         r->recording_ok = true;
         r->recording_error[0] = '\0';
-        r->n_samples = s->n;
+        r->n_samples = s->lim.given;    /* the rows, not those kept in memory */
         for (size_t i = 0; i < r->n_phases; i++) {
                 struct run_phase *p = &r->phases[i];
                 if (!p->started_ms || p->end_reason[0])
@@ -434,6 +449,7 @@ static int recover_run(const char *dir, struct run *r) {
         int e;
 
         truncate_torn_tail(dir);
+        run_series_limit(&s, RUN_SERIES_MAX);
         last = run_store_read_series(dir, &s, r->work_unit, sizeof r->work_unit);
         e = recover_run_with(dir, r, &s, last, "heatcurved stopped during the run (crash, kill or power loss)");
         run_series_free(&s);
@@ -446,10 +462,14 @@ static int recover_run(const char *dir, struct run *r) {
 static int rebuild_run(const char *dir, unsigned id, const char *why, struct run **ret) {
         struct run_series s = {};
         char unit[16] = "", path[PATH_MAX], aside[PATH_MAX];
-        int64_t last = run_store_read_series(dir, &s, unit, sizeof unit);
+        int64_t last;
         struct run *r;
         int e;
 
+        /* a phase shorter than the samples' stride, in a run that long, is
+         * not seen in what is kept */
+        run_series_limit(&s, RUN_SERIES_MAX);
+        last = run_store_read_series(dir, &s, unit, sizeof unit);
         if (s.n == 0 || last <= 0) {
                 run_series_free(&s);
                 return -ENODATA;
@@ -463,7 +483,7 @@ static int rebuild_run(const char *dir, unsigned id, const char *why, struct run
         r->notes = strdup("");
         snprintf(r->label, sizeof r->label, "run %u", id);
         snprintf(r->work_unit, sizeof r->work_unit, "%s", unit);
-        r->created_ms = last - (int64_t) (s.t_s[s.n - 1] * 1000.0);
+        r->created_ms = last - (int64_t) (s.last_t_s * 1000.0);
         for (size_t i = 0; i < s.n && r->n_phases < RUN_PHASES_MAX; i++) {
                 if (i > 0 && s.phase[i] == s.phase[i - 1])
                         continue;

@@ -340,19 +340,17 @@ static double run_since_load_s(const struct run *r, double elapsed_s) {
 
 /* One whole row per write(): a crash never leaves half a row behind, and a
  * write cut short (a full disk) is taken back. */
-static void run_csv_row(struct run *r, int64_t now_ms, double hottest, double load) {
-        const struct run_series *s = &r->series;
+static void run_csv_row(struct run *r, int64_t now_ms, const struct run_sample *x, double hottest) {
         const struct sensors *sn = r->host->sensors;
-        size_t i = s->n - 1;
         double *values = r->values;
         struct samples_row row = {
-                .time_ms = now_ms, .elapsed_s = s->t_s[i], .phase = phase_name(&r->phases[r->phase_index]),
-                .temp_c = s->temp_c[i], .hottest_c = hottest, .freq_hz = s->freq_hz[i],
-                .max_allowed_hz = s->max_hz[i], .cooling_active = s->cooling[i], .load = load,
-                .work_rate = s->work_rate[i], .work_unit = isfinite(s->work_rate[i]) ? r->work_unit : "",
-                .t_since_load_s = run_since_load_s(r, s->t_s[i]),
+                .time_ms = now_ms, .elapsed_s = x->t_s, .phase = phase_name(&r->phases[r->phase_index]),
+                .temp_c = x->temp_c, .hottest_c = hottest, .freq_hz = x->freq_hz,
+                .max_allowed_hz = x->max_hz, .cooling_active = x->cooling, .load = x->load,
+                .work_rate = x->work_rate, .work_unit = isfinite(x->work_rate) ? r->work_unit : "",
+                .t_since_load_s = run_since_load_s(r, x->t_s),
                 .firmware_arm_hz = sn->firmware.present && sn->firmware.ok ? (double) sn->firmware.arm_hz : NAN,
-                .firmware_throttled = s->firmware_throttled[i],
+                .firmware_throttled = x->firmware_throttled,
         };
         off_t end;
         int len, ret;
@@ -387,8 +385,10 @@ static void run_record(struct run *r, struct run_now now) {
         const struct temp_sensor *hot = sensors_hottest(s);
         double t = (double) (now.mono_ms - r->created_mono_ms) / 1000.0;
 
+        int halved;
+
         r->work_rate = run_work_rate(r, now.mono_ms);
-        if (r->series.n && t <= r->series.t_s[r->series.n - 1])
+        if (r->sampled && t <= r->last.t_s)
                 return;         /* two ticks within a millisecond */
         struct run_sample x = {
                 t, temp_by_id(s, r->sensor), p ? p->cur_khz * 1000.0 : NAN, r->max_allowed_hz, r->work_rate,
@@ -398,11 +398,20 @@ static void run_record(struct run *r, struct run_now now) {
                 sensors_firmware_throttled(s),
                 r->phases[r->phase_index].kind,
         };
-        if (run_series_append(&r->series, &x) < 0) {
+        halved = run_series_append(&r->series, &x);
+        if (halved < 0) {
                 run_recording_failed(r, "keeping samples in memory", ENOMEM);
                 return;
         }
-        run_csv_row(r, now.wall_ms, hot ? hot->temp_mc / 1000.0 : NAN, x.load);
+        if (halved) {
+                /* a long run: the indices into the series follow what it kept */
+                r->phase_first = (r->phase_first + 1) / 2;
+                for (size_t k = 0; k <= r->phase_index; k++)
+                        r->phase_start[k] = (r->phase_start[k] + 1) / 2;
+        }
+        r->last = x;
+        r->sampled = true;
+        run_csv_row(r, now.wall_ms, &x, hot ? hot->temp_mc / 1000.0 : NAN);
 }
 
 /* Returns true when the run was aborted. */
@@ -420,7 +429,7 @@ static bool run_check_safety(struct run *r, struct run_now now) {
                 run_end_early(r, now, RUN_ABORTED, "aborted", reason);
                 return true;
         }
-        r->sensor_failures = isnan(r->series.temp_c[r->series.n - 1]) ? r->sensor_failures + 1 : 0;
+        r->sensor_failures = isnan(r->last.temp_c) ? r->sensor_failures + 1 : 0;
         if (p->has_stress && r->sensor_failures >= RUN_SENSOR_LOSS_TICKS) {
                 snprintf(reason, sizeof reason, "temperature sensor %s stopped answering during the load", r->sensor);
                 run_end_early(r, now, RUN_ABORTED, "aborted", reason);
@@ -511,7 +520,7 @@ void run_tick(struct run *r, int64_t wall_ms, int64_t mono_ms) {
                 return;
         run_note_clock_step(r, now);
         run_record(r, now);
-        if (!r->series.n || run_check_safety(r, now))
+        if (!r->sampled || run_check_safety(r, now))
                 return;
         if (!r->recording_ok) {
                 char msg[1100];
@@ -631,6 +640,7 @@ int run_start(struct run *r, struct run_host *host, const struct run_settings *s
         r->state = RUN_RUNNING;
         if (!r->label[0])
                 snprintf(r->label, sizeof r->label, "run %u", r->id);
+        run_series_limit(&r->series, RUN_SERIES_MAX);
         if ((ret = run_resolve_defaults(r, set, err, errlen)) < 0 ||
             (ret = run_resolve_io(r, set, err, errlen)) < 0 ||
             (ret = run_open_files(r, set, err, errlen)) < 0)

@@ -24,6 +24,11 @@
 #define RUN_FIT_RESIDUAL_POOR_C 1.0     /* C: a fit this far off the samples is uncertain */
 #define RUN_PLATEAU_CI_WIDE_C 2.0       /* C: a plateau known no better than this is uncertain */
 #define RUN_CLOCK_STEP_MS 2000          /* a wall clock jump larger than this is noted as a step */
+/* Samples a run keeps in memory, live or read back to recover it: 8 MB.
+ * A longer run keeps every 2nd, 4th ... sample (struct samples_limit);
+ * 36 h at 1 Hz or 3.6 h at 10 Hz fit whole. As many as one answer
+ * draws (PLOT_SAMPLES_MAX), so a live run's plot takes them as they are. */
+#define RUN_SERIES_MAX 131072
 
 enum run_state {
         RUN_RUNNING,
@@ -68,6 +73,10 @@ struct run_series {
         signed char *firmware_throttled; /* the Pi firmware throttles or caps the clock: 1, 0, -1 unknown */
         enum analysis_phase *phase;
         struct samples_limit lim;       /* run_series_limit(); none when zeroed */
+        /* Of every sample appended, kept or not: */
+        double last_t_s;                /* the last one's t_s */
+        double peak_c;                  /* the highest temp_c, when peak_known: a peak between two kept samples counts */
+        bool peak_known;
 };
 
 /* One entry of the series. */
@@ -137,7 +146,9 @@ struct run {
         double predicted_plateau_c;     /* C, live estimate under load */
         double plateau_ci95_c;
         double max_allowed_hz;          /* Hz, the run policy's scaling max at start: below it under load is throttling */
-        struct run_series series;
+        struct run_series series;       /* limited to RUN_SERIES_MAX */
+        struct run_sample last;         /* the newest sample, kept in the series or not */
+        bool sampled;                   /* last holds one */
         struct run_load *load;          /* the current phase's load, NULL for none */
         struct run_load *stopping;      /* loads of earlier phases not yet reaped, a list */
         uint64_t work_prev;             /* work counter at the previous tick */
@@ -219,6 +230,9 @@ int run_until_from_string(const char *s);
 /* Bounds the empty series s to limit samples (at least 2; 0 for none),
  * evenly spread over all the samples appended (struct samples_limit). */
 void run_series_limit(struct run_series *s, size_t limit);
+/* 1 when a limited series dropped every other sample kept before it took
+ * x (what was at index i is at (i + 1) / 2 now, when i was even), 0, or
+ * -ENOMEM. x itself is kept or not by the limit's stride. */
 int run_series_append(struct run_series *s, const struct run_sample *x);
 /* One row of a samples.csv read back (no ambient: run.json keeps it);
  * a work unit it names goes into unit. */
@@ -227,8 +241,9 @@ int run_series_append_row(struct run_series *s, const struct samples_row *row, e
                           char *unit, size_t unitlen);
 /* A copy of s as run_store_read_series() reads it back from the
  * samples.csv written of it (samples_row_as_read()): a live run's series
- * stands for its file without reading it. ret is empty, maybe limited.
- * 0 or -ENOMEM. */
+ * stands for its file without reading it. ret is empty, maybe limited;
+ * s may be limited too, and then ret keeps no more of the run than s
+ * does. 0 or -ENOMEM. */
 int run_series_copy_as_read(const struct run_series *s, struct run_series *ret);
 void run_series_free(struct run_series *s);
 void run_series_metrics(const struct run_series *s, double ambient_c, struct run_metrics *ret);

@@ -10,7 +10,7 @@ import zlib
 
 import pytest
 
-from conftest import HEATCURVED, fixture_path, sanitized, status_kib
+from conftest import HEATCURVED, fixture_path, sanitized, start_tree, status_kib
 
 HEATCURVECTL = os.environ.get("HEATCURVECTL", "")
 
@@ -212,6 +212,62 @@ def test_drawing_a_day_long_run_gives_its_samples_back(start_daemon, tmp_path):
             break
         time.sleep(0.1)
     assert after - anon <= 512, (anon, after)
+
+
+T0 = 1700000000000
+LONG_ROWS = 300000              # 83 h at 1 Hz: more than a run keeps in memory (RUN_SERIES_MAX, 131,072)
+
+
+def write_long_samples(run_dir, rows):
+    """rows samples at 1 Hz from T0: idle for the first 1,000, then stress; 40-46 C but one
+    peak of 90 C on a row that every 2nd, 4th ... does not take."""
+    header = "time_ms,elapsed_s,phase,temp_c,hottest_c,freq_hz,max_allowed_hz,cooling_active,load," \
+             "work_rate_per_s,work_unit\n"
+    with open(run_dir / "samples.csv", "w") as f:
+        f.write(header)
+        for k in range(rows):
+            temp = 90.0 if k == 150001 else 40 + (k % 600) / 100
+            f.write(f"{T0 + 1000 * k},{k}.000,{'idle' if k < 1000 else 'stress'},{temp:.3f},,,,0,,,\n")
+
+
+def test_a_long_run_is_recovered_in_bounded_memory(start_daemon, tmp_path):
+    """A run longer than a run keeps in memory, found at the start with its run.json lost, then
+    found again "running" (the daemon killed under it): it is rebuilt and recovered from every
+    4th sample, no more than 131,072 in memory, while its rows, times, phases and peak are
+    those of every row."""
+    state = tmp_path / "state"
+    run_dir = state / "runs" / "1"
+    run_dir.mkdir(parents=True)
+    write_long_samples(run_dir, LONG_ROWS)
+    last = T0 + 1000 * (LONG_ROWS - 1)
+    want_phases = [("idle", T0, T0 + 1000 * 1000), ("stress", T0 + 1000 * 1000, last)]
+
+    def check(d, why):
+        status, doc = d.get("/api/v1/runs/1")
+        assert status == 200 and doc["state"] == "interrupted", doc
+        assert why in doc["abort_reason"] and f"{LONG_ROWS} samples kept" in doc["abort_reason"], doc
+        assert doc["recording"]["samples"] == LONG_ROWS
+        assert doc["created_ms"] == T0 and doc["ended_ms"] == last
+        assert [(p["kind"], p["started_ms"], p["ended_ms"]) for p in doc["phases"]] == want_phases
+        assert doc["metrics"]["peak_c"] == 90.0
+        pid = d.proc.pid
+        if not sanitized(pid):
+            # 14.6 MB here; the series of all 300,000 took it to 25.1 MB
+            assert status_kib(pid, "VmHWM") < 20 * 1024, status_kib(pid, "VmHWM")
+        return doc
+
+    d = start_tree(start_daemon, fixture_path("rpi4"), state_dir=str(state))
+    doc = check(d, "run.json was lost or damaged")
+    assert d.stop() == 0
+
+    # the same run as a daemon killed under it leaves it
+    running = json.loads((run_dir / "run.json").read_text())
+    running.update(state="running", abort_reason=None, ended_ms=None)
+    running["phases"][-1].update(ended_ms=None, end_reason=None)
+    (run_dir / "run.json").write_text(json.dumps(running))
+    d = start_tree(start_daemon, fixture_path("rpi4"), state_dir=str(state))
+    check(d, "heatcurved stopped during the run")
+    assert doc["metrics"]["baseline_c"] is not None
 
 
 def test_an_answer_holds_a_bounded_number_of_samples(start_daemon, tmp_path):

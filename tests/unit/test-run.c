@@ -449,7 +449,10 @@ static void test_limited_series_is_evenly_spread(void **state) {
                         for (size_t i = 0; i < n; i++) {
                                 struct run_sample x = { .t_s = (double) i, .temp_c = 40.0 + (double) i,
                                                         .phase = ANALYSIS_PHASE_STRESS };
-                                assert_int_equal(run_series_append(&s, &x), 0);
+                                size_t stride = s.lim.stride;
+                                int halved = run_series_append(&s, &x);
+                                /* 1 when it thinned, which doubles the stride */
+                                assert_int_equal(halved, s.lim.stride != stride);
                                 assert_int_equal(run_series_append(&all, &x), 0);
                         }
                         /* a copy with the limit picks the same samples at once */
@@ -513,6 +516,148 @@ static void test_limited_copy_is_the_limited_file(void **state) {
         remove_tree(dir);
 }
 
+/* A run longer than its series' limit keeps every stride-th sample, and
+ * what points into the series (where each phase began) follows the
+ * thinning; the live document, the file and the safety checks still see
+ * every sample. Here the limit is 64 where a run has RUN_SERIES_MAX. */
+static void test_long_run_keeps_a_limited_series(void **state) {
+        char dir[] = "/tmp/test-run-XXXXXX", unit[16] = "";
+        struct run_series all = {}, file = {}, copy = {}, copy16 = {}, file16 = {};
+        struct run_host host;
+        struct run *r;
+        json_object *doc, *live, *v;
+
+        (void) state;
+        assert_non_null(mkdtemp(dir));
+        r = start_run("{\"phases\": [{\"kind\": \"idle\", \"duration\": \"100s\"},"
+                      " {\"kind\": \"cooldown\", \"duration\": \"400s\"}]}", &host, dir);
+        assert_int_equal(r->series.lim.limit, RUN_SERIES_MAX);
+        run_series_limit(&r->series, 64);
+        for (int s = 1; s < 500; s++) {
+                temps[0].temp_mc = 30000 + 7 * s;
+                run_tick(r, r->created_ms + s * 1000, r->created_mono_ms + s * 1000);
+                assert_true(r->series.n <= 64 && r->series.cap <= 64);
+                /* the phases begin where the series says they do */
+                for (size_t k = 0; k <= r->phase_index; k++) {
+                        size_t i = r->phase_start[k];
+                        assert_true(i <= r->series.n);
+                        if (i < r->series.n)
+                                assert_int_equal(r->series.phase[i], r->phases[k].kind);
+                        if (i > 0)
+                                assert_int_equal(r->series.phase[i - 1], r->phases[k - 1].kind);
+                }
+                assert_int_equal(r->phase_first, r->phase_start[r->phase_index]);
+                /* the newest sample, kept or not */
+                doc = run_to_json(r, true);
+                assert_true(json_object_object_get_ex(doc, "live", &live));
+                assert_true(json_object_object_get_ex(live, "elapsed_s", &v));
+                assert_true(fabs(json_object_get_double(v) - s) < 0.05);
+                assert_true(json_object_object_get_ex(live, "temp_c", &v));
+                assert_true(fabs(json_object_get_double(v) - (30.0 + 0.007 * s)) < 1e-9);
+                json_object_put(doc);
+        }
+        assert_int_equal(r->state, RUN_RUNNING);
+        assert_int_equal(r->phase_index, 1);
+        assert_int_equal(r->n_samples, 499);
+        assert_int_equal(r->series.lim.stride, 8);
+        assert_true(r->series.t_s[r->phase_first] >= 100.0 && r->series.t_s[r->phase_first - 1] < 100.0);
+
+        /* what the file keeps with the same limit, and with a smaller one */
+        assert_true(run_store_read_series(r->dir, &all, unit, sizeof unit) > 0);
+        run_series_limit(&file, 64);
+        assert_true(run_store_read_series(r->dir, &file, unit, sizeof unit) > 0);
+        assert_int_equal(all.n, 499);
+        assert_int_equal(file.n, r->series.n);
+        assert_memory_equal(file.t_s, r->series.t_s, file.n * sizeof *file.t_s);
+        assert_memory_equal(file.temp_c, r->series.temp_c, file.n * sizeof *file.temp_c);
+        assert_memory_equal(file.phase, r->series.phase, file.n * sizeof *file.phase);
+        run_series_limit(&copy, 64);
+        run_series_limit(&copy16, 16);
+        run_series_limit(&file16, 16);
+        assert_int_equal(run_series_copy_as_read(&r->series, &copy), 0);
+        assert_int_equal(run_series_copy_as_read(&r->series, &copy16), 0);
+        assert_true(run_store_read_series(r->dir, &file16, unit, sizeof unit) > 0);
+        assert_int_equal(copy.n, file.n);
+        assert_int_equal(copy.lim.stride, 8);
+        assert_int_equal(copy.lim.given, 499);
+        assert_memory_equal(copy.t_s, file.t_s, file.n * sizeof *file.t_s);
+        assert_int_equal(file16.lim.stride, 32);
+        assert_int_equal(copy16.n, file16.n);
+        assert_int_equal(copy16.lim.stride, file16.lim.stride);
+        assert_int_equal(copy16.lim.given, file16.lim.given);
+        assert_memory_equal(copy16.t_s, file16.t_s, file16.n * sizeof *file16.t_s);
+        assert_memory_equal(copy16.temp_c, file16.temp_c, file16.n * sizeof *file16.temp_c);
+        for (size_t j = 0; j < file16.n; j++)
+                assert_true(file16.t_s[j] == all.t_s[j * 32]);
+
+        /* the last tick ends it: metrics from what is kept, every row counted */
+        temps[0].temp_mc = 30000 + 7 * 500;
+        run_tick(r, r->created_ms + 500 * 1000, r->created_mono_ms + 500 * 1000);
+        assert_int_equal(r->state, RUN_FINISHED);
+        assert_int_equal(r->n_samples, 500);
+        /* the last kept is the 497th; the peak is the last, 500th, kept or not */
+        assert_true(fabs(r->metrics.peak_c - (30.0 + 0.007 * 500)) < 1e-9);
+        run_series_free(&all);
+        run_series_free(&file);
+        run_series_free(&copy);
+        run_series_free(&copy16);
+        run_series_free(&file16);
+        run_free(r);
+        remove_tree(dir);
+}
+
+/* A heating and cooling curve fitted from every 8th sample gives the
+ * metrics of the whole series: what a run beyond RUN_SERIES_MAX is
+ * analysed from. 1 Hz, quantised to 1 m°C, with noise of ±0.25 °C. */
+static void test_thinned_series_gives_the_same_metrics(void **state) {
+        struct run_series whole = {}, thin = {};
+        struct run_metrics a, b;
+        uint32_t seed = 11;
+
+        (void) state;
+        run_series_limit(&thin, 1024);
+        for (int s = 0; s < 120 + 3600 + 1800; s++) {
+                enum analysis_phase ph = s < 120 ? ANALYSIS_PHASE_IDLE : s < 3720 ? ANALYSIS_PHASE_STRESS :
+                                         ANALYSIS_PHASE_COOLDOWN;
+                double temp = ph == ANALYSIS_PHASE_IDLE ? 40.0 :
+                              ph == ANALYSIS_PHASE_STRESS ? 40.0 + 25.0 * (1.0 - exp(-(s - 120) / 300.0)) :
+                              40.0 + 25.0 * (1.0 - exp(-3600.0 / 300.0)) * exp(-(s - 3720) / 240.0);
+
+                seed = seed * 1664525u + 1013904223u;
+                temp += ((double) (seed >> 8) / 16777216.0 - 0.5) * 0.5;
+                if (s == 31)
+                        temp = 80.0;    /* a spike the thinned series does not keep */
+                struct run_sample x = {
+                        .t_s = s, .temp_c = round(temp * 1000.0) / 1000.0, .freq_hz = 1.5e9, .max_hz = 1.5e9,
+                        .work_rate = NAN, .load = NAN, .ambient_c = NAN, .firmware_throttled = -1, .phase = ph,
+                };
+                assert_true(run_series_append(&whole, &x) >= 0);
+                assert_true(run_series_append(&thin, &x) >= 0);
+        }
+        assert_int_equal(thin.lim.stride, 8);
+        run_series_metrics(&whole, 25.0, &a);
+        run_series_metrics(&thin, 25.0, &b);
+        assert_true(isfinite(a.plateau_c) && isfinite(a.tau_heat_s) && isfinite(a.tau_cool_s));
+        assert_true(fabs(a.plateau_c - 65.0) < 0.1 && fabs(a.tau_heat_s - 300.0) < 6.0);
+        /* the median of the last 60 s of idle: 8 samples of the 60 here, so
+         * within the noise but not within 0.05 C */
+        assert_true(fabs(b.baseline_c - 40.0) <= 0.25);
+        assert_true(fabs(b.plateau_c - a.plateau_c) <= 0.05);
+        assert_true(fabs(b.rise_c - (b.plateau_c - b.baseline_c)) < 1e-9);
+        assert_true(fabs(b.tau_heat_s - a.tau_heat_s) <= 0.01 * a.tau_heat_s);
+        assert_true(fabs(b.t90_heat_s - a.t90_heat_s) <= 0.01 * a.t90_heat_s);
+        assert_true(fabs(b.tau_cool_s - a.tau_cool_s) <= 0.01 * a.tau_cool_s);
+        assert_true(fabs(b.t_back_to_baseline_s - a.t_back_to_baseline_s) <= 8.0);      /* one stride */
+        assert_true(b.throttled_fraction == a.throttled_fraction);
+        assert_true(a.peak_c == 80.0 && b.peak_c == 80.0);
+        print_message("whole / thinned: baseline %.3f / %.3f C, plateau %.3f / %.3f C, tau heat %.1f / %.1f s, "
+                      "t90 %.1f / %.1f s, tau cool %.1f / %.1f s, back %.0f / %.0f s\n", a.baseline_c, b.baseline_c,
+                      a.plateau_c, b.plateau_c, a.tau_heat_s, b.tau_heat_s, a.t90_heat_s, b.t90_heat_s,
+                      a.tau_cool_s, b.tau_cool_s, a.t_back_to_baseline_s, b.t_back_to_baseline_s);
+        run_series_free(&whole);
+        run_series_free(&thin);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_wall_clock_steps_do_not_time_phases),
@@ -527,6 +672,8 @@ int main(void) {
                 cmocka_unit_test(test_live_series_is_its_file),
                 cmocka_unit_test(test_limited_series_is_evenly_spread),
                 cmocka_unit_test(test_limited_copy_is_the_limited_file),
+                cmocka_unit_test(test_long_run_keeps_a_limited_series),
+                cmocka_unit_test(test_thinned_series_gives_the_same_metrics),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
