@@ -384,7 +384,6 @@ static void run_record(struct run *r, struct run_now now) {
         const struct cpufreq_policy *p = run_policy(s);
         const struct temp_sensor *hot = sensors_hottest(s);
         double t = (double) (now.mono_ms - r->created_mono_ms) / 1000.0;
-
         int halved;
 
         r->work_rate = run_work_rate(r, now.mono_ms);
