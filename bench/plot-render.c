@@ -11,10 +11,11 @@
  *                  the samples (the daemon computes them per request, so
  *                  GET /api/v1/runs/{id}/plot.svg costs run + fits + reading
  *                  samples.csv)
- *         read     run_store_read_series() of the run's samples.csv, with
- *                  the 15 temperatures and 4 policies of the x86 fixture,
- *                  written to a temporary directory: what the daemon reads
- *                  for each drawing of an ended run
+ *         read     the run's samples.csv into a plot's arrays
+ *                  (plot_data_reader, at most PLOT_SAMPLES_MAX), with the
+ *                  15 temperatures and 4 policies of the x86 fixture,
+ *                  written to a temporary directory: what the daemon (and
+ *                  heatcurvectl) reads for each drawing of an ended run
  *         live     run_series_copy_as_read() of that series: what it
  *                  copies instead for a live run, which keeps its series
  *       and prints the SVG and file sizes. key=value lines, one per figure.
@@ -29,6 +30,7 @@
 
 #include <sys/stat.h>
 
+#include "plot-data.h"
 #include "plot.h"
 #include "run.h"
 #include "samples-csv.h"
@@ -203,15 +205,23 @@ int main(int argc, char **argv) {
         long bytes = write_samples(a, dir);
         if (bytes <= 0)
                 return fprintf(stderr, "plot-render: cannot write samples.csv under /tmp\n"), 1;
+        snprintf(path, sizeof path, "%s/samples.csv", dir);
         for (size_t r = 0; r < reps; r++) {
-                struct run_series s = {};
+                struct plot_data d = {};
+                struct plot_data_reader rd;
                 double t0 = now_ms();
+                FILE *f = fopen(path, "re");
 
-                run_store_read_series(dir, &s, unit, sizeof unit);
+                if (!f)
+                        return fprintf(stderr, "plot-render: cannot open %s\n", path), 1;
+                plot_data_reader_init(&rd, &d, PLOT_SAMPLES_MAX);
+                samples_read(f, plot_data_read_row, &rd);
+                plot_data_reader_done(&rd);
+                fclose(f);
                 ms[r] = now_ms() - t0;
-                if (s.n != N)
-                        return fprintf(stderr, "plot-render: read %zu samples of %d\n", s.n, N), 1;
-                run_series_free(&s);
+                if (d.n != N)
+                        return fprintf(stderr, "plot-render: read %zu samples of %d\n", d.n, N), 1;
+                plot_data_free(&d);
         }
         report("read", ms, reps);
         printf("samples_csv_bytes=%ld\n", bytes);
@@ -231,7 +241,6 @@ int main(int argc, char **argv) {
                 run_series_free(&live);
                 report("live", ms, reps);
         }
-        snprintf(path, sizeof path, "%s/samples.csv", dir);
         unlink(path);
         rmdir(dir);
         free(a);

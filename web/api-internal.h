@@ -78,10 +78,15 @@ const char *api_sensors_json(struct api *a, size_t *ret_len);
  * arrays. how->answer() replies on the event loop: at once when there is
  * no file to read and no work, else when the thread is done; a run deleted
  * meanwhile is no longer found by runs_find(). arg is the answer's own,
- * handed over: how->free_arg() frees it, on whichever thread lets go last. */
+ * handed over: how->free_arg() frees it, on whichever thread lets go last.
+ * how->read(), when not NULL, reads run i's samples.csv at path itself,
+ * keeping at most limit samples, on the thread, instead of into s[i],
+ * which stays empty (a plot keeps 5 of the series' 10 columns): returns
+ * the samples kept. */
 #define API_SERIES_MAX 16
 struct run_series;
 struct api_series_answer {
+        size_t (*read)(void *arg, size_t i, const char *path, size_t limit);
         void (*work)(void *arg, const unsigned *ids, struct run_series *s, size_t n);
         void (*answer)(struct api *a, struct http_request *r, const unsigned *ids, struct run_series *s, size_t n,
                        void *arg);

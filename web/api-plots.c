@@ -83,7 +83,9 @@ static int plot_data_doc(struct api *a, const struct run *run, struct plot_data 
         return e;
 }
 
-/* d takes the series' arrays (a day of samples is not copied) and fits its curves. */
+/* A live run's samples: d takes the arrays of its series' copy (a day of
+ * samples is not copied again). An ended run's were read into d already
+ * (plot_job_read()). Then the curves are fitted. */
 static int plot_data_samples(struct plot_data *d, unsigned id, struct run_series *s, char *err, size_t errlen) {
         int e = 0;
 
@@ -216,6 +218,8 @@ struct plot_job {
         size_t n;                       /* plot data started */
         struct plot_data d[PLOT_COMPARE_MAX];
         int e;                          /* the drawing's result */
+        int read_e;                     /* a samples.csv could not be read: -errno, of run read_i */
+        size_t read_i;
         char err[256];                  /* why, when the samples could not be taken */
         char *svg;
         size_t len, shown;
@@ -230,11 +234,35 @@ static void plot_job_free(void *arg) {
         free(j);
 }
 
+/* An ended run's samples.csv straight into its plot data, as heatcurvectl
+ * reads it: 36 bytes a sample where the series takes 62. */
+static size_t plot_job_read(void *arg, size_t i, const char *path, size_t limit) {
+        struct plot_job *j = arg;
+        struct plot_data_reader rd;
+        FILE *f = fopen(path, "re");
+        int e;
+
+        if (!f)
+                return 0;       /* deleted meanwhile: the answer says so */
+        plot_data_reader_init(&rd, &j->d[i], limit);
+        e = samples_read(f, plot_data_read_row, &rd);
+        fclose(f);
+        plot_data_reader_done(&rd);
+        if (e < 0 && !j->read_e) {
+                j->read_e = e;
+                j->read_i = i;
+        }
+        return j->d[i].n;
+}
+
 static void plot_job_draw(void *arg, const unsigned *ids, struct run_series *s, size_t n) {
         struct plot_job *j = arg;
         struct plot_curve c[PLOT_COMPARE_MAX];
 
-        j->e = 0;
+        j->e = j->read_e;
+        if (j->e < 0)
+                snprintf(j->err, sizeof j->err, "cannot read the samples of run %u: %s", ids[j->read_i],
+                         strerror(-j->e));
         for (size_t i = 0; i < n && j->e >= 0; i++)
                 j->e = plot_data_samples(&j->d[i], ids[i], &s[i], j->err, sizeof j->err);
         if (j->e >= 0 && !j->compare) {
@@ -275,7 +303,7 @@ static void plot_job_answer(struct api *a, struct http_request *r, const unsigne
 }
 
 static const struct api_series_answer plot_how = {
-        .work = plot_job_draw, .answer = plot_job_answer, .free_arg = plot_job_free,
+        .read = plot_job_read, .work = plot_job_draw, .answer = plot_job_answer, .free_arg = plot_job_free,
 };
 
 /* Starts the job's plot data from the runs' documents, then hands it over. */

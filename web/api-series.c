@@ -24,7 +24,7 @@
  * cannot take a board's memory. More answers get 503.
  */
 #define API_SERIES_JOBS_MAX 4
-/* Samples (62 bytes each in memory) from which the heap is trimmed after
+/* Samples (36 bytes each in a plot, 62 in a series) from which the heap is trimmed after
  * the answer: an hour at 1 Hz. A smaller answer's memory is reused. */
 #define API_SERIES_TRIM_SAMPLES 3600
 
@@ -66,7 +66,9 @@ static void series_job_work(void *userdata) {
         struct series_job *p = userdata;
 
         for (size_t i = 0; i < p->n; i++)
-                if (p->paths[i]) {
+                if (p->paths[i] && p->how->read)
+                        p->samples += p->how->read(p->arg, i, p->paths[i], PLOT_SAMPLES_MAX / p->n);
+                else if (p->paths[i]) {
                         run_series_read_file(p->paths[i], &p->s[i], p->unit, sizeof p->unit);
                         p->samples += p->s[i].n;
                 }
