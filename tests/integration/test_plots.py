@@ -367,6 +367,26 @@ def test_read_waiting_for_a_client_gone_or_a_stopping_daemon(start_daemon):
         os.rename(csv + ".kept", csv)
 
 
+def test_unreadable_samples_are_an_error_not_an_empty_plot(start_daemon):
+    """A run's samples.csv that cannot be read (a directory in its place here; a failing card
+    on a board) gives its plot and a comparison with it a 500 that says which run, not a plot
+    without samples; nothing of it is kept, and once the file is back the plot is drawn."""
+    d = start_tree(start_daemon, fixture_path("rpi4"))
+    rid = finished_run(d, "bad card")
+    csv = os.path.join(d.state_dir, "runs", str(rid), "samples.csv")
+    os.rename(csv, csv + ".kept")
+    os.mkdir(csv)
+    for path in (f"/api/v1/runs/{rid}/plot.svg", f"/api/v1/compare.svg?runs={rid},{rid}"):
+        status, _, body = fetch(d, path)
+        assert status == 500, (path, status, body)
+        assert json.loads(body)["error"]["message"].startswith(f"cannot read the samples of run {rid}: "), body
+    os.rmdir(csv)
+    os.rename(csv + ".kept", csv)
+    status, samples, body = fetch(d, f"/api/v1/runs/{rid}/plot.svg", "Heatcurve-Run-Samples")
+    assert status == 200 and int(samples) == d.get(f"/api/v1/runs/{rid}")[1]["recording"]["samples"], samples
+    parse_svg(body)
+
+
 def test_plot_of_unknown_run_is_404(start_daemon):
     d = start_tree(start_daemon, fixture_path("rpi4"))
     assert fetch(d, "/api/v1/runs/7/plot.svg")[0] == 404
