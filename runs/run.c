@@ -217,7 +217,7 @@ static int run_phase_begin(struct run *r, struct run_now now) {
 /* Without an ambient given, the room's sensor over the idle phase: its
  * median, so a draught or a door does not make the number. */
 static void run_ambient_from_sensor(struct run *r, const struct run_series *s) {
-        size_t first = r->phase_first;
+        size_t first = r->phase_start[r->phase_index];
         double median;
 
         if (!r->ambient_sensor[0] || !isnan(r->ambient_c) || s->n <= first)
@@ -404,7 +404,6 @@ static void run_record(struct run *r, struct run_now now) {
         }
         if (halved) {
                 /* a long run: the indices into the series follow what it kept */
-                r->phase_first = (r->phase_first + 1) / 2;
                 for (size_t k = 0; k <= r->phase_index; k++)
                         r->phase_start[k] = (r->phase_start[k] + 1) / 2;
         }
@@ -448,8 +447,9 @@ static const char *run_phase_done(struct run *r, struct run_now now) {
         struct run_phase *p = &r->phases[r->phase_index];
         const struct run_series *s = &r->series;
         uint64_t elapsed = (uint64_t) (now.mono_ms - p->started_mono_ms);
-        const double *t = s->t_s + r->phase_first, *y = s->temp_c + r->phase_first;
-        size_t n = s->n - r->phase_first;
+        size_t first = r->phase_start[r->phase_index];
+        const double *t = s->t_s + first, *y = s->temp_c + first;
+        size_t n = s->n - first;
         double window = (double) p->window_ms / 1000.0;
         struct analysis_plateau pl;
 
@@ -470,7 +470,7 @@ static const char *run_phase_done(struct run *r, struct run_now now) {
                 return NULL;
         /* stable on a quiet board: other programs' load (a cron job, apt) would fake a baseline */
         if (p->until == UNTIL_STABLE && analysis_is_stable(t, y, n, window, ANALYSIS_STABLE_SLOPE_C_PER_S) &&
-            (p->has_stress || !(run_series_mean_load(s, r->phase_first, window) > RUN_QUIET_LOAD)))
+            (p->has_stress || !(run_series_mean_load(s, first, window) > RUN_QUIET_LOAD)))
                 return "stable";
         if (p->until == UNTIL_BASELINE && isfinite(r->baseline_c) &&
             analysis_is_at_baseline(t, y, n, r->baseline_c, ANALYSIS_BASELINE_TOLERANCE_C))
@@ -488,7 +488,6 @@ static void run_next_phase(struct run *r, struct run_now now, const char *reason
                 return;
         }
         r->phase_index++;
-        r->phase_first = r->series.n;
         r->predicted_plateau_c = r->plateau_ci95_c = NAN;
         ret = run_phase_begin(r, now);
         if (ret < 0) {

@@ -155,8 +155,7 @@ struct run {
         int64_t work_prev_ms;
         double work_rate;               /* per second, last tick */
         unsigned sensor_failures;       /* consecutive */
-        size_t phase_first;             /* index in series of the current phase's first sample */
-        size_t phase_start[RUN_PHASES_MAX];     /* ... of each phase begun so far */
+        size_t phase_start[RUN_PHASES_MAX];     /* index in series of each begun phase's first sample */
         int64_t last_plateau_check_ms;
         bool unsaved;                   /* the last run.json write failed: retried until it goes through */
         char dir[600];                  /* state_dir/runs/<id> */
