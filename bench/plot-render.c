@@ -12,7 +12,7 @@
  *                  GET /api/v1/runs/{id}/plot.svg costs run + fits + reading
  *                  samples.csv)
  *         read     the run's samples.csv into a plot's arrays
- *                  (plot_data_reader, at most PLOT_SAMPLES_MAX), with the
+ *                  (plot_data_read_file(), at most PLOT_SAMPLES_MAX), with the
  *                  15 temperatures and 4 policies of the x86 fixture,
  *                  written to a temporary directory: what the daemon (and
  *                  heatcurvectl) reads for each drawing of an ended run
@@ -208,15 +208,12 @@ int main(int argc, char **argv) {
         snprintf(path, sizeof path, "%s/samples.csv", dir);
         for (size_t r = 0; r < reps; r++) {
                 struct plot_data d = {};
-                struct plot_data_reader rd;
                 double t0 = now_ms();
                 FILE *f = fopen(path, "re");
 
                 if (!f)
                         return fprintf(stderr, "plot-render: cannot open %s\n", path), 1;
-                plot_data_reader_init(&rd, &d, PLOT_SAMPLES_MAX);
-                samples_read(f, plot_data_read_row, &rd);
-                plot_data_reader_done(&rd);
+                plot_data_read_file(&d, f, PLOT_SAMPLES_MAX);
                 fclose(f);
                 ms[r] = now_ms() - t0;
                 if (d.n != N)

@@ -159,6 +159,16 @@ void plot_data_reader_done(struct plot_data_reader *rd) {
         keep_forward(rd->d);
 }
 
+int plot_data_read_file(struct plot_data *d, FILE *f, size_t limit) {
+        struct plot_data_reader rd;
+        int e;
+
+        plot_data_reader_init(&rd, d, limit);
+        e = samples_read(f, plot_data_read_row, &rd);
+        plot_data_reader_done(&rd);
+        return e;
+}
+
 int plot_data_adopt(struct plot_data *d, double *t_s, double *temp_c, double *freq_hz, double *work_rate,
                     enum analysis_phase *phase, size_t n) {
         if (d->n || d->t_s)

@@ -52,6 +52,9 @@ void plot_data_reader_init(struct plot_data_reader *rd, struct plot_data *d, siz
 int plot_data_read_row(void *userdata, char *line, bool header);
 /* Drops the samples whose time does not move forward, as the daemon does. */
 void plot_data_reader_done(struct plot_data_reader *rd);
+/* A whole samples.csv from f into d through a reader: samples_read()'s
+ * result, with what was read before an error kept in d. */
+int plot_data_read_file(struct plot_data *d, FILE *f, size_t limit);
 /* Whole arrays of n samples, malloc()ed, which d takes over (the caller
  * must not free them) instead of copying: a day at 1 Hz is 86,400 samples.
  * Samples whose time does not move forward are dropped. Only when d holds

@@ -238,16 +238,13 @@ static void plot_job_free(void *arg) {
  * reads it: 36 bytes a sample where the series takes 62. */
 static size_t plot_job_read(void *arg, size_t i, const char *path, size_t limit) {
         struct plot_job *j = arg;
-        struct plot_data_reader rd;
         FILE *f = fopen(path, "re");
         int e;
 
         if (!f)
                 return 0;       /* deleted meanwhile: the answer says so */
-        plot_data_reader_init(&rd, &j->d[i], limit);
-        e = samples_read(f, plot_data_read_row, &rd);
+        e = plot_data_read_file(&j->d[i], f, limit);
         fclose(f);
-        plot_data_reader_done(&rd);
         if (e < 0 && !j->read_e) {
                 j->read_e = e;
                 j->read_i = i;

@@ -62,13 +62,10 @@ static void samples_json_check(FILE *f) {
  * thins): never more than the limit, time moving forward, and drawn. */
 static void samples_plot_check(FILE *f) {
         struct plot_data d = { .safety_limit_c = NAN };
-        struct plot_data_reader rd;
         char *svg = NULL;
         size_t len;
 
-        plot_data_reader_init(&rd, &d, 16);
-        samples_read(f, plot_data_read_row, &rd);
-        plot_data_reader_done(&rd);
+        plot_data_read_file(&d, f, 16);
         if (d.n > 16)
                 abort();
         for (size_t i = 1; i < d.n; i++)
