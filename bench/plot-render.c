@@ -16,8 +16,10 @@
  *                  15 temperatures and 4 policies of the x86 fixture,
  *                  written to a temporary directory: what the daemon (and
  *                  heatcurvectl) reads for each drawing of an ended run
- *         live     run_series_copy_as_read() of that series: what it
+ *         live     run_series_plot_data() of that series: what a plot
  *                  copies instead for a live run, which keeps its series
+ *         live_series  run_series_copy_as_read() of it: what
+ *                  GET /api/v1/compare copies (all ten columns)
  *       and prints the SVG and file sizes. key=value lines, one per figure.
  */
 #include <math.h>
@@ -227,6 +229,16 @@ int main(int argc, char **argv) {
 
                 run_store_read_series(dir, &live, unit, sizeof unit);
                 for (size_t r = 0; r < reps; r++) {
+                        struct plot_data d = {};
+                        double t0 = now_ms();
+
+                        if (run_series_plot_data(&live, PLOT_SAMPLES_MAX, &d) < 0 || d.n != N)
+                                return fprintf(stderr, "plot-render: copy of the series failed\n"), 1;
+                        ms[r] = now_ms() - t0;
+                        plot_data_free(&d);
+                }
+                report("live", ms, reps);
+                for (size_t r = 0; r < reps; r++) {
                         struct run_series s = {};
                         double t0 = now_ms();
 
@@ -236,7 +248,7 @@ int main(int argc, char **argv) {
                         run_series_free(&s);
                 }
                 run_series_free(&live);
-                report("live", ms, reps);
+                report("live_series", ms, reps);
         }
         unlink(path);
         rmdir(dir);

@@ -73,7 +73,6 @@ static int plot_fetch(const struct client *c, const char *arg, size_t limit, str
                 snprintf(path, sizeof path, "/api/v1/runs/%u/samples?format=csv", id);
                 plot_data_reader_init(&rd, d, limit);
                 r = client_get_lines(base, c, path, plot_data_read_row, &rd);
-                plot_data_reader_done(&rd);
                 if (r == 0 && rd.fixed == 0)
                         r = cli_fail("%s%s: the answer is not a samples.csv (its first line is no header of one)",
                                      base, path);

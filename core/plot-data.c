@@ -144,43 +144,26 @@ int plot_data_read_row(void *userdata, char *line, bool header) {
                 halve(d);
         if (!(what & SAMPLES_TAKE))
                 return 0;
-        if (d->n == d->cap && grow(d, rd->lim.limit) < 0)
+        return plot_data_add(d, &row, phase_parse(row.phase), rd->lim.limit);
+}
+
+int plot_data_add(struct plot_data *d, const struct samples_row *row, enum analysis_phase phase, size_t limit) {
+        if (d->n == d->cap && grow(d, limit) < 0)
                 return -ENOMEM;
-        d->t_s[d->n] = row.elapsed_s;
-        d->temp_c[d->n] = row.temp_c;
-        d->freq_hz[d->n] = row.freq_hz;
-        d->work_rate[d->n] = row.work_rate;
-        d->phase[d->n] = phase_parse(row.phase);
+        d->t_s[d->n] = row->elapsed_s;
+        d->temp_c[d->n] = row->temp_c;
+        d->freq_hz[d->n] = row->freq_hz;
+        d->work_rate[d->n] = row->work_rate;
+        d->phase[d->n] = phase;
         d->n++;
         return 0;
 }
 
-void plot_data_reader_done(struct plot_data_reader *rd) {
-        keep_forward(rd->d);
-}
-
 int plot_data_read_file(struct plot_data *d, FILE *f, size_t limit) {
         struct plot_data_reader rd;
-        int e;
 
         plot_data_reader_init(&rd, d, limit);
-        e = samples_read(f, plot_data_read_row, &rd);
-        plot_data_reader_done(&rd);
-        return e;
-}
-
-int plot_data_adopt(struct plot_data *d, double *t_s, double *temp_c, double *freq_hz, double *work_rate,
-                    enum analysis_phase *phase, size_t n) {
-        if (d->n || d->t_s)
-                return -EBUSY;
-        d->t_s = t_s;
-        d->temp_c = temp_c;
-        d->freq_hz = freq_hz;
-        d->work_rate = work_rate;
-        d->phase = phase;
-        d->n = d->cap = n;
-        keep_forward(d);
-        return 0;
+        return samples_read(f, plot_data_read_row, &rd);
 }
 
 void plot_data_add_level(struct plot_data *d, double temp_c, const char *label) {
@@ -200,6 +183,7 @@ void plot_data_finish(struct plot_data *d) {
         struct plot_run *r = &d->run;
         bool any_work = false;
 
+        keep_forward(d);
         plot_data_add_level(d, d->safety_limit_c, "safety limit");
         for (size_t i = 0; i < d->n && !any_work; i++)
                 any_work = isfinite(d->work_rate[i]);

@@ -41,7 +41,7 @@ int plot_data_from_doc(struct plot_data *d, json_object *run_doc, char *err, siz
 #define PLOT_SAMPLES_MAX 131072
 /* A samples.csv into d, line by line as samples_read() gives them (the
  * header first): at most limit samples (0 for all), evenly, as the daemon
- * keeps them. plot_data_reader_done() after the last line. */
+ * keeps them. */
 struct plot_data_reader {
         struct plot_data *d;
         struct samples_limit lim;
@@ -50,24 +50,21 @@ struct plot_data_reader {
 void plot_data_reader_init(struct plot_data_reader *rd, struct plot_data *d, size_t limit);
 /* A row callback for samples_read(): userdata is the reader. -ENOMEM. */
 int plot_data_read_row(void *userdata, char *line, bool header);
-/* Drops the samples whose time does not move forward, as the daemon does. */
-void plot_data_reader_done(struct plot_data_reader *rd);
 /* A whole samples.csv from f into d through a reader: samples_read()'s
  * result, with what was read before an error kept in d. */
 int plot_data_read_file(struct plot_data *d, FILE *f, size_t limit);
-/* Whole arrays of n samples, malloc()ed, which d takes over (the caller
- * must not free them) instead of copying: a day at 1 Hz is 86,400 samples.
- * Samples whose time does not move forward are dropped. Only when d holds
- * no samples yet; -EBUSY otherwise. */
-int plot_data_adopt(struct plot_data *d, double *t_s, double *temp_c, double *freq_hz, double *work_rate,
-                    enum analysis_phase *phase, size_t n);
+/* One sample more, from a row as samples.csv reads back (the daemon's copy
+ * of a live run: run_series_plot_data()); d grows to no more than limit
+ * (0 for no bound). -ENOMEM. */
+int plot_data_add(struct plot_data *d, const struct samples_row *row, enum analysis_phase phase, size_t limit);
 /* A trip point as a level ("passive", "critical" ...); the same value twice is drawn once. */
 void plot_data_add_level(struct plot_data *d, double temp_c, const char *label);
 /* The trip points (and hwmon max/crit) of the run sensor, from a sensors
  * document (GET /api/v1/sensors); nothing when the sensor is not in it. */
 void plot_data_levels_from_sensors(struct plot_data *d, json_object *sensors_doc);
-/* Adds the safety limit as a level, fits the heating and cooling curves,
- * and fills d->run. */
+/* Drops the samples whose time does not move forward (the first of two at
+ * the same time stays), as the daemon does; adds the safety limit as a
+ * level, fits the heating and cooling curves, and fills d->run. */
 void plot_data_finish(struct plot_data *d);
 void plot_data_free(struct plot_data *d);
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "atomic-file.h"
+#include "plot-data.h"
 #include "run.h"
 #include "samples-csv.h"
 #include "util.h"
@@ -295,40 +296,83 @@ int run_series_append_row(struct run_series *s, const struct samples_row *row, e
         return 0;
 }
 
-int run_series_copy_as_read(const struct run_series *s, struct run_series *ret) {
-        struct samples_limit lim = ret->lim;
-        /* s holds every from-th of the run's given samples; a limited series
-         * would keep every stride-th of them, and no more than s has */
+/* Which of s's samples a copy limited to limit (0 for none) keeps: every
+ * step-th of those s holds. s holds every from-th of the run's given
+ * samples; a limited series would keep every stride-th of them, and no
+ * more than s has. */
+static size_t as_read_step(const struct run_series *s, size_t limit, size_t *ret_given, size_t *ret_stride) {
         size_t given = s->lim.limit ? s->lim.given : s->n, from = s->lim.limit ? s->lim.stride : 1;
-        size_t stride = samples_limit_stride(lim.limit, given), step;
-        char unit[1];
+        size_t stride = samples_limit_stride(limit, given);
 
         if (stride < from)
                 stride = from;
-        step = stride / from;
-        if (s->n > 0 && series_grow(ret, (s->n + step - 1) / step) < 0) {  /* one allocation */
-                run_series_free(ret);
-                return -ENOMEM;
-        }
-        ret->lim = (struct samples_limit) {};
+        *ret_given = given;
+        *ret_stride = stride;
+        return stride / from;
+}
+
+/* The samples of s a copy limited to limit keeps, each as the row
+ * run_csv_row() writes of it and samples.csv reads back, to row(), which
+ * may stop it with its -errno. */
+static int each_as_read(const struct run_series *s, size_t step,
+                        int (*row)(void *userdata, const struct samples_row *row, enum analysis_phase phase),
+                        void *userdata) {
         for (size_t i = 0; i < s->n; i += step) {
-                /* the fields run_csv_row() writes of it */
-                struct samples_row row = {
+                struct samples_row x = {
                         .elapsed_s = s->t_s[i], .temp_c = s->temp_c[i], .freq_hz = s->freq_hz[i],
                         .max_allowed_hz = s->max_hz[i], .cooling_active = s->cooling[i], .load = s->load[i],
                         .work_rate = s->work_rate[i], .work_unit = "",
                         .firmware_throttled = s->firmware_throttled[i],
                 };
+                int e;
 
-                samples_row_as_read(&row);
-                if (run_series_append_row(ret, &row, s->phase[i], unit, sizeof unit) < 0) {
-                        run_series_free(ret);
-                        return -ENOMEM;
-                }
+                samples_row_as_read(&x);
+                if ((e = row(userdata, &x, s->phase[i])) < 0)
+                        return e;
+        }
+        return 0;
+}
+
+static int copy_row(void *userdata, const struct samples_row *row, enum analysis_phase phase) {
+        char unit[1];
+
+        return run_series_append_row(userdata, row, phase, unit, sizeof unit);
+}
+
+int run_series_copy_as_read(const struct run_series *s, struct run_series *ret) {
+        struct samples_limit lim = ret->lim;
+        size_t given, stride, step = as_read_step(s, lim.limit, &given, &stride);
+
+        if (s->n > 0 && series_grow(ret, (s->n + step - 1) / step) < 0) {  /* one allocation */
+                run_series_free(ret);
+                return -ENOMEM;
+        }
+        ret->lim = (struct samples_limit) {};
+        if (each_as_read(s, step, copy_row, ret) < 0) {
+                run_series_free(ret);
+                return -ENOMEM;
         }
         if (lim.limit)
                 ret->lim = (struct samples_limit) { .limit = lim.limit, .stride = stride, .given = given };
         return 0;
+}
+
+struct plot_copy {
+        struct plot_data *d;
+        size_t n;                       /* samples it will hold */
+};
+
+static int plot_row(void *userdata, const struct samples_row *row, enum analysis_phase phase) {
+        struct plot_copy *c = userdata;
+
+        return plot_data_add(c->d, row, phase, c->n);
+}
+
+int run_series_plot_data(const struct run_series *s, size_t limit, struct plot_data *d) {
+        size_t given, stride, step = as_read_step(s, limit, &given, &stride);
+        struct plot_copy c = { d, (s->n + step - 1) / step };
+
+        return each_as_read(s, step, plot_row, &c);
 }
 
 void run_series_free(struct run_series *s) {

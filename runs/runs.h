@@ -81,6 +81,9 @@ int runs_open_samples(const struct runs *rs, unsigned id, int *ret_fd);
  * for run_series_read_file() on any thread. Free with run_series_free().
  * unit gets the work unit ("" for none, or not read yet). -ENOENT for no
  * such run, -ENOMEM. */
+/* A live run's series, which changes at every tick, when it has samples;
+ * else NULL (read its samples.csv: runs_series()). */
+const struct run_series *runs_live_series(const struct runs *rs, unsigned id);
 int runs_series(const struct runs *rs, unsigned id, size_t limit, struct run_series *ret, char *unit,
                 size_t unitlen, char **ret_path);
 /* A run's temperature curve for comparisons, from its series: t = 0 at the

@@ -82,11 +82,13 @@ const char *api_sensors_json(struct api *a, size_t *ret_len);
  * how->read(), when not NULL, reads run i's samples.csv at path itself,
  * keeping at most limit samples, on the thread, instead of into s[i],
  * which stays empty (a plot keeps 5 of the series' 10 columns): returns
- * the samples kept. */
+ * the samples kept. how->copy() likewise takes a live run's samples from
+ * its series, on the loop: the samples kept, or -ENOMEM. */
 #define API_SERIES_MAX 16
 struct run_series;
 struct api_series_answer {
         size_t (*read)(void *arg, size_t i, const char *path, size_t limit);
+        int (*copy)(void *arg, size_t i, const struct run_series *live, size_t limit);
         void (*work)(void *arg, const unsigned *ids, struct run_series *s, size_t n);
         void (*answer)(struct api *a, struct http_request *r, const unsigned *ids, struct run_series *s, size_t n,
                        void *arg);

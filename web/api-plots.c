@@ -83,27 +83,10 @@ static int plot_data_doc(struct api *a, const struct run *run, struct plot_data 
         return e;
 }
 
-/* A live run's samples: d takes the arrays of its series' copy (a day of
- * samples is not copied again). An ended run's were read into d already
- * (plot_job_read()). Then the curves are fitted. */
-static int plot_data_samples(struct plot_data *d, unsigned id, struct run_series *s, char *err, size_t errlen) {
-        int e = 0;
-
-        if (s->n)
-                e = plot_data_adopt(d, s->t_s, s->temp_c, s->freq_hz, s->work_rate, s->phase, s->n);
-        if (e < 0) {
-                snprintf(err, errlen, "cannot read the samples of run %u: %s", id, strerror(-e));
-                return e;
-        }
-        s->t_s = s->temp_c = s->freq_hz = s->work_rate = NULL;
-        s->phase = NULL;
-        plot_data_finish(d);
-        return 0;
-}
-
 /* Drawing an ended run means reading all of its samples.csv: 32-42 ms here
  * for 24 h at 1 Hz with 15 temperatures (21 MB). A live run's series is
- * copied from memory instead, 5.7 ms for a day, on the loop. Either is then
+ * copied from memory instead, the five columns a plot draws, 7 ms for a
+ * day, on the loop (run_series_plot_data()). Either is then
  * drawn, 4.5 ms, with the fits, 1.7 ms (bench/plot-render), off the loop
  * with the read (struct plot_job below).
  * The dashboard asks for a live run's plot every 5 s, so the last few plots
@@ -252,16 +235,26 @@ static size_t plot_job_read(void *arg, size_t i, const char *path, size_t limit)
         return j->d[i].n;
 }
 
+/* A live run's series, on the loop, into its plot data: the samples the
+ * file would give, five columns of the series' ten. */
+static int plot_job_copy(void *arg, size_t i, const struct run_series *live, size_t limit) {
+        struct plot_job *j = arg;
+        int e = run_series_plot_data(live, limit, &j->d[i]);
+
+        return e < 0 ? e : (int) j->d[i].n;
+}
+
 static void plot_job_draw(void *arg, const unsigned *ids, struct run_series *s, size_t n) {
         struct plot_job *j = arg;
         struct plot_curve c[PLOT_COMPARE_MAX];
 
+        (void) s;       /* empty: the samples were read or copied into j->d */
         j->e = j->read_e;
         if (j->e < 0)
                 snprintf(j->err, sizeof j->err, "cannot read the samples of run %u: %s", ids[j->read_i],
                          strerror(-j->e));
         for (size_t i = 0; i < n && j->e >= 0; i++)
-                j->e = plot_data_samples(&j->d[i], ids[i], &s[i], j->err, sizeof j->err);
+                plot_data_finish(&j->d[i]);
         if (j->e >= 0 && !j->compare) {
                 j->shown = j->d[0].n;
                 j->e = plot_run_svg(&j->d[0].run, j->width, j->height, &j->svg, &j->len);
@@ -300,7 +293,7 @@ static void plot_job_answer(struct api *a, struct http_request *r, const unsigne
 }
 
 static const struct api_series_answer plot_how = {
-        .read = plot_job_read, .work = plot_job_draw, .answer = plot_job_answer, .free_arg = plot_job_free,
+        .read = plot_job_read, .copy = plot_job_copy, .work = plot_job_draw, .answer = plot_job_answer, .free_arg = plot_job_free,
 };
 
 /* Starts the job's plot data from the runs' documents, then hands it over. */

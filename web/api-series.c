@@ -117,10 +117,15 @@ void api_series_then(struct api *a, struct http_request *r, const unsigned *ids,
         *p = (struct series_job) { .a = a, .r = r, .how = how, .arg = arg, .n = n };
         memcpy(p->ids, ids, n * sizeof *ids);
         for (size_t i = 0; i < n && e >= 0; i++) {
-                e = runs_series(a->ctx.runs, ids[i], PLOT_SAMPLES_MAX / n, &p->s[i], p->unit,
-                                sizeof p->unit, &p->paths[i]);
+                const struct run_series *live = how->copy ? runs_live_series(a->ctx.runs, ids[i]) : NULL;
+
+                if (live)
+                        e = how->copy(arg, i, live, PLOT_SAMPLES_MAX / n);
+                else
+                        e = runs_series(a->ctx.runs, ids[i], PLOT_SAMPLES_MAX / n, &p->s[i], p->unit,
+                                        sizeof p->unit, &p->paths[i]);
                 thread |= p->paths[i] != NULL;
-                p->samples += p->s[i].n;
+                p->samples += live && e > 0 ? (size_t) e : p->s[i].n;
         }
         if (e == -ENOMEM) {
                 series_job_free(p);

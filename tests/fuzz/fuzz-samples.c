@@ -59,7 +59,8 @@ static void samples_json_check(FILE *f) {
 }
 
 /* The samples as heatcurvectl plot keeps them (a small limit, so that it
- * thins): never more than the limit, time moving forward, and drawn. */
+ * thins): never more than the limit; once finished, time moving forward,
+ * and drawn. */
 static void samples_plot_check(FILE *f) {
         struct plot_data d = { .safety_limit_c = NAN };
         char *svg = NULL;
@@ -68,10 +69,10 @@ static void samples_plot_check(FILE *f) {
         plot_data_read_file(&d, f, 16);
         if (d.n > 16)
                 abort();
+        plot_data_finish(&d);
         for (size_t i = 1; i < d.n; i++)
                 if (!(d.t_s[i] > d.t_s[i - 1]))
                         abort();
-        plot_data_finish(&d);
         if (plot_run_svg(&d.run, 320, 240, &svg, &len) >= 0 && (!svg || !len))
                 abort();
         free(svg);

@@ -370,7 +370,6 @@ static void test_plot_data_from_documents(void **state) {
                 snprintf(line, sizeof line, "%s", samples_csv[i]);
                 assert_int_equal(plot_data_read_row(&rd, line, i == 0), 0);
         }
-        plot_data_reader_done(&rd);
         plot_data_levels_from_sensors(&d, sensors);
         plot_data_finish(&d);
         assert_int_equal(d.id, 4);
@@ -441,24 +440,24 @@ static void test_degenerate_input(void **state) {
         assert_int_equal(plot_history_svg(tm, 2, 1000, 3000, 1000, &band, 1, 400, 400, &svg, &len), -EINVAL);
 }
 
-/* Adopted arrays keep only the samples whose time moves forward. */
-static void test_plot_data_adopt(void **state) {
-        double *t = malloc(4 * sizeof *t), *y = malloc(4 * sizeof *y), *f = malloc(4 * sizeof *f);
-        double *w = malloc(4 * sizeof *w);
-        enum analysis_phase *ph = malloc(4 * sizeof *ph);
+/* Samples added one by one grow d up to its limit; those whose time does
+ * not move forward are dropped when it is finished. */
+static void test_plot_data_add(void **state) {
         struct plot_data d = { .n = 0 };
 
-        assert_true(t && y && f && w && ph);
-        for (size_t i = 0; i < 4; i++) {
-                t[i] = i == 2 ? 1.0 : (double) i;       /* the third does not move time forward */
-                y[i] = 40.0 + (double) i;
-                f[i] = w[i] = NAN;
-                ph[i] = ANALYSIS_PHASE_IDLE;
+        (void) state;
+        d.safety_limit_c = NAN;
+        for (size_t i = 0; i < 1500; i++) {
+                struct samples_row row = { .elapsed_s = i == 2 ? 1.0 : (double) i, .temp_c = 40.0 + (double) i,
+                                           .freq_hz = NAN, .work_rate = NAN };
+                assert_int_equal(plot_data_add(&d, &row, ANALYSIS_PHASE_IDLE, 1500), 0);
         }
-        assert_int_equal(plot_data_adopt(&d, t, y, f, w, ph, 4), 0);
-        assert_int_equal(d.n, 3);
+        assert_int_equal(d.n, 1500);
+        assert_int_equal(d.cap, 1500);         /* 1024, then the limit, not 2048 */
+        plot_data_finish(&d);
+        assert_int_equal(d.n, 1499);
         assert_true(d.t_s[2] == 3.0 && d.temp_c[2] == 43.0);
-        assert_int_equal(plot_data_adopt(&d, NULL, NULL, NULL, NULL, NULL, 0), -EBUSY);
+        assert_int_equal(d.run.n, 1499);
         plot_data_free(&d);
 }
 
@@ -551,7 +550,7 @@ int main(void) {
                 cmocka_unit_test(test_svg_helpers),
                 cmocka_unit_test(test_plot_data_from_documents),
                 cmocka_unit_test(test_degenerate_input),
-                cmocka_unit_test(test_plot_data_adopt),
+                cmocka_unit_test(test_plot_data_add),
                 cmocka_unit_test(test_live_plot_fresh),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

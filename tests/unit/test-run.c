@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "plot-data.h"
 #include "run.h"
 #include "samples-csv.h"
 
@@ -588,6 +589,28 @@ static void test_long_run_keeps_a_limited_series(void **state) {
         assert_memory_equal(copy16.temp_c, file16.temp_c, file16.n * sizeof *file16.temp_c);
         for (size_t j = 0; j < file16.n; j++)
                 assert_true(file16.t_s[j] == all.t_s[j * 32]);
+        /* a plot's copy: the file's five columns, as heatcurvectl reads them */
+        for (size_t limit = 16; limit <= 64; limit *= 4) {
+                struct plot_data pd = {}, pf = {};
+                char path[512];
+                FILE *f;
+
+                snprintf(path, sizeof path, "%s/samples.csv", r->dir);
+                assert_non_null(f = fopen(path, "re"));
+                assert_int_equal(plot_data_read_file(&pf, f, limit), 0);
+                fclose(f);
+                assert_int_equal(run_series_plot_data(&r->series, limit, &pd), 0);
+                assert_int_equal(pd.n, limit == 16 ? file16.n : file.n);
+                assert_int_equal(pd.n, pf.n);
+                assert_memory_equal(pd.t_s, pf.t_s, pf.n * sizeof *pf.t_s);
+                assert_memory_equal(pd.temp_c, pf.temp_c, pf.n * sizeof *pf.temp_c);
+                assert_memory_equal(pd.freq_hz, pf.freq_hz, pf.n * sizeof *pf.freq_hz);
+                assert_memory_equal(pd.work_rate, pf.work_rate, pf.n * sizeof *pf.work_rate);
+                assert_memory_equal(pd.phase, pf.phase, pf.n * sizeof *pf.phase);
+                assert_true(pd.cap == pd.n);            /* no more than it holds */
+                plot_data_free(&pd);
+                plot_data_free(&pf);
+        }
 
         /* the last tick ends it: metrics from what is kept, every row counted */
         temps[0].temp_mc = 30000 + 7 * 500;
