@@ -24,7 +24,7 @@ for t in "$@"; do
         -artifact_prefix="$build/fuzz-artifacts/$t-" "$work" "$src/corpus/$t" >"$log" 2>&1 || rc=$?
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
     rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
-    cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1)
+    cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 || true)
     if [ "$rc" -ne 0 ]; then
         echo "fuzz-$t: FAILED (exit $rc); the log is $log:" >&2
         grep -E 'ERROR|SUMMARY|#[0-9]+ 0x|Test unit written|artifact' "$log" | head -n 40 >&2 || true
