@@ -1842,33 +1842,39 @@ bool analysis_sample_throttled(double freq_hz, double max_allowed_hz, bool cooli
                (isfinite(freq_hz) && isfinite(max_allowed_hz) && freq_hz < max_allowed_hz * (1 - FREQ_TOLERANCE));
 }
 
+void analysis_load_freq_add(struct analysis_load_freq *a, double freq_hz, double max_allowed_hz, bool cooling_known,
+                            bool cooling_active, int firmware_throttled) {
+        if (isfinite(freq_hz)) {
+                a->sum += freq_hz;
+                a->min = a->nf ? fmin(a->min, freq_hz) : freq_hz;
+                a->nf++;
+        }
+        /* the firmware knows better than cpufreq: the kernel's clock may be the one it asked for */
+        if (cooling_known || firmware_throttled >= 0 || (isfinite(freq_hz) && isfinite(max_allowed_hz))) {
+                a->known++;
+                a->throttled += analysis_sample_throttled(freq_hz, max_allowed_hz, cooling_active, firmware_throttled);
+        }
+}
+
+void analysis_load_freq_metrics(const struct analysis_load_freq *a, struct run_metrics *m) {
+        if (a->nf > 0) {
+                m->freq_mean_hz = a->sum / (double) a->nf;
+                m->freq_min_hz = a->min;
+        }
+        if (a->known > 0)
+                m->throttled_fraction = (double) a->throttled / (double) a->known;
+}
+
 /* Throttled share and frequencies under load. */
 static void metrics_freq(const struct analysis_samples *s, const struct segment *load, struct run_metrics *m) {
-        double sum = 0, min = INFINITY;
-        size_t nf = 0, known = 0, throttled = 0;
+        struct analysis_load_freq a = {};
 
-        for (size_t i = load->start; i < load->end; i++) {
-                double f = s->freq_hz ? s->freq_hz[i] : NAN;
-                double max = s->max_allowed_hz ? s->max_allowed_hz[i] : NAN;
-                bool cooling = s->cooling_active && s->cooling_active[i];
-                int firmware = s->firmware_throttled ? s->firmware_throttled[i] : -1;
-                if (isfinite(f)) {
-                        sum += f;
-                        min = fmin(min, f);
-                        nf++;
-                }
-                /* the firmware knows better than cpufreq: the kernel's clock may be the one it asked for */
-                if (s->cooling_active || firmware >= 0 || (isfinite(f) && isfinite(max))) {
-                        known++;
-                        throttled += analysis_sample_throttled(f, max, cooling, firmware);
-                }
-        }
-        if (nf > 0) {
-                m->freq_mean_hz = sum / (double) nf;
-                m->freq_min_hz = min;
-        }
-        if (known > 0)
-                m->throttled_fraction = (double) throttled / (double) known;
+        for (size_t i = load->start; i < load->end; i++)
+                analysis_load_freq_add(&a, s->freq_hz ? s->freq_hz[i] : NAN,
+                                       s->max_allowed_hz ? s->max_allowed_hz[i] : NAN, s->cooling_active != NULL,
+                                       s->cooling_active && s->cooling_active[i],
+                                       s->firmware_throttled ? s->firmware_throttled[i] : -1);
+        analysis_load_freq_metrics(&a, m);
 }
 
 static void metrics_work(const struct analysis_samples *s, const struct segment *load, struct run_metrics *m) {
@@ -1889,6 +1895,17 @@ static void metrics_work(const struct analysis_samples *s, const struct segment 
                 m->work_rate_drop_pct = 100 * (m->work_rate_start - m->work_rate_end) / m->work_rate_start;
 }
 
+double analysis_idle_baseline(const double *t_s, const double *temp_c, const enum analysis_phase *phase, size_t n) {
+        struct segment idle;
+        double median = NAN;
+
+        if (segment_find_last(phase, n, ANALYSIS_PHASE_IDLE, &idle) &&
+            analysis_median(t_s + idle.start, temp_c + idle.start, idle.end - idle.start, ANALYSIS_BASELINE_IDLE_S,
+                            &median) < 0)
+                median = NAN;
+        return median;
+}
+
 void analysis_metrics_init(struct run_metrics *m, double ambient_c) {
         *m = (struct run_metrics) {
                 .baseline_c = NAN, .ambient_c = ambient_c, .peak_c = NAN,
@@ -1903,7 +1920,7 @@ void analysis_metrics_init(struct run_metrics *m, double ambient_c) {
 }
 
 int analysis_compute_metrics(const struct analysis_samples *s, struct run_metrics *ret) {
-        struct segment load = {}, idle, cool;
+        struct segment load = {}, cool;
         bool has_load;
         int r;
 
@@ -1917,16 +1934,17 @@ int analysis_compute_metrics(const struct analysis_samples *s, struct run_metric
                 if (isfinite(s->temp_c[i]) && (isnan(ret->peak_c) || s->temp_c[i] > ret->peak_c))
                         ret->peak_c = s->temp_c[i];
         has_load = segment_find(s->phase, s->n, ANALYSIS_PHASE_STRESS, 0, &load);
-        /* On failure (no valid idle sample) baseline_c stays NaN. */
-        if (segment_find_last(s->phase, has_load ? load.start : s->n, ANALYSIS_PHASE_IDLE, &idle))
-                (void) analysis_median(s->t_s + idle.start, s->temp_c + idle.start, idle.end - idle.start,
-                                       ANALYSIS_BASELINE_IDLE_S, &ret->baseline_c);
+        ret->baseline_c = s->baseline_c ? *s->baseline_c :
+                          analysis_idle_baseline(s->t_s, s->temp_c, s->phase, has_load ? load.start : s->n);
         if (!has_load)
                 return 0;
         metrics_heating(s, &load, ret);
         ret->rise_c = ret->plateau_c - ret->baseline_c;
         ret->rise_over_ambient_c = ret->plateau_c - ret->ambient_c;
-        metrics_freq(s, &load, ret);
+        if (s->load_freq)
+                analysis_load_freq_metrics(s->load_freq, ret);
+        else
+                metrics_freq(s, &load, ret);
         metrics_work(s, &load, ret);
         if (segment_find(s->phase, s->n, ANALYSIS_PHASE_COOLDOWN, load.end, &cool))
                 metrics_cooling(s, &cool, ret);

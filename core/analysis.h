@@ -163,6 +163,7 @@ enum analysis_phase {
  * "load"), the idle segment just before it (baseline) and the first cooldown
  * segment after it. Optional arrays may be NULL; NaN marks a missing value.
  */
+struct analysis_load_freq;
 struct analysis_samples {
         size_t n;
         const double *t_s;                      /* s, strictly increasing */
@@ -175,6 +176,10 @@ struct analysis_samples {
         const double *work_rate;                /* ops/s (or IOPS), optional */
         const enum analysis_phase *phase;       /* phase kind of each sample */
         double ambient_c;                       /* C, given by the user or a sensor, NaN when unknown */
+        /* Taken over every sample of a run that keeps only some of them, in
+         * place of what the samples given would show; NULL for those: */
+        const struct analysis_load_freq *load_freq;     /* the load's frequency and throttling */
+        const double *baseline_c;                       /* analysis_idle_baseline() before the load */
 };
 
 /* Every metric of a run (README.md, "Runs"); NaN when it cannot be computed. */
@@ -205,14 +210,33 @@ struct run_metrics {
         enum analysis_model cool_fit_model;
 };
 
-/* Fills every field (NaN / ANALYSIS_MODEL_NONE where not computable).
- * -EINVAL on bad input (NULL t_s/temp_c/phase, non-increasing times). */
 /* Every metric unknown (NaN, ANALYSIS_MODEL_NONE) but ambient_c. */
 void analysis_metrics_init(struct run_metrics *m, double ambient_c);
 
+/* Fills every field (NaN / ANALYSIS_MODEL_NONE where not computable).
+ * -EINVAL on bad input (NULL t_s/temp_c/phase, non-increasing times). */
 int analysis_compute_metrics(const struct analysis_samples *s, struct run_metrics *ret);
+
+/* The baseline of samples [0, n): the median of the last
+ * ANALYSIS_BASELINE_IDLE_S of their last idle phase; NaN when they have
+ * none (or no valid temperature in it). */
+double analysis_idle_baseline(const double *t_s, const double *temp_c, const enum analysis_phase *phase, size_t n);
 
 /* Whether one sample under load counts as throttled: its frequency more
  * than 0.5 % below the allowed maximum, a cooling device active, or the
  * firmware saying it throttles (firmware_throttled > 0; < 0 unknown). */
 bool analysis_sample_throttled(double freq_hz, double max_allowed_hz, bool cooling_active, int firmware_throttled);
+
+/* The frequency and throttling metrics of the load, taken one sample at a
+ * time (analysis_compute_metrics() takes them so): a run that keeps only
+ * some of its samples adds every one here, so a short dip between two
+ * kept samples still counts. Zeroed to start. cooling_known: the sample
+ * says whether a cooling device is active. */
+struct analysis_load_freq {
+        double sum, min;                /* Hz, of nf samples with a frequency */
+        size_t nf, known, throttled;    /* samples whose throttling is known; of them throttled */
+};
+void analysis_load_freq_add(struct analysis_load_freq *a, double freq_hz, double max_allowed_hz, bool cooling_known,
+                            bool cooling_active, int firmware_throttled);
+/* freq_mean_hz, freq_min_hz and throttled_fraction of m, those known. */
+void analysis_load_freq_metrics(const struct analysis_load_freq *a, struct run_metrics *m);

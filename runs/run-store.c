@@ -253,6 +253,15 @@ int run_series_append(struct run_series *s, const struct run_sample *x) {
                 s->peak_c = x->temp_c;
                 s->peak_known = true;
         }
+        if (x->phase == ANALYSIS_PHASE_STRESS && s->load_seen == 0) {
+                /* what comes before the load is all kept, unless it was longer than the limit */
+                s->baseline_c = analysis_idle_baseline(s->t_s, s->temp_c, s->phase, s->n);
+                s->load_seen = 1;
+        } else if (x->phase != ANALYSIS_PHASE_STRESS && s->load_seen == 1)
+                s->load_seen = 2;
+        if (s->load_seen == 1)
+                analysis_load_freq_add(&s->load_freq, x->freq_hz, x->max_hz, true, x->cooling,
+                                       x->firmware_throttled < 0 ? -1 : x->firmware_throttled > 0);
         if (what & SAMPLES_HALVE) {
                 series_halve(s);
                 halved = 1;
@@ -420,6 +429,8 @@ void run_series_metrics(const struct run_series *s, double ambient_c, struct run
                 .max_allowed_hz = s->max_hz, .cooling_active = s->cooling,
                 .firmware_throttled = s->firmware_throttled, .work_rate = s->work_rate, .phase = s->phase,
                 .ambient_c = ambient_c,
+                /* over every sample appended, not only those kept */
+                .load_freq = s->load_seen ? &s->load_freq : NULL, .baseline_c = s->load_seen ? &s->baseline_c : NULL,
         };
 
         /* too few samples: the metrics are unknown, the run is still a run */

@@ -77,6 +77,9 @@ struct run_series {
         double last_t_s;                /* the last one's t_s */
         double peak_c;                  /* the highest temp_c, when peak_known: a peak between two kept samples counts */
         bool peak_known;
+        unsigned char load_seen;        /* 0 before the first stress sample, 1 in its phase, 2 after it */
+        double baseline_c;              /* once load_seen: analysis_idle_baseline() of the samples before it */
+        struct analysis_load_freq load_freq;    /* of the first stress phase: a dip between two kept samples counts */
 };
 
 /* One entry of the series. */
