@@ -28,8 +28,9 @@ static double run_own_load(const struct run *r, const struct run_phase *p) {
 }
 
 /* The phase of series entry i: where each phase began when the engine
- * noted it, else by the changes of the phase column (a run read back). */
-static size_t phase_of(const struct run *r, const struct run_series *s, size_t i, size_t *by_kind) {
+ * noted it, else by the changes of the phase column over every row, kept
+ * or not (a run read back). Entries come in order; *by_change follows. */
+static size_t phase_of(const struct run *r, const struct run_series *s, size_t i, size_t *by_change) {
         size_t k = 0;
 
         if (r->host) {
@@ -37,17 +38,17 @@ static size_t phase_of(const struct run *r, const struct run_series *s, size_t i
                         k++;
                 return k;
         }
-        if (i > 0 && s->phase[i] != s->phase[i - 1])
-                (*by_kind)++;
-        return *by_kind;
+        while (*by_change + 1 < s->n_changes && s->t_s[i] >= s->changes[*by_change + 1].t_s)
+                (*by_change)++;
+        return *by_change;
 }
 
 void run_quality_phases(struct run *r, const struct run_series *s) {
         double sum[RUN_PHASES_MAX] = { 0 };
-        size_t n[RUN_PHASES_MAX] = { 0 }, by_kind = 0;
+        size_t n[RUN_PHASES_MAX] = { 0 }, by_change = 0;
 
         for (size_t i = 0; i < s->n; i++) {
-                size_t k = phase_of(r, s, i, &by_kind);
+                size_t k = phase_of(r, s, i, &by_change);
                 if (k < r->n_phases && isfinite(s->load[i])) {
                         sum[k] += s->load[i];
                         n[k]++;

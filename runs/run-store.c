@@ -253,6 +253,8 @@ int run_series_append(struct run_series *s, const struct run_sample *x) {
                 s->peak_c = x->temp_c;
                 s->peak_known = true;
         }
+        if ((s->n_changes == 0 || x->phase != s->changes[s->n_changes - 1].kind) && s->n_changes < RUN_PHASES_MAX)
+                s->changes[s->n_changes++] = (struct run_series_change) { x->phase, x->t_s };
         if (x->phase == ANALYSIS_PHASE_STRESS && s->load_seen == 0) {
                 /* what comes before the load is all kept, unless it was longer than the limit */
                 s->baseline_c = analysis_idle_baseline(s->t_s, s->temp_c, s->phase, s->n);
@@ -521,8 +523,6 @@ static int rebuild_run(const char *dir, unsigned id, const char *why, struct run
         struct run *r;
         int e;
 
-        /* a phase shorter than the samples' stride, in a run that long, is
-         * not seen in what is kept */
         run_series_limit(&s, RUN_SERIES_MAX);
         last = run_store_read_series(dir, &s, unit, sizeof unit);
         if (s.n == 0 || last <= 0) {
@@ -539,13 +539,12 @@ static int rebuild_run(const char *dir, unsigned id, const char *why, struct run
         snprintf(r->label, sizeof r->label, "run %u", id);
         snprintf(r->work_unit, sizeof r->work_unit, "%s", unit);
         r->created_ms = last - (int64_t) (s.last_t_s * 1000.0);
-        for (size_t i = 0; i < s.n && r->n_phases < RUN_PHASES_MAX; i++) {
-                if (i > 0 && s.phase[i] == s.phase[i - 1])
-                        continue;
+        /* every row's phase, kept or not: a phase shorter than the stride counts */
+        for (size_t i = 0; i < s.n_changes; i++) {
                 struct run_phase *p = &r->phases[r->n_phases++];
-                p->kind = s.phase[i];
+                p->kind = s.changes[i].kind;
                 p->until = UNTIL_DURATION;
-                p->started_ms = r->created_ms + (int64_t) (s.t_s[i] * 1000.0);
+                p->started_ms = r->created_ms + (int64_t) (s.changes[i].t_s * 1000.0);
                 snprintf(p->end_reason, sizeof p->end_reason, "interrupted");
                 if (r->n_phases > 1)
                         r->phases[r->n_phases - 2].ended_ms = p->started_ms;

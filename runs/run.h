@@ -77,6 +77,11 @@ struct run_series {
         double last_t_s;                /* the last one's t_s */
         double peak_c;                  /* the highest temp_c, when peak_known: a peak between two kept samples counts */
         bool peak_known;
+        struct run_series_change {      /* where the phase column changes, at most RUN_PHASES_MAX */
+                enum analysis_phase kind;
+                double t_s;             /* its first sample's */
+        } changes[RUN_PHASES_MAX];
+        size_t n_changes;
         unsigned char load_seen;        /* 0 before the first stress sample, 1 in its phase, 2 after it */
         double baseline_c;              /* once load_seen: analysis_idle_baseline() of the samples before it */
         struct analysis_load_freq load_freq;    /* of the first stress phase: a dip between two kept samples counts */

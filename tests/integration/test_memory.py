@@ -224,29 +224,38 @@ T0 = 1700000000000
 LONG_ROWS = 300000              # 83 h at 1 Hz: more than a run keeps in memory (RUN_SERIES_MAX, 131,072)
 
 
+def long_phase(k):
+    """idle for the first 1,001 rows, a stress of 2 and a cooldown of 3 that every 4th row
+    passes over, then stress"""
+    return "idle" if k < 1001 else "stress" if k < 1003 else "cooldown" if k < 1006 else "stress"
+
+
 def write_long_samples(run_dir, rows):
-    """rows samples at 1 Hz from T0: idle for the first 1,000, then stress; 40-46 C but one
-    peak of 90 C on a row that every 2nd, 4th ... does not take."""
+    """rows samples at 1 Hz from T0, in the phases of long_phase(); 40-46 C but one peak of
+    90 C on a row that every 2nd, 4th ... does not take."""
     header = "time_ms,elapsed_s,phase,temp_c,hottest_c,freq_hz,max_allowed_hz,cooling_active,load," \
              "work_rate_per_s,work_unit\n"
     with open(run_dir / "samples.csv", "w") as f:
         f.write(header)
         for k in range(rows):
             temp = 90.0 if k == 150001 else 40 + (k % 600) / 100
-            f.write(f"{T0 + 1000 * k},{k}.000,{'idle' if k < 1000 else 'stress'},{temp:.3f},,,,0,,,\n")
+            f.write(f"{T0 + 1000 * k},{k}.000,{long_phase(k)},{temp:.3f},,,,0,,,\n")
 
 
 def test_a_long_run_is_recovered_in_bounded_memory(start_daemon, tmp_path):
     """A run longer than a run keeps in memory, found at the start with its run.json lost, then
     found again "running" (the daemon killed under it): it is rebuilt and recovered from every
-    4th sample, no more than 131,072 in memory, while its rows, times, phases and peak are
-    those of every row."""
+    4th sample, no more than 131,072 in memory, while its rows, times, phases (one of 2 s
+    among them) and peak are those of every row."""
     state = tmp_path / "state"
     run_dir = state / "runs" / "1"
     run_dir.mkdir(parents=True)
     write_long_samples(run_dir, LONG_ROWS)
     last = T0 + 1000 * (LONG_ROWS - 1)
-    want_phases = [("idle", T0, T0 + 1000 * 1000), ("stress", T0 + 1000 * 1000, last)]
+    starts = [k for k in range(LONG_ROWS) if k == 0 or long_phase(k) != long_phase(k - 1)]
+    want_phases = [(long_phase(k), T0 + 1000 * k, T0 + 1000 * end)
+                   for k, end in zip(starts, starts[1:] + [LONG_ROWS - 1])]
+    assert len(want_phases) == 4
 
     def check(d, why):
         status, doc = d.get("/api/v1/runs/1")

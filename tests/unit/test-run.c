@@ -628,6 +628,35 @@ static void test_long_run_keeps_a_limited_series(void **state) {
         remove_tree(dir);
 }
 
+/* A series keeps where its phase column changed over every sample: a
+ * phase of 3 s between two kept samples, 8 s apart, is still seen, and
+ * where each began is its first sample's time, kept or not. */
+static void test_thinned_series_keeps_every_phase(void **state) {
+        struct run_series s = {};
+
+        (void) state;
+        run_series_limit(&s, 64);
+        for (int t = 0; t < 500; t++) {
+                struct run_sample x = {
+                        .t_s = t + 0.5, .temp_c = 40.0, .freq_hz = NAN, .max_hz = NAN, .work_rate = NAN, .load = NAN,
+                        .ambient_c = NAN, .firmware_throttled = -1,
+                        .phase = t < 101 ? ANALYSIS_PHASE_IDLE : t < 104 ? ANALYSIS_PHASE_STRESS : ANALYSIS_PHASE_COOLDOWN,
+                };
+                assert_true(run_series_append(&s, &x) >= 0);
+        }
+        assert_int_equal(s.lim.stride, 8);
+        for (size_t i = 0; i < s.n; i++)
+                assert_int_not_equal(s.phase[i], ANALYSIS_PHASE_STRESS);
+        assert_int_equal(s.n_changes, 3);
+        assert_int_equal(s.changes[0].kind, ANALYSIS_PHASE_IDLE);
+        assert_true(s.changes[0].t_s == 0.5);
+        assert_int_equal(s.changes[1].kind, ANALYSIS_PHASE_STRESS);
+        assert_true(s.changes[1].t_s == 101.5);
+        assert_int_equal(s.changes[2].kind, ANALYSIS_PHASE_COOLDOWN);
+        assert_true(s.changes[2].t_s == 104.5);
+        run_series_free(&s);
+}
+
 /* A heating and cooling curve fitted from every 8th sample gives the
  * metrics of the whole series: what a run beyond RUN_SERIES_MAX is
  * analysed from. 1 Hz, quantised to 1 m°C, with noise of ±0.25 °C. The
@@ -715,6 +744,7 @@ int main(void) {
                 cmocka_unit_test(test_limited_series_is_evenly_spread),
                 cmocka_unit_test(test_limited_copy_is_the_limited_file),
                 cmocka_unit_test(test_long_run_keeps_a_limited_series),
+                cmocka_unit_test(test_thinned_series_keeps_every_phase),
                 cmocka_unit_test(test_thinned_series_gives_the_same_metrics),
         };
 
