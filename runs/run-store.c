@@ -322,7 +322,7 @@ static size_t as_read_step(const struct run_series *s, size_t limit, size_t *ret
         return stride / from;
 }
 
-/* The samples of s a copy limited to limit keeps, each as the row
+/* Every step-th sample of s (as_read_step()), each as the row
  * run_csv_row() writes of it and samples.csv reads back, to row(), which
  * may stop it with its -errno. */
 static int each_as_read(const struct run_series *s, size_t step,

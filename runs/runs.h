@@ -72,6 +72,9 @@ json_object *runs_document(const struct runs *rs, const struct run *r);
 
 /* samples.csv of a run, open for reading; -ENOENT for no such run. */
 int runs_open_samples(const struct runs *rs, unsigned id, int *ret_fd);
+/* A live run's series, which changes at every tick, when it has samples;
+ * else NULL (read its samples.csv: runs_series()). */
+const struct run_series *runs_live_series(const struct runs *rs, unsigned id);
 /* A run's recorded samples, for plots: the fixed columns of every complete
  * row of its samples.csv, at most limit of them evenly spread when limit is
  * not 0 (run_series_limit()). A live run's are copied from memory into ret
@@ -81,9 +84,6 @@ int runs_open_samples(const struct runs *rs, unsigned id, int *ret_fd);
  * for run_series_read_file() on any thread. Free with run_series_free().
  * unit gets the work unit ("" for none, or not read yet). -ENOENT for no
  * such run, -ENOMEM. */
-/* A live run's series, which changes at every tick, when it has samples;
- * else NULL (read its samples.csv: runs_series()). */
-const struct run_series *runs_live_series(const struct runs *rs, unsigned id);
 int runs_series(const struct runs *rs, unsigned id, size_t limit, struct run_series *ret, char *unit,
                 size_t unitlen, char **ret_path);
 /* A run's temperature curve for comparisons, from its series: t = 0 at the

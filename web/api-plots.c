@@ -293,7 +293,8 @@ static void plot_job_answer(struct api *a, struct http_request *r, const unsigne
 }
 
 static const struct api_series_answer plot_how = {
-        .read = plot_job_read, .copy = plot_job_copy, .work = plot_job_draw, .answer = plot_job_answer, .free_arg = plot_job_free,
+        .read = plot_job_read, .copy = plot_job_copy, .work = plot_job_draw, .answer = plot_job_answer,
+        .free_arg = plot_job_free,
 };
 
 /* Starts the job's plot data from the runs' documents, then hands it over. */

@@ -640,7 +640,8 @@ static void test_thinned_series_keeps_every_phase(void **state) {
                 struct run_sample x = {
                         .t_s = t + 0.5, .temp_c = 40.0, .freq_hz = NAN, .max_hz = NAN, .work_rate = NAN, .load = NAN,
                         .ambient_c = NAN, .firmware_throttled = -1,
-                        .phase = t < 101 ? ANALYSIS_PHASE_IDLE : t < 104 ? ANALYSIS_PHASE_STRESS : ANALYSIS_PHASE_COOLDOWN,
+                        .phase = t < 101 ? ANALYSIS_PHASE_IDLE :
+                                 t < 104 ? ANALYSIS_PHASE_STRESS : ANALYSIS_PHASE_COOLDOWN,
                 };
                 assert_true(run_series_append(&s, &x) >= 0);
         }
