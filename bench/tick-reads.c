@@ -8,7 +8,10 @@
  *       every temperature, every cooling device's cur_state, per cpufreq
  *       policy its one current frequency, scaling_max_freq and
  *       stats/time_in_state, and /proc/stat. No parsing, no allocation, no
- *       event loop: clock_nanosleep() between ticks. Prints key=value lines:
+ *       event loop: clock_nanosleep() between ticks, which fall on the
+ *       wall clock's grid of the interval as the daemon's do, so that the two
+ *       wake at the same instants and share what waking costs on the machine
+ *       of the moment. Prints key=value lines:
  *       files, ticks, cpu_ns (this process's CPU time over the ticks) and
  *       us_per_tick.
  */
@@ -22,6 +25,7 @@
 #include <unistd.h>
 
 #include "sensors.h"
+#include "util.h"
 
 #define MAX_FILES 1024
 
@@ -101,6 +105,7 @@ int main(int argc, char *argv[]) {
         struct timespec next;
         long interval_ms, seconds, ticks;
         int64_t cpu0, cpu1;
+        uint64_t first;
         int r;
 
         if (argc != 4) {
@@ -120,7 +125,10 @@ int main(int argc, char *argv[]) {
         sensors_free(s);
 
         ticks = seconds * 1000 / interval_ms;
-        clock_gettime(CLOCK_MONOTONIC, &next);
+        /* on the daemon's grid (util_grid_next_ns), so that both wake at the same instants */
+        first = util_grid_next_now_ns((uint64_t) interval_ms * 1000000u, 0) - (uint64_t) interval_ms * 1000000u;
+        next.tv_sec = (time_t) (first / 1000000000u);
+        next.tv_nsec = (long) (first % 1000000000u);
         cpu0 = ns(CLOCK_PROCESS_CPUTIME_ID);
         for (long k = 0; k < ticks; k++) {
                 next.tv_nsec += interval_ms * 1000000;

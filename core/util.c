@@ -91,6 +91,22 @@ uint64_t util_monotonic_ns(void) {
         return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
 }
 
+uint64_t util_grid_next_ns(uint64_t realtime_ns, uint64_t monotonic_ns, uint64_t interval_ns) {
+        if (interval_ns == 0)
+                return monotonic_ns;
+        return monotonic_ns + (interval_ns - realtime_ns % interval_ns);
+}
+
+uint64_t util_grid_next_now_ns(uint64_t interval_ns, uint64_t delay_ns) {
+        struct timespec rt, mono;
+
+        clock_gettime(CLOCK_REALTIME, &rt);
+        clock_gettime(CLOCK_MONOTONIC, &mono);
+        return util_grid_next_ns((uint64_t) rt.tv_sec * 1000000000u + (uint64_t) rt.tv_nsec + delay_ns,
+                                 (uint64_t) mono.tv_sec * 1000000000u + (uint64_t) mono.tv_nsec + delay_ns,
+                                 interval_ns);
+}
+
 int util_write_all(int fd, const void *data, size_t len) {
         const char *p = data;
 

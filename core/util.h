@@ -15,6 +15,15 @@ uint64_t util_monotonic_us(void);
 /* CLOCK_MONOTONIC in nanoseconds, for measuring how long something took. */
 uint64_t util_monotonic_ns(void);
 
+/* The grid of a periodic tick: the CLOCK_MONOTONIC time, in ns, of the next
+ * instant strictly after the given one at which the wall clock is a whole
+ * multiple of interval_ns since the epoch (a whole second at 1 s, a whole
+ * tenth at 100 ms). realtime_ns and monotonic_ns are the two clocks read at
+ * the same instant. interval_ns 0 gives monotonic_ns. */
+uint64_t util_grid_next_ns(uint64_t realtime_ns, uint64_t monotonic_ns, uint64_t interval_ns);
+/* The same, from the clocks now plus delay_ns. */
+uint64_t util_grid_next_now_ns(uint64_t interval_ns, uint64_t delay_ns);
+
 /* mkdir -p with mode for each missing component. */
 int util_mkdir_p(const char *path, mode_t mode);
 

@@ -288,8 +288,16 @@ static int daemon_on_save(sd_event_source *es, uint64_t usec, void *userdata) {
 
 /* The tick is a periodic timerfd of its own, not an sd-event timer: the
  * kernel keeps the cadence, so a tick costs one read of it and no re-arm.
- * After a stall (suspend, a slow sensor) the ticks missed are counted by the
- * kernel and dropped here: one tick, on the same grid, never a burst. */
+ * The cadence is on the wall clock's grid of the interval (util_grid_next_ns):
+ * at 1 s every sample is taken on a whole second, so the samples of boards
+ * whose clocks are set line up, and the tick wakes with whatever else on the
+ * board wakes on the second rather than on a phase of its own. The timer is
+ * monotonic: a step of the wall clock (NTP at boot on a board without an RTC)
+ * moves no tick; the grid is taken again at the next start or reload of a new
+ * interval. The first tick on the grid comes at least half an interval after
+ * the one before it. After a stall (suspend, a slow sensor) the ticks missed are
+ * counted by the kernel and dropped here: one tick, on the same grid, never a
+ * burst. */
 static int daemon_on_tick(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         struct daemon *d = userdata;
         uint64_t expirations;
@@ -301,19 +309,21 @@ static int daemon_on_tick(sd_event_source *es, int fd, uint32_t revents, void *u
 }
 
 static int daemon_arm_tick(int fd, uint64_t interval_ms) {
+        /* at least half an interval after the tick before: a load is a rate over the gap */
+        uint64_t first = util_grid_next_now_ns(interval_ms * 1000000u, interval_ms * 500000u);
         struct itimerspec its = {
                 .it_interval = { (time_t) (interval_ms / 1000u), (long) (interval_ms % 1000u) * 1000000L },
+                .it_value = { (time_t) (first / 1000000000u), (long) (first % 1000000000u) },
         };
 
-        its.it_value = its.it_interval;
-        return timerfd_settime(fd, 0, &its, NULL) < 0 ? -errno : 0;
+        return timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL) < 0 ? -errno : 0;
 }
 
 static int daemon_setup_timers(struct daemon *d) {
         uint64_t now = util_monotonic_us();
         int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC), r;
 
-        r = fd < 0 ? -errno : daemon_arm_tick(fd, d->cfg.interval_ms);
+        r = fd < 0 ? -errno : 0;        /* armed by daemon_run(), after the first tick */
         if (r >= 0)
                 r = sd_event_add_io(d->event, &d->tick_source, fd, EPOLLIN, daemon_on_tick, d);
         if (r >= 0)
@@ -624,6 +634,11 @@ int daemon_run(struct daemon *d) {
         int r;
 
         tick_run(d);            /* a first sample before anyone can ask */
+        r = daemon_arm_tick(sd_event_source_get_io_fd(d->tick_source), d->cfg.interval_ms);
+        if (r < 0) {
+                log_error("Cannot arm the sampling tick: %s", strerror(-r));
+                return r;
+        }
         daemon_give_back_start_up();
         sd_notify(0, "READY=1");
         r = sd_event_loop(d->event);

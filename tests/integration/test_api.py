@@ -125,6 +125,43 @@ def test_history_keeps_loads_to_a_jiffy(start_daemon, fixture_copy, tmp_path):
         writer.join()
 
 
+def tick_times(d, n, timeout=15):
+    """The times of the next n ticks, from the sensors document polled every 20 ms."""
+    seen = [d.get("/api/v1/sensors")[1]["time_ms"]]
+    deadline = time.monotonic() + timeout
+    while len(seen) <= n and time.monotonic() < deadline:
+        time.sleep(0.02)
+        t = d.get("/api/v1/sensors")[1]["time_ms"]
+        if t != seen[-1]:
+            seen.append(t)
+    assert len(seen) > n, f"only {len(seen) - 1} ticks in {timeout} s: {seen}"
+    return seen[1:]
+
+
+def test_ticks_fall_on_the_wall_clock_grid(start_daemon, tmp_path):
+    """Samples are taken on whole multiples of the interval on the wall clock (at 1 s, on the
+    second), whenever the daemon started, and again after a reload that sets another interval:
+    the reload comes at a third of a 300 ms slot, so ticks that kept its phase would be 100 ms
+    or more off the grid. The first tick on a grid comes at least half an interval after the
+    one before it."""
+    conf = tmp_path / "heatcurve.conf"
+    conf.write_text("[daemon]\ninterval = 1s\n")
+    root = fixture_path("rpi4")
+    d = start_daemon("--sysfs-root", root, "--procfs-root", root, "--config", str(conf))
+
+    def on_grid(times, interval):           # a loaded machine may wake one tick late
+        off = [t % interval for t in times]
+        assert sum(o < 75 for o in off) >= len(off) - 1, (interval, times, off)
+        assert all(b - a >= interval // 2 for a, b in zip(times, times[1:])), times
+
+    on_grid(tick_times(d, 3), 1000)
+    conf.write_text("[daemon]\ninterval = 300ms\n")
+    time.sleep((0.1 - time.time() % 0.3) % 0.3)
+    d.signal(signal.SIGHUP)
+    d.wait_for(lambda: d.get("/api/v1/status")[1]["interval_ms"] == 300, what="the reload")
+    on_grid(tick_times(d, 6), 300)
+
+
 @pytest.mark.parametrize("query,param", [
     ("from=abc", "from"),
     ("from=12x", "from"),

@@ -1,4 +1,4 @@
-/* test-duration.c — unit tests for duration_parse() and duration_format(). */
+/* test-duration.c — unit tests for duration_parse(), duration_format() and the tick's grid (util_grid_next_ns()). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -6,9 +6,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "duration.h"
+#include "util.h"
 
 struct parse_case {
         const char *text;
@@ -184,6 +186,35 @@ static void test_roundtrip(void **state) {
         }
 }
 
+/* The tick's grid: the next whole multiple of the interval on the wall
+ * clock, as a monotonic time, strictly after the instant given. */
+static void test_grid_next(void **state) {
+        const uint64_t s = 1000000000u, ms = 1000000u;
+        /* 2026-12-04 06:30:00.250 UTC on the wall clock, 5000.000 s since boot */
+        const uint64_t rt = 1796365800u * s + 250 * ms, mono = 5000 * s;
+        struct timespec now;
+        uint64_t before, next;
+
+        (void) state;
+        assert_int_equal(util_grid_next_ns(rt, mono, s), mono + 750 * ms);             /* 06:30:01.000 */
+        assert_int_equal(util_grid_next_ns(rt, mono, 100 * ms), mono + 50 * ms);        /* .300 */
+        assert_int_equal(util_grid_next_ns(rt, mono, 60 * s), mono + 59750 * ms);       /* 06:31:00 */
+        /* on the grid already: the next point, a whole interval on */
+        assert_int_equal(util_grid_next_ns(rt - 250 * ms, mono, s), mono + s);
+        /* an interval that is no divisor of a second: multiples since the epoch */
+        assert_int_equal((rt + util_grid_next_ns(rt, mono, 7 * s) - mono) % (7 * s), 0);
+        assert_int_equal(util_grid_next_ns(rt, mono, 0), mono);
+        /* 32-bit time_t boards: past 2038 the sum still fits in 64 bits */
+        assert_int_equal(util_grid_next_ns(4102444800u * s + 1, mono, s), mono + s - 1);
+
+        /* from the clocks: later than now plus the delay, by at most an interval */
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        before = (uint64_t) now.tv_sec * s + (uint64_t) now.tv_nsec;
+        next = util_grid_next_now_ns(100 * ms, 50 * ms);
+        assert_true(next > before + 50 * ms);
+        assert_true(next <= util_monotonic_ns() + 150 * ms);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse_table),
@@ -192,6 +223,7 @@ int main(void) {
                 cmocka_unit_test(test_format_small_buffer),
                 cmocka_unit_test(test_format_max),
                 cmocka_unit_test(test_roundtrip),
+                cmocka_unit_test(test_grid_next),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
