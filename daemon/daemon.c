@@ -292,12 +292,12 @@ static int daemon_on_save(sd_event_source *es, uint64_t usec, void *userdata) {
  * at 1 s every sample is taken on a whole second, so the samples of boards
  * whose clocks are set line up, and the tick wakes with whatever else on the
  * board wakes on the second rather than on a phase of its own. The timer is
- * monotonic: a step of the wall clock (NTP at boot on a board without an RTC)
- * moves no tick; the grid is taken again at the next start or reload of a new
- * interval. The first tick on the grid comes at least half an interval after
- * the one before it. After a stall (suspend, a slow sensor) the ticks missed are
- * counted by the kernel and dropped here: one tick, on the same grid, never a
- * burst. */
+ * monotonic, armed on the grid at start, at a reload of a new interval, and
+ * when the wall clock is set (daemon_on_clock_set: NTP at boot on a board
+ * without an RTC); the first tick on a grid comes at least half an interval
+ * after the one before it. After a stall (suspend, a slow sensor) the ticks
+ * missed are counted by the kernel and dropped here: one tick, on the same
+ * grid, never a burst. */
 static int daemon_on_tick(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         struct daemon *d = userdata;
         uint64_t expirations;
@@ -319,6 +319,33 @@ static int daemon_arm_tick(int fd, uint64_t interval_ms) {
         return timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL) < 0 ? -errno : 0;
 }
 
+/* A realtime timerfd that never expires, armed to be cancelled when the wall
+ * clock is set (TFD_TIMER_CANCEL_ON_SET): a Raspberry Pi without an RTC boots
+ * on the time it saved and is set by NTP seconds or days later. */
+static int daemon_arm_clock_watch(int fd) {
+        /* the largest time_t: 2038 where it has 32 bits */
+        struct itimerspec its = { .it_value = { .tv_sec = (time_t) ((UINTMAX_C(1) << (sizeof(time_t) * 8 - 1)) - 1) } };
+
+        return timerfd_settime(fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &its, NULL) < 0 ? -errno : 0;
+}
+
+static int daemon_on_clock_set(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
+        struct daemon *d = userdata;
+        uint64_t expirations;
+        int r;
+
+        if (read(fd, &expirations, sizeof expirations) >= 0 || errno != ECANCELED)
+                return 0;
+        r = daemon_arm_clock_watch(fd);
+        if (r >= 0)
+                r = daemon_arm_tick(sd_event_source_get_io_fd(d->tick_source), d->cfg.interval_ms);
+        if (r < 0)
+                log_warning("The wall clock was set; cannot take the tick's grid again: %s", strerror(-r));
+        else
+                log_info("The wall clock was set: samples are taken on its grid again");
+        return 0;
+}
+
 static int daemon_setup_timers(struct daemon *d) {
         uint64_t now = util_monotonic_us();
         int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC), r;
@@ -332,6 +359,23 @@ static int daemon_setup_timers(struct daemon *d) {
                 close(fd);
         if (r >= 0)
                 r = sd_event_source_set_enabled(d->tick_source, SD_EVENT_ON);
+        if (r >= 0) {
+                /* without it the tick keeps its grid until the next start: not fatal */
+                int cfd = timerfd_create(CLOCK_REALTIME, TFD_NONBLOCK | TFD_CLOEXEC);
+                int e = cfd < 0 ? -errno : daemon_arm_clock_watch(cfd);
+
+                if (e >= 0)
+                        e = sd_event_add_io(d->event, &d->clock_source, cfd, EPOLLIN, daemon_on_clock_set, d);
+                if (e >= 0)
+                        e = sd_event_source_set_io_fd_own(d->clock_source, true);
+                if (e < 0) {
+                        log_warning("Cannot watch the wall clock: %s; a step of it moves the samples off "
+                                    "the grid until the next start", strerror(-e));
+                        d->clock_source = sd_event_source_disable_unref(d->clock_source);
+                        if (cfd >= 0)
+                                close(cfd);
+                }
+        }
         if (r >= 0)
                 r = sd_event_add_time(d->event, &d->save_source, CLOCK_MONOTONIC,
                                       now + d->cfg.history_save_ms * 1000u, 1000000u, daemon_on_save, d);
@@ -661,6 +705,7 @@ void daemon_free(struct daemon *d) {
         api_free(d->api);
         sd_event_source_disable_unref(d->tick_source);
         sd_event_source_disable_unref(d->save_source);
+        sd_event_source_disable_unref(d->clock_source);
         sd_event_source_disable_unref(d->watch_source);
         sd_event_unref(d->event);
         history_free(d->hist);

@@ -37,6 +37,7 @@ struct daemon {
         sd_event *event;
         sd_event_source *tick_source;   /* sampling timer: a periodic timerfd */
         sd_event_source *save_source;   /* periodic history save */
+        sd_event_source *clock_source;  /* the wall clock was set: the tick back on its grid */
         sd_event_source *watch_source;  /* the sensors' inotify watch (fixture trees only), NULL for none */
         struct config cfg;
         const struct options *opts;     /* owned by main() */

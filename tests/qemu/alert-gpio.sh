@@ -2,7 +2,9 @@
 # alert-gpio.sh — runs inside the QEMU virt machine (vm.sh): heatcurved on a
 # fixture tree with an alert rule on PL061 line 5 and a fan on line 6; the
 # fixture's temperature is raised past the rule and the fan, then lowered,
-# and each line's level is read back from /sys/kernel/debug/gpio. Prints
+# and each line's level is read back from /sys/kernel/debug/gpio. Then a
+# second daemon's ticks are checked on the wall clock's grid, before and
+# after the clock is set. Prints
 # PASS/FAIL lines and "alert-gpio: N passed, M failed"; exits non-zero on
 # any failure.
 B=/bin/busybox
@@ -78,6 +80,48 @@ check "the transition is logged" [ $? -eq 0 ]
 $B kill $pid
 $B usleep 500000
 check "heatcurved stops cleanly" [ ! -d /proc/$pid ] || [ "$($B cat /proc/$pid/status 2>/dev/null | $B grep -c zombie)" = 1 ]
-[ $fail -eq 0 ] || $B cat /tmp/log
+
+# The tick's grid: samples on the wall clock's multiples of the interval, and
+# again after the clock is set (as NTP sets a board without an RTC). The clock
+# is set to a whole second 50 ms after a tick is seen, which moves ticks that
+# keep their old phase off the 400 ms grid by 350 ms less the time it takes
+# to see a tick and to run date (about 150 ms under emulation).
+tick_ms() { $B wget -q -O - http://127.0.0.1:8081/api/v1/sensors | $B sed -n 's/.*"time_ms":\([0-9]*\).*/\1/p'; }
+next_tick() {   # waits for a tick after the last one seen (up to 5 s); prints its time
+        t0=$(tick_ms)
+        i=0
+        while [ "$(tick_ms)" = "$t0" ] && [ $i -lt 250 ]; do $B usleep 20000; i=$((i + 1)); done
+        tick_ms
+}
+on_grid() {     # three ticks within 60 ms after a multiple of 400 ms
+        for n in 1 2 3; do
+                t=$(next_tick)
+                echo "tick at $t ms, $((t % 400)) ms after the grid"
+                [ -n "$t" ] && [ $((t % 400)) -lt 60 ] || return 1
+        done
+}
+cat > /tmp/g.conf <<CONF
+[daemon]
+listen = 127.0.0.1:8081
+state_dir = /tmp/state-grid
+interval = 400ms
+CONF
+$B mkdir -p /tmp/state-grid
+/bin/heatcurved -c /tmp/g.conf --sysfs-root $root --procfs-root $root >/tmp/log-grid 2>&1 &
+pid=$!
+i=0
+while [ -z "$(tick_ms)" ] && [ $i -lt 100 ]; do $B usleep 100000; i=$((i + 1)); done
+next_tick >/dev/null
+check "ticks on the wall clock's 400 ms grid" on_grid
+next_tick >/dev/null
+$B usleep 50000
+$B date -s "@$(($($B date +%s) + 5))" >/dev/null
+i=0
+while ! $B grep -q "The wall clock was set" /tmp/log-grid && [ $i -lt 50 ]; do $B usleep 100000; i=$((i + 1)); done
+check "the clock's step is noticed" $B grep -q "The wall clock was set" /tmp/log-grid
+check "ticks on the grid again after the step" on_grid
+$B kill $pid
+$B usleep 500000
+[ $fail -eq 0 ] || $B cat /tmp/log /tmp/log-grid
 echo "alert-gpio: $pass passed, $fail failed"
 [ $fail -eq 0 ]
