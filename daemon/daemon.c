@@ -286,37 +286,47 @@ static int daemon_on_save(sd_event_source *es, uint64_t usec, void *userdata) {
         return 0;
 }
 
-/* The tick is a periodic timerfd of its own, not an sd-event timer: the
- * kernel keeps the cadence, so a tick costs one read of it and no re-arm.
- * The cadence is on the wall clock's grid of the interval (util_grid_next_ns):
- * at 1 s every sample is taken on a whole second, so the samples of boards
- * whose clocks are set line up, and the tick wakes with whatever else on the
- * board wakes on the second rather than on a phase of its own. The timer is
- * monotonic, armed on the grid at start, at a reload of a new interval, and
- * when the wall clock is set (daemon_on_clock_set: NTP at boot on a board
- * without an RTC); the first tick on a grid comes at least half an interval
- * after the one before it. After a stall (suspend, a slow sensor) the ticks
- * missed are counted by the kernel and dropped here: one tick, on the same
- * grid, never a burst. */
-static int daemon_on_tick(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
-        struct daemon *d = userdata;
-        uint64_t expirations;
-
-        if (read(fd, &expirations, sizeof expirations) != (ssize_t) sizeof expirations)
-                return 0;       /* EAGAIN: nothing due after all */
-        tick_run(d);
-        return 0;
+/* The tick is not an event source: it is the timeout of the loop's wait
+ * (daemon_loop), which costs a wake-up nothing more. A timerfd in the epoll
+ * set costs its read and the re-arm of its timer on top, about a third more
+ * CPU a wake-up on the x86 VM of bench/README.md. The cadence is on the wall
+ * clock's grid of the interval (util_grid_next_ns): at 1 s every sample is
+ * taken on a whole second, so the samples of boards whose clocks are set line
+ * up, and the tick wakes with whatever else on the board wakes on the second
+ * rather than on a phase of its own. The grid is taken at start, at a reload
+ * of a new interval, and when the wall clock is set (daemon_on_clock_set: NTP
+ * at boot on a board without an RTC); the first tick on a grid comes at least
+ * half an interval after the one before it. */
+static void daemon_arm_tick(struct daemon *d, uint64_t interval_ms) {
+        /* at least half an interval after the tick before: a load is a rate over the gap */
+        d->tick_next_ns = util_grid_next_now_ns(interval_ms * 1000000u, interval_ms * 500000u);
 }
 
-static int daemon_arm_tick(int fd, uint64_t interval_ms) {
-        /* at least half an interval after the tick before: a load is a rate over the gap */
-        uint64_t first = util_grid_next_now_ns(interval_ms * 1000000u, interval_ms * 500000u);
-        struct itimerspec its = {
-                .it_interval = { (time_t) (interval_ms / 1000u), (long) (interval_ms % 1000u) * 1000000L },
-                .it_value = { (time_t) (first / 1000000000u), (long) (first % 1000000000u) },
-        };
+/* sd_event_loop(), with the tick run between two iterations once it is due.
+ * The wait ends on the millisecond after the tick's instant (epoll_wait()
+ * counts in milliseconds), or a little later where the kernel groups timers
+ * of a long sleep (0.1 % of it). After a stall (suspend, a slow sensor) the
+ * ticks missed are dropped: one tick, then the next on the same grid, never
+ * a burst. Once an exit is asked for, no tick runs. */
+static int daemon_loop(struct daemon *d) {
+        int code = 0, r;
 
-        return timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL) < 0 ? -errno : 0;
+        while (sd_event_get_state(d->event) != SD_EVENT_FINISHED) {
+                uint64_t now = util_monotonic_ns();
+
+                if (now >= d->tick_next_ns && sd_event_get_exit_code(d->event, &code) == -ENODATA) {
+                        uint64_t interval_ns = d->cfg.interval_ms * 1000000u;
+
+                        tick_run(d);
+                        d->tick_next_ns += (now - d->tick_next_ns) / interval_ns * interval_ns + interval_ns;
+                        continue;
+                }
+                r = sd_event_run(d->event, now >= d->tick_next_ns ? 0 : (d->tick_next_ns - now + 999u) / 1000u);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_event_get_exit_code(d->event, &code);
+        return r < 0 ? r : code;
 }
 
 /* A realtime timerfd that never expires, armed to be cancelled when the wall
@@ -336,49 +346,35 @@ static int daemon_on_clock_set(sd_event_source *es, int fd, uint32_t revents, vo
 
         if (read(fd, &expirations, sizeof expirations) >= 0 || errno != ECANCELED)
                 return 0;
+        daemon_arm_tick(d, d->cfg.interval_ms);
         r = daemon_arm_clock_watch(fd);
-        if (r >= 0)
-                r = daemon_arm_tick(sd_event_source_get_io_fd(d->tick_source), d->cfg.interval_ms);
         if (r < 0)
-                log_warning("The wall clock was set; cannot take the tick's grid again: %s", strerror(-r));
+                log_warning("The wall clock was set; samples are taken on its grid again, "
+                            "but a next step of it will not be seen: %s", strerror(-r));
         else
                 log_info("The wall clock was set: samples are taken on its grid again");
         return 0;
 }
 
 static int daemon_setup_timers(struct daemon *d) {
-        uint64_t now = util_monotonic_us();
-        int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC), r;
+        /* without it the tick keeps its grid until the next start: not fatal */
+        int cfd = timerfd_create(CLOCK_REALTIME, TFD_NONBLOCK | TFD_CLOEXEC);
+        int r = cfd < 0 ? -errno : daemon_arm_clock_watch(cfd);
 
-        r = fd < 0 ? -errno : 0;        /* armed by daemon_run(), after the first tick */
         if (r >= 0)
-                r = sd_event_add_io(d->event, &d->tick_source, fd, EPOLLIN, daemon_on_tick, d);
+                r = sd_event_add_io(d->event, &d->clock_source, cfd, EPOLLIN, daemon_on_clock_set, d);
         if (r >= 0)
-                r = sd_event_source_set_io_fd_own(d->tick_source, true);
-        else if (fd >= 0)
-                close(fd);
-        if (r >= 0)
-                r = sd_event_source_set_enabled(d->tick_source, SD_EVENT_ON);
-        if (r >= 0) {
-                /* without it the tick keeps its grid until the next start: not fatal */
-                int cfd = timerfd_create(CLOCK_REALTIME, TFD_NONBLOCK | TFD_CLOEXEC);
-                int e = cfd < 0 ? -errno : daemon_arm_clock_watch(cfd);
-
-                if (e >= 0)
-                        e = sd_event_add_io(d->event, &d->clock_source, cfd, EPOLLIN, daemon_on_clock_set, d);
-                if (e >= 0)
-                        e = sd_event_source_set_io_fd_own(d->clock_source, true);
-                if (e < 0) {
-                        log_warning("Cannot watch the wall clock: %s; a step of it moves the samples off "
-                                    "the grid until the next start", strerror(-e));
-                        d->clock_source = sd_event_source_disable_unref(d->clock_source);
-                        if (cfd >= 0)
-                                close(cfd);
-                }
+                r = sd_event_source_set_io_fd_own(d->clock_source, true);
+        if (r < 0) {
+                log_warning("Cannot watch the wall clock: %s; a step of it moves the samples off "
+                            "the grid until the next start", strerror(-r));
+                d->clock_source = sd_event_source_disable_unref(d->clock_source);
+                if (cfd >= 0)
+                        close(cfd);
         }
-        if (r >= 0)
-                r = sd_event_add_time(d->event, &d->save_source, CLOCK_MONOTONIC,
-                                      now + d->cfg.history_save_ms * 1000u, 1000000u, daemon_on_save, d);
+        /* the tick is armed by daemon_run(), after the first one */
+        r = sd_event_add_time(d->event, &d->save_source, CLOCK_MONOTONIC,
+                              util_monotonic_us() + d->cfg.history_save_ms * 1000u, 1000000u, daemon_on_save, d);
         if (r >= 0)
                 r = sd_event_source_set_enabled(d->save_source, SD_EVENT_ON);
         if (r < 0)
@@ -429,12 +425,7 @@ static void daemon_reload(struct daemon *d) {
         memcpy(c.state_dir, d->cfg.state_dir, sizeof c.state_dir);
         c.history_ms = d->cfg.history_ms;
         if (c.interval_ms != d->cfg.interval_ms) {
-                int e = daemon_arm_tick(sd_event_source_get_io_fd(d->tick_source), c.interval_ms);
-                if (e < 0) {
-                        log_warning("Cannot set the sampling interval to %" PRIu64 " ms: %s; it stays %" PRIu64 " ms",
-                                    c.interval_ms, strerror(-e), d->cfg.interval_ms);
-                        c.interval_ms = d->cfg.interval_ms;
-                }
+                daemon_arm_tick(d, c.interval_ms);
                 recorder_set_interval(&d->recorder, c.interval_ms);
         }
         d->cfg = c;
@@ -678,14 +669,10 @@ int daemon_run(struct daemon *d) {
         int r;
 
         tick_run(d);            /* a first sample before anyone can ask */
-        r = daemon_arm_tick(sd_event_source_get_io_fd(d->tick_source), d->cfg.interval_ms);
-        if (r < 0) {
-                log_error("Cannot arm the sampling tick: %s", strerror(-r));
-                return r;
-        }
+        daemon_arm_tick(d, d->cfg.interval_ms);
         daemon_give_back_start_up();
         sd_notify(0, "READY=1");
-        r = sd_event_loop(d->event);
+        r = daemon_loop(d);
         sd_notify(0, "STOPPING=1");
         log_info("Stopping");
         return r;
@@ -703,7 +690,6 @@ void daemon_free(struct daemon *d) {
                 daemon_save_history(d);
         http_free(d->http);
         api_free(d->api);
-        sd_event_source_disable_unref(d->tick_source);
         sd_event_source_disable_unref(d->save_source);
         sd_event_source_disable_unref(d->clock_source);
         sd_event_source_disable_unref(d->watch_source);

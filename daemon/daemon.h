@@ -35,7 +35,6 @@ struct options {
 
 struct daemon {
         sd_event *event;
-        sd_event_source *tick_source;   /* sampling timer: a periodic timerfd */
         sd_event_source *save_source;   /* periodic history save */
         sd_event_source *clock_source;  /* the wall clock was set: the tick back on its grid */
         sd_event_source *watch_source;  /* the sensors' inotify watch (fixture trees only), NULL for none */
@@ -56,6 +55,7 @@ struct daemon {
         size_t n_consumers;
         bool *was_ok;                   /* per temperature: ok at the previous tick, for change-of-state logs */
         uint64_t ticks;
+        uint64_t tick_next_ns;          /* CLOCK_MONOTONIC ns of the next tick: the loop's timeout */
         struct tick_status status;      /* what the last STATUS= was made of */
         char status_text[256];          /* and what it said, "STATUS=..." */
         int64_t tick_ns;                /* ns the last tick took, -1 before one */
