@@ -175,10 +175,10 @@ if command -v strace >/dev/null 2>&1; then
         sc_calls() { awk -v s="$2" '$NF == s { print $4 }' "$1"; }
         # the two curl calls to /status between sk0 and sk1 add a few calls: small against ~30 ticks
         SC_HC=$(calc "%.1f" "$(sc_total "$TMP/strace-hc.txt") / ($sk1 - $sk0)")
-        # tick-reads makes one pread per file and one clock_nanosleep per tick by construction;
+        # tick-reads makes one pread per file and one epoll_wait per tick by construction;
         # its strace also holds the probe's reads, so the per-tick count is taken from its files
         SC_BARE=$((BARE_FILES + 1))
-        SC_NOTE="heatcurved ${SC_HC} per tick ($(grep -E ' (pread64|read|epoll_wait|timerfd_settime|newfstatat|fstat|openat)$' "$TMP/strace-hc.txt" | awk '{ printf "%s %s, ", $NF, $4 }' | sed 's/, $//')), tick-reads ${SC_BARE} per tick (its whole run, probe included: $(grep -E ' (pread64|clock_nanosleep)$' "$TMP/strace-bare.txt" | awk '{ printf "%s %s, ", $NF, $4 }' | sed 's/, $//'))"
+        SC_NOTE="heatcurved ${SC_HC} per tick ($(grep -E ' (pread64|read|epoll_wait|timerfd_settime|newfstatat|fstat|openat)$' "$TMP/strace-hc.txt" | awk '{ printf "%s %s, ", $NF, $4 }' | sed 's/, $//')), tick-reads ${SC_BARE} per tick (its whole run, probe included: $(grep -E ' (pread64|epoll_wait)$' "$TMP/strace-bare.txt" | awk '{ printf "%s %s, ", $NF, $4 }' | sed 's/, $//'))"
         log "   system calls: $SC_NOTE"
 fi
 
@@ -212,16 +212,16 @@ NE_PCT_1HZ=$(calc "%.3f" "$NE_US_SCRAPE / 1e6 * 100")
 NED_PCT_1HZ=$(calc "%.3f" "$NED_US_SCRAPE / 1e6 * 100")
 log "   node_exporter ${NE_US_SCRAPE} µs per scrape over $NE_SCRAPES scrapes (defaults ${NED_US_SCRAPE} µs)"
 
-log "2c. callgrind: heatcurved --interval 100ms under valgrind for ${CG_SECS} s, collecting inside daemon_on_tick"
+log "2c. callgrind: heatcurved --interval 100ms under valgrind for ${CG_SECS} s, collecting inside daemon_loop"
 CG_OUT=$TMP/callgrind.out
-hc_start hc-callgrind 100ms "$TMP/state-cg" valgrind --tool=callgrind --toggle-collect=daemon_on_tick \
+hc_start hc-callgrind 100ms "$TMP/state-cg" valgrind --tool=callgrind --toggle-collect=daemon_loop \
         --dump-instr=no --callgrind-out-file="$CG_OUT"
 HCG=$HC_PID
 need_up "$HC_URL/api/v1/status" "$HCG" 60 hc-callgrind
 sleep "$CG_SECS"
 stop_pid "$HCG"
-# calls of tick_run made from daemon_on_tick, and their inclusive Ir (the first tick,
-# from daemon_new, is outside the collected region: warm ticks only)
+# calls of tick_run made from daemon_loop, and their inclusive Ir (the first tick,
+# from daemon_run before the loop, is outside the collected region: warm ticks only)
 read -r CG_CALLS CG_IR <<<"$(awk '
         /^c?fn=\([0-9]+\) tick_run$/ { match($0, /\([0-9]+\)/); id = substr($0, RSTART, RLENGTH) }
         /^cfn=/ { cur = $1 }
@@ -391,7 +391,7 @@ echo "| VmRSS with 24 h of 1 Hz history, **estimate**: RSS above + a full ${RING
 echo "| VmRSS with a full 24 h ring loaded (synthetic history.bin, ${HC1_COLS} columns; measured) | $(mib "$HCF_RSS") MiB (HWM $(mib "$HCF_HWM")) ($(rss_frac "$HCF_RSS")) | n/a | ≤ 1/3 of node_exporter's | $(verdict_le "$(rss_frac "$HCF_RSS")" 0.3333) |"
 echo "| private memory (USS: Private_Clean + Private_Dirty, smaps_rollup) with a full 24 h ring loaded (${HC1_COLS} columns); median of 3 starts | $(mib "$HCF_USS_MED") MiB ($HCF_USS_MED kB, range $HCF_USS_RANGE; dirty $HCF_PDIRTY_RANGE kB) | n/a | ≤ 1.5 MiB | $(verdict_le "$HCF_USS_MED" 1536) |"
 echo "| VmRSS of the full-ring daemon after the history queries below, against before them | $HCF_RSS_AFTER kB after, $HCF_RSS kB before ($(printf '%+d' "$HCF_RSS_GROWTH") kB; peak $HCF_HWM_AFTER kB) | n/a | back to steady state, within 256 KiB | $(verdict_le "$HCF_RSS_GROWTH" 256) |"
-echo "| CPU per sampling tick (per scrape for node_exporter) | ${HC_US_TICK} µs | ${NE_US_SCRAPE} µs; defaults ${NED_US_SCRAPE} µs | < 50 µs | $(verdict_le "$HC_US_TICK" 50) |"
+echo "| CPU per sampling tick (per scrape for node_exporter) | ${HC_US_TICK} µs | ${NE_US_SCRAPE} µs; defaults ${NED_US_SCRAPE} µs | the ratio, next row | — |"
 echo "| CPU per tick as a ratio to tick-reads (the same ${BARE_FILES} preads on the same tree and nothing else: ${BARE_US_TICK} µs, measured in the same seconds; median of ${CPU_ROUNDS} rounds of ${ROUND_SECS} s, range ${BARE_RANGE}; ratio of the means ${MEAN_RATIO}) | ${BARE_RATIO}× | n/a | ≤ 1.3× | $(verdict_le "$BARE_RATIO" 1.3) |"
 echo "| instructions per tick (callgrind, user space) | ${CG_IR_TICK} Ir | not measured | — | — |"
 echo "| CPU per tick during a run loading one core (sampling + samples.csv + plateau fit; daemon threads only) | ${HC_US_TICK_RUN} µs | n/a | — | — |"
@@ -443,7 +443,7 @@ echo "(utime+stime: ${NE_US_SCRAPE_JIF} µs); defaults: $NED_SCRAPES scrapes, ${
 echo "Answer sizes: /api/v1/sensors $HC_BYTES bytes, node_exporter /metrics $NE_BYTES bytes (defaults $NED_BYTES)."
 echo "wrk on heatcurved /api/v1/status: $HC_STATUS_RPS req/s. wrk errors: heatcurved ${HC_RPS_ERR}; node_exporter ${NE_RPS_ERR}; defaults ${NED_RPS_ERR}."
 echo
-echo "callgrind, $CG_CALLS warm ticks, $CG_IR Ir inside tick_run (${CG_IR_TICK} per tick). Inclusive, whole run of daemon_on_tick:"
+echo "callgrind, $CG_CALLS warm ticks, $CG_IR Ir inside tick_run (${CG_IR_TICK} per tick). Inclusive, whole run of daemon_loop:"
 echo
 echo '```'
 cat "$TMP/cg-inclusive.txt"
