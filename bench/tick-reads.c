@@ -23,8 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/epoll.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sensors.h"
