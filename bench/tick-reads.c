@@ -142,7 +142,7 @@ int main(int argc, char *argv[]) {
 
                 if (now >= next) {      /* as daemon_loop(): a tick missed is dropped */
                         bare_tick();
-                        next += (now - next) / interval_ns * interval_ns + interval_ns;
+                        next = util_grid_after_ns(next, now, interval_ns);
                         k++;
                         continue;
                 }

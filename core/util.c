@@ -107,6 +107,14 @@ uint64_t util_grid_next_now_ns(uint64_t interval_ns, uint64_t delay_ns) {
                                  interval_ns);
 }
 
+uint64_t util_grid_after_ns(uint64_t point_ns, uint64_t now_ns, uint64_t interval_ns) {
+        if (interval_ns == 0)
+                return now_ns;
+        if (now_ns < point_ns)
+                return point_ns + interval_ns;
+        return point_ns + ((now_ns - point_ns) / interval_ns + 1) * interval_ns;
+}
+
 int util_write_all(int fd, const void *data, size_t len) {
         const char *p = data;
 

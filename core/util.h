@@ -23,6 +23,10 @@ uint64_t util_monotonic_ns(void);
 uint64_t util_grid_next_ns(uint64_t realtime_ns, uint64_t monotonic_ns, uint64_t interval_ns);
 /* The same, from the clocks now plus delay_ns. */
 uint64_t util_grid_next_now_ns(uint64_t interval_ns, uint64_t delay_ns);
+/* Along a grid already taken: the first point_ns + k x interval_ns (k >= 1)
+ * strictly after now_ns, so that the points missed in a stall are dropped,
+ * not made up for in a burst. interval_ns 0 gives now_ns. */
+uint64_t util_grid_after_ns(uint64_t point_ns, uint64_t now_ns, uint64_t interval_ns);
 
 /* mkdir -p with mode for each missing component. */
 int util_mkdir_p(const char *path, mode_t mode);

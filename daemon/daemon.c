@@ -316,10 +316,8 @@ __attribute__((noinline)) static int daemon_loop(struct daemon *d) {
                 uint64_t now = util_monotonic_ns();
 
                 if (now >= d->tick_next_ns && sd_event_get_exit_code(d->event, &code) == -ENODATA) {
-                        uint64_t interval_ns = d->cfg.interval_ms * 1000000u;
-
                         tick_run(d);
-                        d->tick_next_ns += (now - d->tick_next_ns) / interval_ns * interval_ns + interval_ns;
+                        d->tick_next_ns = util_grid_after_ns(d->tick_next_ns, now, d->cfg.interval_ms * 1000000u);
                         continue;
                 }
                 r = sd_event_run(d->event, now >= d->tick_next_ns ? 0 : (d->tick_next_ns - now + 999u) / 1000u);

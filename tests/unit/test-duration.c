@@ -207,6 +207,14 @@ static void test_grid_next(void **state) {
         /* 32-bit time_t boards: past 2038 the sum still fits in 64 bits */
         assert_int_equal(util_grid_next_ns(4102444800u * s + 1, mono, s), mono + s - 1);
 
+        /* along a grid taken: the next point after now, the ones missed dropped */
+        assert_int_equal(util_grid_after_ns(mono, mono, s), mono + s);                  /* on time */
+        assert_int_equal(util_grid_after_ns(mono, mono + 2 * ms, s), mono + s);         /* the wait's slack */
+        assert_int_equal(util_grid_after_ns(mono, mono + 3500 * ms, s), mono + 4 * s);  /* a stall */
+        assert_int_equal(util_grid_after_ns(mono, mono + 4 * s, s), mono + 5 * s);      /* on a later point */
+        assert_int_equal(util_grid_after_ns(mono, mono - ms, s), mono + s);             /* not due yet */
+        assert_int_equal(util_grid_after_ns(mono, mono + 7, 0), mono + 7);
+
         /* from the clocks: later than now plus the delay, by at most an interval */
         clock_gettime(CLOCK_MONOTONIC, &now);
         before = (uint64_t) now.tv_sec * s + (uint64_t) now.tv_nsec;
