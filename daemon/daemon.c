@@ -2,7 +2,6 @@
 #include "daemon.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #include <pthread.h>
