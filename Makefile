@@ -118,7 +118,7 @@ demo: deps-build build
 	if [ "$$(id -u)" = 0 ] && ! case " $(ARGS) " in *" --allow-root "*) true ;; *) false ;; esac; then \
 	    echo "  As root, runs with a load are refused: ARGS=--allow-root allows them."; fi; \
 	echo ""; \
-	set -x; exec ./$(BUILD)/heatcurved $$mode --state-dir $(STATE) $$listen $(ARGS)
+	set -x; HEATCURVE_BOARDS_DIR=$(CURDIR)/data/boards exec ./$(BUILD)/heatcurved $$mode --state-dir $(STATE) $$listen $(ARGS)
 
 check: deps build
 	ninja -C $(BUILD) bench

@@ -95,7 +95,7 @@ def main():
     ap.add_argument("--fixture", default="x86-laptop-coretemp")
     ap.add_argument("--out", default=os.path.join(HERE, "events-latest.md"))
     a = ap.parse_args()
-    tree = os.path.join(ROOT, "tests", "fixtures", a.fixture)
+    tree = os.path.join(ROOT, "data", "boards", a.fixture)
     state = tempfile.mkdtemp(prefix="hc-events-bench-")
     conf = os.path.join(state, "bench.conf")
     with open(conf, "w") as f:

@@ -36,7 +36,7 @@ bench_options() {
                 esac
                 shift
         done
-        FIXTURES=$SRC/tests/fixtures
+        FIXTURES=$SRC/data/boards
         FIXTURE=$FIXTURES/$FIXTURE_NAME
         [ -d "$FIXTURE/sys" ] && [ -d "$FIXTURE/proc" ] ||
                 { echo "$BENCH: no fixture tree $FIXTURE (sys/ and proc/)" >&2; exit 2; }

@@ -8,7 +8,7 @@
 #   --build-dir DIR  use this configured meson build dir (built with ninja, not reconfigured);
 #                    default: build-bench/ in the source tree, built as debian/rules builds it
 #   --fixture BOARD  the board of the CPU and requests/s figures (default x86-laptop-coretemp);
-#                    sizes are measured on every board of tests/fixtures
+#                    sizes are measured on every board of data/boards
 #   --out FILE       where the Markdown results go (default bench/metrics-latest.md)
 #   --keep           keep the scratch directory (logs, callgrind output) and print its path
 # Needs: meson ninja curl wrk valgrind prometheus-node-exporter ss timeout.

@@ -34,7 +34,7 @@ import re
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-FIXTURE = os.path.join(ROOT, "tests", "fixtures", "x86-laptop-coretemp")
+FIXTURE = os.path.join(ROOT, "data", "boards", "x86-laptop-coretemp")
 
 
 def free_port():

@@ -6,7 +6,7 @@
 #   --quick          short runs (10 s instead of 60 s / 30 s, wrk 3 s instead of 10 s)
 #   --build-dir DIR  use this configured meson build dir (built with ninja, not reconfigured);
 #                    default: build-bench/ in the source tree, built as debian/rules builds it
-#   --fixture BOARD  a directory of tests/fixtures (default x86-laptop-coretemp)
+#   --fixture BOARD  a directory of data/boards (default x86-laptop-coretemp)
 #   --out FILE       where the Markdown results go (default bench/results-latest.md)
 #   --keep           keep the scratch directory (logs, callgrind output) and print its path
 # Needs: meson ninja cc curl wrk valgrind (callgrind_annotate) prometheus-node-exporter dpkg-buildflags.
@@ -275,7 +275,7 @@ log "4a. history ring in-process: ${RING_SAMPLES} samples x ${RING_COLUMNS} colu
 "$HFILL" ring "$RING_SAMPLES" "$RING_COLUMNS" "$QUERY_REPS" >"$TMP/ring16.txt"
 "$HFILL" ring "$RING_SAMPLES" "$HC1_COLS" "$QUERY_REPS" >"$TMP/ringN.txt"
 kv() { awk -F= -v k="$2" '$1 == k { print $2 }' "$1"; }
-"$HFILL" boards "$SRC/tests/fixtures" "$RING_SAMPLES" >"$TMP/boards.txt"
+"$HFILL" boards "$SRC/data/boards" "$RING_SAMPLES" >"$TMP/boards.txt"
 RING16_RATIO=$(kv "$TMP/ring16.txt" compression)
 RING16_BYTES=$(kv "$TMP/ring16.txt" memory_bytes)
 RING16_RES=$(kv "$TMP/ring16.txt" ring_resident_kib)
@@ -381,7 +381,7 @@ echo
 echo "- Command: \`$RUN_CMD\` ($( [ "$QUICK" = 1 ] && echo quick || echo full ) run), $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "- Source: $COMMIT; build: $BUILD (buildtype=$BUILDTYPE)"
 echo "- Machine: $MACHINE; load average at start $LOAD_START, at end $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine skews wrk and latency figures; instruction counts are not affected)"
-echo "- Fixture: tests/fixtures/$FIXTURE_NAME ($HC1_NTEMPS temperatures; $HC1_COLS history columns)"
+echo "- Fixture: data/boards/$FIXTURE_NAME ($HC1_NTEMPS temperatures; $HC1_COLS history columns)"
 echo "- node_exporter: $(prometheus-node-exporter --version 2>&1 | head -1 | sed 's/^node_exporter, //'); collectors thermal_zone, hwmon, cpufreq, cpu, stat (\"defaults\": its default set, for reference)"
 echo
 echo "| metric | heatcurved | node_exporter | budget (bench/README.md) | verdict |"

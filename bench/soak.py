@@ -23,6 +23,8 @@ SECONDS = float(sys.argv[1]) if len(sys.argv) > 1 else 300
 BINARY = sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(__file__), "..", "build", "heatcurved")
 KILL_EVERY = max(10.0, SECONDS / 6)        # a kill -9 about six times a run
 HUP_EVERY = 3.0
+# A build run in place finds the simulated boards in the source tree.
+os.environ.setdefault("HEATCURVE_BOARDS_DIR", os.path.join(os.path.dirname(__file__), "..", "data", "boards"))
 
 
 def free_port():

@@ -44,14 +44,13 @@ int daemon_config_build(const struct options *o, struct config *ret, char *err, 
         return r;
 }
 
+/* The simulated boards: HEATCURVE_BOARDS_DIR (a build run in place, the
+ * tests), else where the package installed them. */
 static const char *daemon_boards_dir(void) {
         const char *env = getenv("HEATCURVE_BOARDS_DIR");
 
         if (env && *env)
                 return env;
-        /* Running from the build tree: the fixtures of the source tree. */
-        if (access(BOARDS_DIR_SOURCE, F_OK) == 0)
-                return BOARDS_DIR_SOURCE;
         return BOARDS_DIR_INSTALLED;
 }
 
@@ -68,8 +67,9 @@ static int daemon_setup_simulator(struct daemon *d) {
         snprintf(p.board, sizeof p.board, "%s", d->cfg.sim.board);
         r = simulator_new(boards, "/proc", &p, util_now_ms(), &d->sim);
         if (r < 0) {
-                log_error("Cannot build the simulated board \"%s\" from %s: %s",
-                          p.board, boards, strerror(-r));
+                log_error("Cannot build the simulated board \"%s\" from %s: %s%s",
+                          p.board, boards, strerror(-r),
+                          r == -ENOENT ? " (set HEATCURVE_BOARDS_DIR to the boards' folder, e.g. data/boards of the source)" : "");
                 return r;
         }
         r = simulator_step(d->sim, util_now_ms());

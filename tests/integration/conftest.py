@@ -15,7 +15,9 @@ import pytest
 
 HEATCURVED = os.environ.get("HEATCURVED", "")
 FIXTURES_DIR = os.environ.get(
-    "FIXTURES_DIR", os.path.join(os.path.dirname(__file__), "..", "fixtures"))
+    "FIXTURES_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "data", "boards"))
+# --simulate finds its boards here when pytest runs outside meson test.
+os.environ.setdefault("HEATCURVE_BOARDS_DIR", FIXTURES_DIR)
 
 
 def free_port():

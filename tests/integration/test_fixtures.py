@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FIXTURES_DIR = os.environ.get("FIXTURES_DIR", os.path.join(HERE, "..", "fixtures"))
+FIXTURES_DIR = os.environ.get("FIXTURES_DIR", os.path.join(HERE, "..", "..", "data", "boards"))
 HEATCURVED = os.environ.get("HEATCURVED")
 
 COUNT_KEYS = {"n_temperatures": "temperatures",

@@ -37,7 +37,7 @@ def boards():
 
 
 def test_installed_fixtures_keep_their_symlinks(destdir):
-    src, dst = FIXTURES_DIR, installed(destdir, "share", "heatcurve", "fixtures")
+    src, dst = FIXTURES_DIR, installed(destdir, "share", "heatcurve", "boards")
     links = [os.path.relpath(os.path.join(d, n), src)
              for d, dirs, files in os.walk(src) for n in dirs + files
              if os.path.islink(os.path.join(d, n))]
@@ -50,7 +50,7 @@ def test_installed_fixtures_keep_their_symlinks(destdir):
 
 @pytest.mark.parametrize("board", boards())
 def test_every_installed_board_has_temperatures(destdir, heatcurved_bin, board):
-    env = dict(os.environ, HEATCURVE_BOARDS_DIR=installed(destdir, "share", "heatcurve", "fixtures"))
+    env = dict(os.environ, HEATCURVE_BOARDS_DIR=installed(destdir, "share", "heatcurve", "boards"))
     r = subprocess.run([heatcurved_bin, "--once", f"--simulate={board}"],
                        capture_output=True, text=True, env=env, timeout=30)
     assert r.returncode == 0, r.stderr
@@ -64,3 +64,39 @@ def test_readme_installed_where_the_unit_points(destdir):
     path = doc.strip()[len("Documentation=file://"):]
     prefix_rel = os.path.relpath(path, "/usr")
     assert os.path.isfile(installed(destdir, prefix_rel)), path
+
+
+def test_installed_binary_names_no_build_tree(destdir):
+    """No path of the source or build tree is baked in: the boards are found by the prefix."""
+    src = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+    for prog in (installed(destdir, "sbin", "heatcurved"), installed(destdir, "bin", "heatcurvectl")):
+        if not os.path.exists(prog):
+            continue
+        with open(prog, "rb") as f:
+            data = f.read()
+        for tree in (src, os.path.realpath(BUILD_ROOT)):
+            assert tree.encode() not in data, f"{prog} holds {tree}"
+
+
+@pytest.mark.slow
+def test_fresh_prefix_runs_the_simulator(tmp_path):
+    """meson setup --prefix, install, run: the installed daemon finds its boards with no variable set."""
+    meson = shutil.which("meson")
+    if not meson or not shutil.which("ninja"):
+        pytest.skip("meson or ninja missing")
+    src = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+    build, prefix = tmp_path / "build", tmp_path / "prefix"
+    for cmd in ([meson, "setup", str(build), src, f"--prefix={prefix}", "-Dtests=disabled",
+                 "-Dcli=disabled", "-Dman=disabled", f"-Dsystemdunitdir={prefix}/lib/systemd/system"],
+                ["ninja", "-C", str(build), "heatcurved"],
+                [meson, "install", "-C", str(build), "--quiet"]):
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stdout + r.stderr
+    env = {k: v for k, v in os.environ.items() if k != "HEATCURVE_BOARDS_DIR"}
+    r = subprocess.run([str(prefix / "sbin" / "heatcurved"), "--once", "--simulate"],
+                       capture_output=True, text=True, env=env, timeout=30, cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    temps = json.loads(r.stdout)["temperatures"]
+    assert temps and all(t["ok"] for t in temps), r.stdout
+    with open(prefix / "sbin" / "heatcurved", "rb") as f:
+        assert src.encode() not in f.read()

@@ -14,7 +14,7 @@ SRC=$(cd "$HERE/../.." && pwd)
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
-VM_PROGS="${1:?usage: alert-gpio-qemu.sh HEATCURVED}" VM_FILES="$SRC/tests/fixtures/rpi4:/fixture" \
+VM_PROGS="${1:?usage: alert-gpio-qemu.sh HEATCURVED}" VM_FILES="$SRC/data/boards/rpi4:/fixture" \
         "$HERE/vm.sh" "$HERE/alert-gpio.sh" | tee "$out"
 rc=${PIPESTATUS[0]}
 if [ "$rc" -eq 77 ]; then

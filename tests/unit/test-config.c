@@ -572,8 +572,8 @@ static int setup(void **state) {
         char rel[PATH_MAX];
 
         if (!fixtures)
-                fixtures = "tests/fixtures";
-        snprintf(config_dir, sizeof config_dir, "%s/../unit/config", fixtures);
+                fixtures = "data/boards";
+        snprintf(config_dir, sizeof config_dir, "%s/../../tests/unit/config", fixtures);
         snprintf(rel, sizeof rel, "%s/../../systemd/heatcurved.conf", fixtures);
         if (!realpath(rel, example_path) || chdir(config_dir) < 0) {
                 fprintf(stderr, "cannot find %s (set FIXTURES_DIR)\n", config_dir);

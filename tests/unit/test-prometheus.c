@@ -452,14 +452,14 @@ static void test_empty_snapshot(void **state) {
 }
 
 static int setup(void **state) {
-        const char *fixtures = getenv("FIXTURES_DIR");
+        const char *golden = getenv("GOLDEN_DIR");
         char rel[PATH_MAX];
 
-        if (!fixtures) {
-                fprintf(stderr, "FIXTURES_DIR is not set (run through meson test)\n");
+        if (!golden || !getenv("FIXTURES_DIR")) {
+                fprintf(stderr, "GOLDEN_DIR or FIXTURES_DIR is not set (run through meson test)\n");
                 return -1;
         }
-        snprintf(rel, sizeof rel, "%s/../golden/prometheus", fixtures);
+        snprintf(rel, sizeof rel, "%s/prometheus", golden);
         if (!realpath(rel, golden_dir)) {
                 fprintf(stderr, "cannot find %s: %m\n", rel);
                 return -1;
