@@ -1,6 +1,6 @@
 """listen: every accepted form starts; an address that is not up yet is bound anyway (IP_FREEBIND).
 
-Addresses used: loopback, and 192.0.2.1 on the loopback of a network
+Addresses used: loopback, and 198.51.100.1 on the loopback of a network
 namespace this test creates (unshare --net), never one of the host's."""
 import os
 import shutil
@@ -60,7 +60,7 @@ def test_localhost_means_ipv4_loopback(start_daemon):
 
 
 # Run inside a fresh network namespace whose loopback is up but has no
-# 192.0.2.1 yet (as a board before its DHCP lease); the daemon must start
+# 198.51.100.1 yet (as a board before its DHCP lease); the daemon must start
 # anyway and answer once the address is added. (With loopback down, a new
 # namespace lets any address be bound: that would test nothing.)
 FREEBIND_SCRIPT = textwrap.dedent(r"""
@@ -69,7 +69,7 @@ FREEBIND_SCRIPT = textwrap.dedent(r"""
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     log = open(state + ".log", "w+")
     p = subprocess.Popen([heatcurved, "--simulate", "--state-dir", state,
-                          "--listen", f"192.0.2.1:{port}"], stdout=log, stderr=subprocess.STDOUT)
+                          "--listen", f"198.51.100.1:{port}"], stdout=log, stderr=subprocess.STDOUT)
     def logs():
         log.flush(); log.seek(0); return log.read()
     try:
@@ -80,10 +80,10 @@ FREEBIND_SCRIPT = textwrap.dedent(r"""
             if time.monotonic() > deadline:
                 sys.exit("no 'Listening on' within 15 s:\n" + logs())
             time.sleep(0.05)
-        subprocess.run(["ip", "addr", "add", "192.0.2.1/24", "dev", "lo"], check=True)
+        subprocess.run(["ip", "addr", "add", "198.51.100.1/24", "dev", "lo"], check=True)
         for attempt in range(50):
             try:
-                with socket.create_connection(("192.0.2.1", port), timeout=2) as s:
+                with socket.create_connection(("198.51.100.1", port), timeout=2) as s:
                     s.sendall(b"GET /api/v1/status HTTP/1.0\r\n\r\n")
                     status = s.recv(64).split()[1]
                 break
@@ -91,7 +91,7 @@ FREEBIND_SCRIPT = textwrap.dedent(r"""
                 last = e
                 time.sleep(0.1)
         else:
-            sys.exit(f"no answer on 192.0.2.1:{port}: {last}\n{logs()}")
+            sys.exit(f"no answer on 198.51.100.1:{port}: {last}\n{logs()}")
         print("status", status.decode())
     finally:
         p.terminate()

@@ -11,8 +11,8 @@
 # itself; the service filter and the start-up hints; purge.
 #
 # Network: the container has its own network namespace (--private-network).
-# A veth pair joins it (192.0.2.1) to a namespace this script creates
-# (192.0.2.2, the "LAN" client); no host address is used.
+# A veth pair joins it (198.51.100.1) to a namespace this script creates
+# (198.51.100.2, the "LAN" client); no host address is used.
 # Skips with a message when nspawn cannot run here, unless
 # HEATCURVE_NSPAWN_REQUIRED=1 (CI), which makes that a failure.
 set -euo pipefail
@@ -118,14 +118,14 @@ fi
 [ "$(in_ct stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] || fail "the container is not on cgroup v2: IP filters would not apply"
 echo "check-systemd: booted $(in_ct systemctl --version | head -n 1) in $(( $(date +%s) - T0 )) s"
 
-# The LAN: container side 192.0.2.1, client namespace 192.0.2.2.
+# The LAN: container side 198.51.100.1, client namespace 198.51.100.2.
 ip netns add "$LAN"
 ip link add "${VETH}a" type veth peer name "${VETH}b"
 ip link set "${VETH}a" netns "$LEADER"
 ip link set "${VETH}b" netns "$LAN"
-in_ct ip addr add 192.0.2.1/24 dev "${VETH}a"
+in_ct ip addr add 198.51.100.1/24 dev "${VETH}a"
 in_ct ip link set "${VETH}a" up
-ip -n "$LAN" addr add 192.0.2.2/24 dev "${VETH}b"
+ip -n "$LAN" addr add 198.51.100.2/24 dev "${VETH}b"
 ip -n "$LAN" link set "${VETH}b" up
 ip -n "$LAN" link set lo up
 
@@ -257,15 +257,15 @@ in_ct mkdir -p /etc/systemd/system/heatcurved.socket.d
 in_ct sh -c 'printf "[Socket]\nListenStream=\nListenStream=0.0.0.0:8080\n" > /etc/systemd/system/heatcurved.socket.d/lan.conf'
 in_ct systemctl daemon-reload
 in_ct systemctl start heatcurved.socket
-code=$(lan_http http://192.0.2.1:8080/api/v1/status)
+code=$(lan_http http://198.51.100.1:8080/api/v1/status)
 [ "$code" = 000 ] && ok "socket on 0.0.0.0: a LAN client is refused by the socket's IPAddressDeny=" \
     || fail "socket on 0.0.0.0 answered the LAN with $code"
 in_ct systemctl stop heatcurved heatcurved.socket
-in_ct sh -c 'printf "IPAddressAllow=192.0.2.0/24\n" >> /etc/systemd/system/heatcurved.socket.d/lan.conf'
+in_ct sh -c 'printf "IPAddressAllow=198.51.100.0/24\n" >> /etc/systemd/system/heatcurved.socket.d/lan.conf'
 in_ct systemctl daemon-reload
 in_ct systemctl start heatcurved.socket
-code=$(lan_http http://192.0.2.1:8080/api/v1/status)
-[ "$code" = 200 ] && ok "socket drop-in IPAddressAllow=192.0.2.0/24: the LAN client gets 200" \
+code=$(lan_http http://198.51.100.1:8080/api/v1/status)
+[ "$code" = 200 ] && ok "socket drop-in IPAddressAllow=198.51.100.0/24: the LAN client gets 200" \
     || fail "socket with IPAddressAllow=: the LAN got $code"
 in_ct systemctl stop heatcurved heatcurved.socket
 in_ct rm -r /etc/systemd/system/heatcurved.socket.d
@@ -279,19 +279,19 @@ in_ct chown heatcurve: /srv/hc-stress
 set_conf '[daemon]\nsimulate = yes\nlisten = :8080\n[runs]\nstress_dir = /srv/hc-stress\n'
 in_ct systemctl start heatcurved
 wait_until 10 service_answers || true
-code=$(lan_http http://192.0.2.1:8080/api/v1/status)
+code=$(lan_http http://198.51.100.1:8080/api/v1/status)
 [ "$code" = 000 ] && ok "listen = :8080: the LAN client is dropped by the service's IPAddressDeny=" \
     || fail "listen = :8080 answered the LAN with $code before any drop-in"
 journal_has heatcurved "IPAddressAllow=" && ok "the journal names the IPAddressAllow= drop-in" \
     || fail "no IPAddressAllow= hint in the journal"
 journal_has heatcurved "ReadWritePaths=/srv/hc-stress" && ok "the journal names ReadWritePaths=/srv/hc-stress" \
     || fail "no ReadWritePaths= hint for a read-only stress_dir"
-in_ct sh -c 'printf "[Service]\nIPAddressAllow=192.0.2.0/24\n" > /etc/systemd/system/heatcurved.service.d/lan.conf'
+in_ct sh -c 'printf "[Service]\nIPAddressAllow=198.51.100.0/24\n" > /etc/systemd/system/heatcurved.service.d/lan.conf'
 in_ct systemctl daemon-reload
 in_ct systemctl restart heatcurved
 wait_until 10 service_answers || true
-code=$(lan_http http://192.0.2.1:8080/api/v1/status)
-[ "$code" = 200 ] && ok "service drop-in IPAddressAllow=192.0.2.0/24: the LAN client gets 200" \
+code=$(lan_http http://198.51.100.1:8080/api/v1/status)
+[ "$code" = 200 ] && ok "service drop-in IPAddressAllow=198.51.100.0/24: the LAN client gets 200" \
     || fail "service with IPAddressAllow=: the LAN got $code"
 
 # ---- purge: units and user go, the state stays
