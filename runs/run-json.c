@@ -319,7 +319,6 @@ static int record_from_json(json_object *doc, struct run *r, char *err, size_t e
                 r->imported_id = (unsigned) doc_int(imported, "id");
                 r->imported_ms = doc_int(imported, "imported_ms");
         }
-        run_quality_from_json(doc_get(doc, "quality"), r);
         r->n_phases = json_object_array_length(phases);
         if (r->phase_index >= r->n_phases)
                 r->phase_index = 0;
@@ -328,6 +327,8 @@ static int record_from_json(json_object *doc, struct run *r, char *err, size_t e
                 if (ret < 0)
                         return ret == -EINVAL ? util_errorf(err, errlen, -EINVAL, "phases[%zu].%s", i, inner) : ret;
         }
+        /* after the phases: the flags are read per phase, up to n_phases */
+        run_quality_from_json(doc_get(doc, "quality"), r);
         return 0;
 }
 

@@ -133,6 +133,18 @@ static void test_busy_idle_is_flagged(void **state) {
                             "\"rise_over_ambient_c\": \"ok\", \"tau_heat_s\": \"ok\", \"t90_heat_s\": \"ok\", "
                             "\"tau_cool_s\": \"ok\", \"t_back_to_baseline_s\": \"ok\", \"throttled_fraction\": \"ok\", "
                             "\"work_rate_drop_pct\": \"ok\" } }");
+        /* read back as after a restart: the flags come back with the phases */
+        struct run *back = NULL;
+        char err[600];
+        assert_int_equal(run_from_json(doc, &back, err, sizeof err), 0);
+        assert_true(run_phase_disturbed(back, 0));
+        assert_false(run_phase_disturbed(back, 1));
+        assert_int_equal(run_metric_quality(back, "baseline_c"), RUN_QUALITY_DISTURBED);
+        json_object *again = run_to_json(back, false);
+        assert_true(json_object_object_get_ex(again, "quality", &q));
+        assert_non_null(strstr(json_object_to_json_string(q), "\"ok\": false"));
+        json_object_put(again);
+        run_free(back);
         json_object_put(doc);
         run_free(r);
         remove_tree(dir);
