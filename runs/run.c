@@ -407,6 +407,9 @@ static void run_record(struct run *r, struct run_now now) {
                 for (size_t k = 0; k <= r->phase_index; k++)
                         r->phase_start[k] = (r->phase_start[k] + 1) / 2;
         }
+        /* the other metrics wait for the phase's end; the peak is known at once */
+        if (r->series.peak_known)
+                r->metrics.peak_c = r->series.peak_c;
         r->last = x;
         r->sampled = true;
         run_csv_row(r, now.wall_ms, &x, hot ? hot->temp_mc / 1000.0 : NAN);

@@ -103,6 +103,27 @@ static void test_series_time_is_monotonic(void **state) {
         remove_tree(dir);
 }
 
+/* The peak of a live run follows its samples within a phase, not only at phase ends. */
+static void test_live_peak_follows_samples(void **state) {
+        char dir[] = "/tmp/test-run-XXXXXX";
+        struct run_host host;
+        struct run *r;
+
+        assert_non_null(mkdtemp(dir));
+        r = start_run("{\"phases\": [{\"kind\": \"idle\", \"duration\": \"60s\"}]}", &host, dir);
+        int64_t mono0 = r->created_mono_ms, wall0 = r->created_ms;
+        for (int s = 1; s <= 30; s++) {
+                temps[0].temp_mc = s <= 20 ? 41000 + 500 * s : 45000;         /* up to 51 C, then down */
+                run_tick(r, wall0 + s * 1000, mono0 + s * 1000);
+                assert_int_equal(r->state, RUN_RUNNING);
+                assert_true(fabs(r->metrics.peak_c - (s <= 20 ? 41.0 + 0.5 * s : 51.0)) < 1e-9);
+        }
+        run_stop(r);
+        assert_true(fabs(r->metrics.peak_c - 51.0) < 1e-9);
+        run_free(r);
+        remove_tree(dir);
+}
+
 /* Other programs busy during idle: the phase and the baseline are flagged. */
 static void test_busy_idle_is_flagged(void **state) {
         char dir[] = "/tmp/test-run-XXXXXX";
@@ -749,6 +770,7 @@ int main(void) {
                 cmocka_unit_test(test_samples_time_as_strtoll),
                 cmocka_unit_test(test_series_time_is_monotonic),
                 cmocka_unit_test(test_busy_idle_is_flagged),
+                cmocka_unit_test(test_live_peak_follows_samples),
                 cmocka_unit_test(test_stable_waits_for_a_quiet_board),
                 cmocka_unit_test(test_firmware_is_recorded),
                 cmocka_unit_test(test_older_samples_csv_reads_back),
