@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -356,6 +357,31 @@ int64_t samples_complete_length(FILE *f) {
                 total += len;
         free(line);
         return ferror(f) ? -EIO : total;
+}
+
+int64_t samples_complete_tail(int fd, int64_t size) {
+        char buf[4096];
+        int64_t pos = size, complete = -1;      /* just past the last newline looked at */
+        bool nul = false;                       /* a NUL in the row that ends there */
+
+        while (pos > 0) {
+                size_t n = pos < (int64_t) sizeof buf ? (size_t) pos : sizeof buf;
+                ssize_t got = pread(fd, buf, n, (off_t) (pos - (int64_t) n));
+
+                if (got != (ssize_t) n)
+                        return got < 0 ? -errno : -EIO;
+                pos -= (int64_t) n;
+                for (size_t i = n; i-- > 0;) {
+                        if (buf[i] == '\n') {
+                                if (complete >= 0 && !nul)
+                                        return complete;
+                                complete = pos + (int64_t) i + 1;
+                                nul = false;
+                        } else if (buf[i] == '\0')
+                                nul = true;
+                }
+        }
+        return complete >= 0 && !nul ? complete : 0;
 }
 
 /* Whether f is a number as JSON writes them (strtod takes more: "inf",

@@ -122,6 +122,13 @@ size_t samples_halve(void *column, size_t size, size_t n);
  * takes them (it stops where this ends), or -errno. Reads from the start. */
 int64_t samples_complete_length(FILE *f);
 
+/* The same length for a file of size bytes that was whole when it was
+ * written (every row but the last checked at start, or appended since):
+ * only its tail is read, back to the last newline whose row holds no NUL.
+ * Leaves out a row being written and a power cut's NUL tail. -errno on a
+ * read error. */
+int64_t samples_complete_tail(int fd, int64_t size);
+
 /* The whole file as {"columns": [...], "rows": [[...], ...]}: numbers as
  * numbers, the phase and unit as strings, empty fields as null; the rows
  * samples_read() takes. Made a piece at a time as it is read, so an answer

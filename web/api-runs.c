@@ -184,7 +184,15 @@ static void api_run_samples(struct api *a, struct http_request *r, unsigned id) 
                 return;
         }
         if (api_wants_csv(r)) {
-                http_reply_fd(r, 200, "text/csv; charset=utf-8", fd, (uint64_t) st.st_size);
+                /* complete rows only: not a row being written, nor a power cut's NULs */
+                int64_t len = samples_complete_tail(fd, (int64_t) st.st_size);
+                if (len < 0) {
+                        close(fd);
+                        http_reply_error(r, 500, "internal", "cannot read the samples of run %u: %s",
+                                         id, strerror((int) -len));
+                        return;
+                }
+                http_reply_fd(r, 200, "text/csv; charset=utf-8", fd, (uint64_t) len);
                 return;
         }
         f = fdopen(fd, "re");

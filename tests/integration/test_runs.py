@@ -427,6 +427,24 @@ def test_sigterm_mid_run_stops_the_load_and_ends_the_run(start_daemon, tmp_path)
     assert doc["recording"]["samples"] >= 5 and rows_on_disk == doc["recording"]["samples"]
 
 
+def test_csv_answer_has_complete_rows_only(start_daemon, tmp_path):
+    """A finished run's samples.csv that gained a power cut's NUL tail, or a torn row, is served
+    without them: the CSV answer holds complete rows only, as the JSON one does."""
+    state = tmp_path / "state"
+    d = start_tree(start_daemon, fixture_path("rpi4"), state_dir=str(state))
+    status, run = post_run(d, {"phases": [{"kind": "idle", "duration": "1s"}]})
+    assert status == 201, run
+    done = wait_state(d, run["id"], timeout=10)
+    path = state / "runs" / str(run["id"]) / "samples.csv"
+    whole = path.read_bytes()
+    assert whole.endswith(b"\n") and b"\0" not in whole
+    for tail in (b"\0" * 4096, b"1700000006000,6.0", b"1700000006000,6.0\0\0\0\n" + b"\0" * 5000):
+        path.write_bytes(whole + tail)
+        status, csv = d.get(f"/api/v1/runs/{run['id']}/samples?format=csv")
+        assert status == 200 and csv.encode() == whole, tail[:20]
+        assert len(csv.strip().splitlines()) == done["recording"]["samples"] + 1
+
+
 def test_unreadable_newest_run_keeps_its_samples(start_daemon, tmp_path):
     """A run directory whose run.json was lost (a full disk, a power cut) keeps its id and its
     samples: it is rebuilt from them as interrupted, the damaged file moved aside, and a new run

@@ -103,6 +103,44 @@ static void test_series_time_is_monotonic(void **state) {
         remove_tree(dir);
 }
 
+/* The complete rows of a samples.csv, from its tail as from its start. */
+static void test_complete_tail(void **state) {
+#define ROWS(text, want) { text, sizeof text - 1, want }
+        static const struct { const char *text; size_t len; int64_t want; } cases[] = {
+                ROWS("h\n1,2\n3,4\n", 10),                    /* whole */
+                ROWS("h\n1,2\n3,", 6),                         /* a row being written */
+                ROWS("h\n1,2\n3,4\n\0\0\0\0", 10),            /* a power cut's NULs */
+                ROWS("h\n1,2\n3\0\0\n", 6),                   /* NULs, then a newline */
+                ROWS("h\n", 2),
+                ROWS("h", 0),
+                ROWS("", 0),
+        };
+#undef ROWS
+        char big[3 * 4096 + 16];
+        char path[] = "/tmp/test-run-tail-XXXXXX";
+        int fd = mkstemp(path);
+
+        assert_true(fd >= 0);
+        for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+                assert_int_equal(ftruncate(fd, 0), 0);
+                assert_int_equal(pwrite(fd, cases[k].text, cases[k].len, 0), (ssize_t) cases[k].len);
+                assert_int_equal(samples_complete_tail(fd, (int64_t) cases[k].len), cases[k].want);
+                FILE *f = fdopen(dup(fd), "r");
+                assert_non_null(f);
+                assert_int_equal(samples_complete_length(f), cases[k].want);
+                fclose(f);
+        }
+        /* a NUL tail longer than one read, after rows that span reads */
+        memset(big, 0, sizeof big);
+        for (size_t i = 0; i < 4096 + 100; i += 10)
+                memcpy(big + i, "123456789\n", 10);
+        assert_int_equal(ftruncate(fd, 0), 0);
+        assert_int_equal(pwrite(fd, big, sizeof big, 0), (ssize_t) sizeof big);
+        assert_int_equal(samples_complete_tail(fd, (int64_t) sizeof big), 4200);
+        close(fd);
+        unlink(path);
+}
+
 /* The peak of a live run follows its samples within a phase, not only at phase ends. */
 static void test_live_peak_follows_samples(void **state) {
         char dir[] = "/tmp/test-run-XXXXXX";
@@ -771,6 +809,7 @@ int main(void) {
                 cmocka_unit_test(test_series_time_is_monotonic),
                 cmocka_unit_test(test_busy_idle_is_flagged),
                 cmocka_unit_test(test_live_peak_follows_samples),
+                cmocka_unit_test(test_complete_tail),
                 cmocka_unit_test(test_stable_waits_for_a_quiet_board),
                 cmocka_unit_test(test_firmware_is_recorded),
                 cmocka_unit_test(test_older_samples_csv_reads_back),
