@@ -1,8 +1,11 @@
 /* config.c — daemon settings: defaults, INI file (libinih), one validator for file and flags. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ini.h>
 #include <math.h>
+#include <stdint.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +44,8 @@ struct config_key {
         const char *zero_note;          /* how a rejected value explains the 0 */
 };
 
+/* A configuration file is a few KiB; anything much larger is not one. */
+#define CONFIG_FILE_MAX (1024 * 1024)
 #define MS_S UINT64_C(1000)
 #define MS_M (60 * MS_S)
 #define MS_H (60 * MS_M)
@@ -511,6 +516,35 @@ static int config_parse_file(struct config *c, FILE *f, const char *path, char *
         return 0;
 }
 
+/* The file at path, if it is a regular file of at most CONFIG_FILE_MAX
+ * bytes. Opened without blocking: a FIFO (or a device) in its place must
+ * not hang the event loop of a reload, nor /dev/zero spin it. */
+static FILE *config_open(const char *path, struct stat *st, char *err, size_t errlen, int *ret) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        FILE *f;
+
+        *ret = fd < 0 || fstat(fd, st) < 0 ? -errno : S_ISDIR(st->st_mode) ? -EISDIR :
+               !S_ISREG(st->st_mode) ? -EINVAL : st->st_size > CONFIG_FILE_MAX ? -EFBIG : 0;
+        if (*ret == -EINVAL)
+                util_errorf(err, errlen, *ret, "%s: not a regular file", path);
+        else if (*ret == -EFBIG)
+                util_errorf(err, errlen, *ret, "%s: %jd bytes, more than a configuration file holds (%d)",
+                            path, (intmax_t) st->st_size, CONFIG_FILE_MAX);
+        else if (*ret < 0)
+                util_errorf(err, errlen, *ret, "%s: %s", path, strerror(-*ret));
+        if (*ret < 0) {
+                if (fd >= 0)
+                        close(fd);
+                return NULL;
+        }
+        f = fdopen(fd, "re");
+        if (!f) {
+                *ret = util_errorf(err, errlen, -errno, "%s: %s", path, strerror(errno));
+                close(fd);
+        }
+        return f;
+}
+
 int config_load(struct config *c, const char *path, char *err, size_t errlen) {
         struct config *copy;
         struct stat st;
@@ -521,14 +555,9 @@ int config_load(struct config *c, const char *path, char *err, size_t errlen) {
                 return -EINVAL;
         if (strlen(path) >= sizeof c->path)
                 return util_errorf(err, errlen, -ENAMETOOLONG, "%s: path too long", path);
-        f = fopen(path, "re");
+        f = config_open(path, &st, err, errlen, &r);
         if (!f)
-                return util_errorf(err, errlen, -errno, "%s: %s", path, strerror(errno));
-        r = fstat(fileno(f), &st) < 0 ? -errno : S_ISDIR(st.st_mode) ? -EISDIR : 0;
-        if (r < 0) {
-                fclose(f);
-                return util_errorf(err, errlen, r, "%s: %s", path, strerror(-r));
-        }
+                return r;
         copy = malloc(sizeof *copy);
         if (!copy) {
                 fclose(f);

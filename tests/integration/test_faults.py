@@ -88,6 +88,27 @@ def test_bad_reload_keeps_running_config(start_daemon, fixture_copy, tmp_path):
     assert 1 <= d.get("/api/v1/status")[1]["ticks"] - t0 <= 5
 
 
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+def test_reload_of_a_fifo_or_device_config_is_refused_at_once(start_daemon, fixture_copy, tmp_path, kind):
+    """A FIFO (no writer) or /dev/zero where the config was: the reload is refused, the API goes on."""
+    root = fixture_copy("rpi4")
+    conf = tmp_path / "heatcurved.conf"
+    conf.write_text("[daemon]\ninterval = 100ms\n")
+    d = start_daemon("--config", str(conf), "--sysfs-root", root, "--procfs-root", root)
+    conf.unlink()
+    if kind == "fifo":
+        os.mkfifo(conf)
+    else:
+        os.symlink("/dev/zero", conf)
+    d.signal(signal.SIGHUP)
+    d.wait_for(lambda: "Reload failed" in d.logs(), timeout=5, what="reload failure logged")
+    assert "not a regular file" in d.logs()
+    t0 = time.monotonic()
+    assert d.get("/api/v1/status", timeout=2)[1]["interval"] == "100ms"
+    assert time.monotonic() - t0 < 1.0
+    assert d.proc.poll() is None
+
+
 def test_unwritable_state_dir_is_reported_not_fatal(start_daemon, fixture_copy, tmp_path):
     root = fixture_copy("rpi4")
     blocker = tmp_path / "file-not-dir"

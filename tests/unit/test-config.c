@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -202,6 +203,32 @@ static void test_missing_file(void **state) {
         assert_int_equal(config_load(&c, ".", err, sizeof err), -EISDIR);
         assert_string_equal(err, ".: Is a directory");
         assert_unchanged(&c, &before);
+
+        /* a FIFO with no writer would block a reload's open() or read(); /dev/zero would spin it */
+        char fifo[] = "/tmp/test-config-fifo-XXXXXX";
+        assert_non_null(mkdtemp(fifo));
+        char path[sizeof fifo + 16];
+        snprintf(path, sizeof path, "%s/conf", fifo);
+        assert_int_equal(mkfifo(path, 0600), 0);
+        assert_int_equal(config_load(&c, path, err, sizeof err), -EINVAL);
+        assert_non_null(strstr(err, "not a regular file"));
+        assert_unchanged(&c, &before);
+        unlink(path);
+        rmdir(fifo);
+        assert_int_equal(config_load(&c, "/dev/zero", err, sizeof err), -EINVAL);
+        assert_string_equal(err, "/dev/zero: not a regular file");
+        assert_unchanged(&c, &before);
+
+        /* a file far larger than any configuration */
+        char big[] = "/tmp/test-config-big-XXXXXX";
+        int fd = mkstemp(big);
+        assert_true(fd >= 0);
+        assert_int_equal(ftruncate(fd, 2 * 1024 * 1024), 0);
+        close(fd);
+        assert_int_equal(config_load(&c, big, err, sizeof err), -EFBIG);
+        assert_non_null(strstr(err, "2097152 bytes"));
+        assert_unchanged(&c, &before);
+        unlink(big);
 }
 
 static void test_config_read(void **state) {
