@@ -359,6 +359,20 @@ static int parse_phases(json_object *def, struct run *r, char *err, size_t errle
         return 0;
 }
 
+int run_check_texts(json_object *o, const char *where, const char **label, const char **notes,
+                    char *err, size_t errlen) {
+        int ret;
+
+        if ((ret = get_string(o, "label", where, label, err, errlen)) < 0 ||
+            (ret = get_string(o, "notes", where, notes, err, errlen)) < 0)
+                return ret;
+        if (*label && utf8_chars(*label) >= RUN_LABEL_MAX)
+                return util_errorf(err, errlen, -EINVAL, "%slabel: longer than %d characters", where, RUN_LABEL_MAX - 1);
+        if (*notes && utf8_chars(*notes) > RUN_NOTES_MAX)
+                return util_errorf(err, errlen, -EINVAL, "%snotes: longer than %d characters", where, RUN_NOTES_MAX);
+        return 0;
+}
+
 static int parse_top(json_object *def, const struct sensors *s, struct run *r, char *err, size_t errlen) {
         static const char *const known[] = { "label", "notes", "ambient_c", "safety_limit_c", "sensor", "phases", NULL };
         const char *label, *notes, *sensor;
@@ -367,16 +381,11 @@ static int parse_top(json_object *def, const struct sensors *s, struct run *r, c
         if (!json_object_is_type(def, json_type_object))
                 return util_errorf(err, errlen, -EINVAL, "body: must be a JSON object");
         if ((ret = check_keys(def, known, "", err, errlen)) < 0 ||
-            (ret = get_string(def, "label", "", &label, err, errlen)) < 0 ||
-            (ret = get_string(def, "notes", "", &notes, err, errlen)) < 0 ||
+            (ret = run_check_texts(def, "", &label, &notes, err, errlen)) < 0 ||
             (ret = get_string(def, "sensor", "", &sensor, err, errlen)) < 0 ||
             (ret = get_number(def, "ambient_c", "", -40, 60, &r->ambient_c, err, errlen)) < 0 ||
             (ret = get_number(def, "safety_limit_c", "", 20, 150, &r->safety_limit_c, err, errlen)) < 0)
                 return ret;
-        if (label && utf8_chars(label) >= RUN_LABEL_MAX)
-                return util_errorf(err, errlen, -EINVAL, "label: longer than %d characters", RUN_LABEL_MAX - 1);
-        if (notes && utf8_chars(notes) > RUN_NOTES_MAX)
-                return util_errorf(err, errlen, -EINVAL, "notes: longer than %d characters", RUN_NOTES_MAX);
         snprintf(r->label, sizeof r->label, "%s", label ? label : "");
         r->notes = strdup(notes ? notes : "");
         if (!r->notes)

@@ -278,6 +278,11 @@ int run_file_import(json_object *doc, const char *state_dir, unsigned id, struct
         e = import_check(doc, &jrun, &csv, &len, err, errlen);
         if (e < 0)
                 return e;
+        /* the caps of a run started here: what is kept must read back after a restart */
+        const char *label, *notes;
+        e = run_check_texts(jrun, "run.", &label, &notes, err, errlen);
+        if (e < 0)
+                return e;
         e = run_from_json(jrun, &r, inner, sizeof inner);
         if (e < 0)
                 return e == -EINVAL ? util_errorf(err, errlen, e, "run.%s", inner) : e;

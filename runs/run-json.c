@@ -10,6 +10,7 @@
 #include "json-sensors.h"
 #include "json-util.h"
 #include "run.h"
+#include "text.h"
 #include "util.h"
 
 static const char *const phase_kinds[] = { "idle", "stress", "cooldown" };
@@ -202,7 +203,8 @@ static double doc_number(json_object *o, const char *key) {
 static void doc_copy(json_object *o, const char *key, char *buf, size_t size) {
         const char *s = doc_string(o, key);
 
-        snprintf(buf, size, "%s", s ? s : "");
+        /* cut on a character boundary, and valid UTF-8 whatever came in */
+        text_utf8_sanitize(s ? s : "", buf, size);
 }
 
 static int doc_duration(json_object *o, const char *key, uint64_t *ret) {

@@ -179,6 +179,12 @@ struct run {
 struct run *run_alloc(void);
 /* Parse and validate a POSTed definition; err names the field. (run-def.c) */
 int run_parse(json_object *def, const struct sensors *s, struct run **ret, char *err, size_t errlen);
+/* The label and notes of o (a definition, or a run being imported; where
+ * prefixes the field in err) as run_parse() takes them: strings, valid
+ * UTF-8 without NUL, at most RUN_LABEL_MAX - 1 and RUN_NOTES_MAX
+ * characters. NULL where absent. (run-def.c) */
+int run_check_texts(json_object *o, const char *where, const char **label, const char **notes,
+                    char *err, size_t errlen);
 /* Resolve the defaults, create state_dir/runs/<id> and its files, start the
  * first phase. On error nothing is left on disk and err says why. */
 int run_start(struct run *r, struct run_host *host, const struct run_settings *set, unsigned id,

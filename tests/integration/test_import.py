@@ -111,6 +111,9 @@ def test_bad_run_files_are_refused_and_leave_nothing(start_daemon):
         (mangled(doc, run__state="running"), "bad_request", "only an ended run"),
         (mangled(doc, run__phases=[]), "bad_request", "run.phases"),
         (mangled(doc, run__id=-3), "bad_request", "run.id"),
+        (mangled(doc, run__notes="n" * 4097), "bad_request", "run.notes: longer than 4096 characters"),
+        (mangled(doc, run__label="\u00e9" * 1000), "bad_request", "run.label: longer than 127 characters"),
+        (mangled(doc, run__label=7), "bad_request", "run.label: must be a string"),
         (mangled(doc, samples_csv=KeyError), "bad_request", "samples_csv: missing"),
         (mangled(doc, samples_csv=csv[:-1]), "bad_request", "whole line"),
         (mangled(doc, samples_csv=csv.replace("\n", "\u0000", 1)), "bad_request", "NUL"),
@@ -141,7 +144,7 @@ def test_import_needs_the_right_to_change_state_and_a_bounded_body(start_daemon,
     status, answer = b.request("POST", "/api/v1/runs/import", doc)
     assert status == 401, answer
     # without the token a body over 64 KiB is refused from its Content-Length, before it is read
-    big = json.dumps(mangled(doc, run__notes="x" * 100000)).encode()
+    big = b" " * 100000 + json.dumps(doc).encode()          # notes are capped as in POST /runs
     status, answer = b.request("POST", "/api/v1/runs/import", big)
     assert status == 413 and "65536" in answer["error"]["message"]
     b.headers = headers

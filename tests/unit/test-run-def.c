@@ -391,6 +391,24 @@ static void test_json_refused(void **state) {
         }
 }
 
+/* Text read back into fixed fields is cut between characters and made valid UTF-8. */
+static void test_json_text_cut_between_characters(void **state) {
+        char doc_text[2048], label[700] = "", err[600];
+        struct run *r = NULL;
+
+        for (int i = 0; i < 300; i++)
+                strcat(label, "\xc3\xa9");                     /* 600 bytes of "é" */
+        snprintf(doc_text, sizeof doc_text, "{\"id\": 1, \"state\": \"finished\", \"label\": \"%s\", "
+                 "\"phases\": [{\"kind\": \"idle\"}]}", label);
+        json_object *doc = json_tokener_parse(doc_text);
+        assert_non_null(doc);
+        assert_int_equal(run_from_json(doc, &r, err, sizeof err), 0);
+        assert_int_equal(strlen(r->label), 510);                /* 255 whole characters */
+        assert_int_equal(memcmp(r->label, label, 510), 0);
+        run_free(r);
+        json_object_put(doc);
+}
+
 struct duplicate_case {
         const char *json;
         const char *path;               /* where the first duplicate is; NULL for none */
@@ -501,6 +519,7 @@ int main(void) {
                 cmocka_unit_test(test_json_round_trip),
                 cmocka_unit_test(test_json_huge_metrics),
                 cmocka_unit_test(test_json_refused),
+                cmocka_unit_test(test_json_text_cut_between_characters),
                 cmocka_unit_test(test_duplicate_keys),
                 cmocka_unit_test(test_duplicate_keys_limits),
         };
