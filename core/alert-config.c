@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "duration.h"
 #include "util.h"
@@ -200,6 +202,31 @@ static int set_duration(const char *name, const char *key, const char *value, ui
         return 0;
 }
 
+/* exec: an absolute path to an executable regular file, then at most
+ * ALERT_EXEC_ARGS_MAX - 1 arguments, split on blanks as the hook is run. */
+static int set_exec(struct alert_rule_config *r, const char *name, const char *value, char *err, size_t errlen) {
+        char buf[ALERT_EXEC_MAX], *save = NULL, *prog;
+        size_t words = 0;
+        struct stat st;
+
+        if (value[0] != '/' || strlen(value) >= ALERT_EXEC_MAX)
+                return util_errorf(err, errlen, -EINVAL, "%s exec: \"%s\" must start with an absolute "
+                                "program path (at most %d bytes)", name, value, ALERT_EXEC_MAX - 1);
+        snprintf(buf, sizeof buf, "%s", value);
+        prog = strtok_r(buf, " \t", &save);
+        for (char *w = prog; w; w = strtok_r(NULL, " \t", &save))
+                words++;
+        if (words > ALERT_EXEC_ARGS_MAX)
+                return util_errorf(err, errlen, -EINVAL, "%s exec: %zu words; a hook takes a program and at most "
+                                "%d arguments", name, words, ALERT_EXEC_ARGS_MAX - 1);
+        if (stat(prog, &st) < 0)
+                return util_errorf(err, errlen, -errno, "%s exec: %s: %s", name, prog, strerror(errno));
+        if (!S_ISREG(st.st_mode) || access(prog, X_OK) < 0)
+                return util_errorf(err, errlen, -EINVAL, "%s exec: %s is not an executable file", name, prog);
+        snprintf(r->exec, sizeof r->exec, "%s", value);
+        return 0;
+}
+
 static int set_rule(struct alert_rule_config *r, const char *name, const char *key, const char *value,
                     char *err, size_t errlen) {
         int e = set_common(name, key, value, r->sensor, r->gpio, &r->gpio_active_low, err, errlen);
@@ -222,21 +249,21 @@ static int set_rule(struct alert_rule_config *r, const char *name, const char *k
         }
         if (strcmp(key, "for") == 0)
                 return set_duration(name, key, value, 3600000, &r->for_ms, err, errlen);
-        if (strcmp(key, "exec_timeout") == 0)
-                return set_duration(name, key, value, 3600000, &r->exec_timeout_ms, err, errlen);
+        if (strcmp(key, "exec_timeout") == 0) {
+                e = set_duration(name, key, value, 3600000, &r->exec_timeout_ms, err, errlen);
+                if (e == 0 && r->exec_timeout_ms == 0)
+                        return util_errorf(err, errlen, -EINVAL, "%s exec_timeout: \"%s\": a hook needs some time "
+                                        "(e.g. 10s)", name, value);
+                return e;
+        }
         if (strcmp(key, "lost") == 0) {
                 if (set_bool(value, &r->lost) < 0)
                         return util_errorf(err, errlen, -EINVAL, "%s lost: \"%s\" is not a boolean (yes/no, "
                                         "true/false, on/off, 1/0)", name, value);
                 return 0;
         }
-        if (strcmp(key, "exec") == 0) {
-                if (value[0] != '/' || strlen(value) >= ALERT_EXEC_MAX)
-                        return util_errorf(err, errlen, -EINVAL, "%s exec: \"%s\" must start with an absolute "
-                                        "program path (at most %d bytes)", name, value, ALERT_EXEC_MAX - 1);
-                snprintf(r->exec, sizeof r->exec, "%s", value);
-                return 0;
-        }
+        if (strcmp(key, "exec") == 0)
+                return set_exec(r, name, value, err, errlen);
         return util_errorf(err, errlen, -EINVAL, "unknown key \"%s\" in %s (known: sensor, warn, crit, hysteresis, "
                         "for, lost, exec, exec_timeout, gpio, gpio_active_low)", key, name);
 }

@@ -10,6 +10,7 @@
 #define ALERT_NAME_MAX 32               /* bytes, NUL included */
 #define ALERT_SENSOR_MAX 96             /* an id, a glob or "hottest" */
 #define ALERT_EXEC_MAX 256
+#define ALERT_EXEC_ARGS_MAX 16         /* words of exec: the program and its arguments */
 #define ALERT_GPIO_MAX 64               /* "gpiochip0:17", "/dev/gpiochip0:17" */
 #define ALERT_HYSTERESIS_DEFAULT_C 2.0
 #define ALERT_SOURCE_UNDERVOLTAGE "undervoltage"        /* the supply is too low (Raspberry Pi) */

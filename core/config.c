@@ -406,6 +406,9 @@ struct config_parser {
         unsigned error_line;            /* 0 while no error */
         int error;                      /* -errno of the first error */
         char message[384];              /* first error, without "FILE:LINE: " */
+        char **seen;                    /* "section\nkey" of every key set so far */
+        unsigned *seen_line;
+        size_t n_seen;
 };
 
 static void config_parser_fail(struct config_parser *p, int r, const char *message) {
@@ -450,10 +453,16 @@ static char *config_reader(char *str, int num, void *stream) {
         size_t len, skip;
         int ch;
 
+        /* no NUL in the buffer but the one fgets() ends the line with */
+        memset(str, '\n', (size_t) num);
         if (p->error_line != 0 || !fgets(str, num, p->f))
                 return NULL;
         p->line++;
         len = strlen(str);
+        if ((char *) memrchr(str, '\0', (size_t) num) != str + len) {
+                config_parser_fail(p, -EINVAL, "a NUL character in the line");
+                return NULL;
+        }
         if (len == (size_t) num - 1 && str[len - 1] != '\n') {
                 ch = getc(p->f);
                 if (ch != EOF) {
@@ -481,14 +490,50 @@ static char *config_reader(char *str, int num, void *stream) {
         return str;
 }
 
+/* Whether name was set in section before (a second value would silently
+ * win); remembers it otherwise. -ENOMEM when it cannot. */
+static int config_parser_seen(struct config_parser *p, const char *section, const char *name, unsigned *first) {
+        char *key, **seen;
+        unsigned *lines;
+
+        if (asprintf(&key, "%s\n%s", section, name) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < p->n_seen; i++)
+                if (strcmp(p->seen[i], key) == 0) {
+                        *first = p->seen_line[i];
+                        free(key);
+                        return 1;
+                }
+        seen = realloc(p->seen, (p->n_seen + 1) * sizeof *seen);
+        if (seen)
+                p->seen = seen;
+        lines = seen ? realloc(p->seen_line, (p->n_seen + 1) * sizeof *lines) : NULL;
+        if (!lines) {
+                free(key);
+                return -ENOMEM;
+        }
+        p->seen_line = lines;
+        p->seen[p->n_seen] = key;
+        p->seen_line[p->n_seen++] = p->line;
+        return 0;
+}
+
 static int config_handler(void *user, const char *section, const char *name, const char *value) {
         struct config_parser *p = user;
         char message[384];
+        unsigned first;
         int r;
 
         if (section[0] == '\0') {
                 snprintf(message, sizeof message, "key \"%s\" outside any section (put [daemon] above it)", name);
                 config_parser_fail(p, -EINVAL, message);
+                return 0;
+        }
+        r = config_parser_seen(p, section, name, &first);
+        if (r != 0) {
+                if (r > 0)
+                        snprintf(message, sizeof message, "[%s] %s: set twice (first on line %u)", section, name, first);
+                config_parser_fail(p, r > 0 ? -EINVAL : r, r > 0 ? message : "out of memory");
                 return 0;
         }
         r = config_set_styled(p->c, section, name, value, CONFIG_STYLE_FILE, message, sizeof message);
@@ -504,6 +549,10 @@ static int config_parse_file(struct config *c, FILE *f, const char *path, char *
         int r;
 
         r = ini_parse_stream(config_reader, &p, config_handler, &p);
+        for (size_t i = 0; i < p.n_seen; i++)
+                free(p.seen[i]);
+        free(p.seen);
+        free(p.seen_line);
         if (p.error_line != 0 && (r <= 0 || (unsigned) r >= p.error_line))
                 return util_errorf(err, errlen, p.error, "%s:%u: %s", path, p.error_line, p.message);
         if (r > 0)

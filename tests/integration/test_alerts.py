@@ -90,13 +90,15 @@ def test_hooks_one_at_a_time_timeout_and_failures(start_daemon, fixture_copy, tm
                                 f'echo "end $(date +%s%N) $HEATCURVE_STATE" >> "{spans}"\n', "slow.sh")
     stuck = write_hook(tmp_path, "exec sleep 30\n", "stuck.sh")
     failing = write_hook(tmp_path, "exit 3\n", "failing.sh")
+    gone = write_hook(tmp_path, "exit 0\n", "gone.sh")             # removed once the daemon runs
     conf = write_conf(tmp_path,
                       f"[alert slow]\nsensor = thermal_zone0\nwarn = 60\nhysteresis = 0\nexec = {slow}\n\n"
                       f"[alert stuck]\nsensor = thermal_zone0\nwarn = 60\nexec = {stuck}\nexec_timeout = 1s\n\n"
                       f"[alert failing]\nsensor = thermal_zone0\nwarn = 60\nexec = {failing}\n\n"
-                      f"[alert missing]\nsensor = thermal_zone0\nwarn = 60\nexec = /nonexistent/notify\n")
+                      f"[alert missing]\nsensor = thermal_zone0\nwarn = 60\nexec = {gone}\n")
     set_zone(root, 40)
     d = start_tree(start_daemon, root, "--config", conf)
+    os.unlink(gone)
     # four transitions within ~0.4 s: the slow hook runs for each, never two at once
     for c in (65, 40, 65, 40):
         set_zone(root, c)
@@ -113,7 +115,7 @@ def test_hooks_one_at_a_time_timeout_and_failures(start_daemon, fixture_copy, tm
     assert events[-1][2] == "ok"            # the latest transition ran last
     log = d.logs()
     assert "Alert failing: hook exited with status 3" in log
-    assert "Alert missing: cannot run hook /nonexistent/notify: No such file or directory" in log
+    assert f"Alert missing: cannot run hook {gone}: No such file or directory" in log
     assert "hook killed by signal 9" in log
 
 
@@ -246,7 +248,11 @@ def test_the_example_rule_in_the_shipped_config_is_valid(heatcurved_bin, tmp_pat
             lines.append(line[4:])
     assert lines and lines[0].startswith("[alert ")
     conf = tmp_path / "example.conf"
-    conf.write_text("".join(lines))
+    # the hook must exist to be accepted: the example's stands for the user's own
+    hook = write_hook(tmp_path, "exit 0\n", "notify-me")
+    text = "".join(lines)
+    assert "exec = /usr/local/bin/notify-me" in text
+    conf.write_text(text.replace("/usr/local/bin/notify-me", hook))
     import subprocess
     r = subprocess.run([heatcurved_bin, "--check-config", "--config", str(conf)], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout == "configuration ok\n", r.stdout + r.stderr

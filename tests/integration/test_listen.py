@@ -121,7 +121,9 @@ def test_socket_activation_wins_and_says_so(heatcurved_bin, tmp_path):
     sock_port, conf_port = free_port(), free_port()
     log = open(tmp_path / "log", "w+")
     env = {k: v for k, v in os.environ.items() if k not in ("NOTIFY_SOCKET", "JOURNAL_STREAM")}
-    p = subprocess.Popen([activate, "-l", f"127.0.0.1:{sock_port}", heatcurved_bin, "--simulate",
+    # the activator passes on only the variables it is given (-E)
+    boards = "HEATCURVE_BOARDS_DIR=" + os.environ["HEATCURVE_BOARDS_DIR"]
+    p = subprocess.Popen([activate, "-l", f"127.0.0.1:{sock_port}", "-E", boards, heatcurved_bin, "--simulate",
                           "--state-dir", str(tmp_path / "s"), "--listen", f"127.0.0.1:{conf_port}"],
                          stdout=log, stderr=subprocess.STDOUT, env=env)
     try:

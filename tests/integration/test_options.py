@@ -49,6 +49,23 @@ def test_check_config_names_file_line_key(heatcurved_bin, tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+@pytest.mark.parametrize("text, where, words", [
+    (b"[daemon]\ninterval = 1s\x00 the rest\n", 2, "a NUL character in the line"),
+    (b"[daemon]\ninterval = 1s\n[daemon]\ninterval = 2s\n", 4, "[daemon] interval: set twice (first on line 2)"),
+    (b"[alert a]\nsensor = hottest\nwarn = 70\nexec = /\n", 4, "exec: / is not an executable file"),
+    (b"[alert a]\nsensor = hottest\nwarn = 70\nexec = /nonexistent/hook\n", 4, "No such file or directory"),
+    (b"[alert a]\nsensor = hottest\nwarn = 70\nexec = /bin/true\nexec_timeout = 0s\n", 5, "exec_timeout"),
+    (b"[alert a]\nsensor = hottest\nwarn = 70\nexec = /bin/true" + b" x" * 16 + b"\n", 4, "17 words"),
+])
+def test_check_config_refuses_what_it_would_drop(heatcurved_bin, tmp_path, text, where, words):
+    """A config that would lose part of what it says is refused, with the file, line and key named."""
+    conf = tmp_path / "c.conf"
+    conf.write_bytes(text)
+    r = run(heatcurved_bin, "--check-config", "--config", str(conf))
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and f"{conf}:{where}:" in out and words in out, out
+
+
 def test_missing_config_file_is_an_error(heatcurved_bin, tmp_path):
     r = run(heatcurved_bin, "--check-config", "--config", str(tmp_path / "nope.conf"))
     assert r.returncode != 0 and "nope.conf" in (r.stdout + r.stderr)

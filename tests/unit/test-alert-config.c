@@ -45,7 +45,7 @@ static void test_the_documented_example(void **state) {
                               "crit = trip:critical-10\n"
                               "hysteresis = 3\n"
                               "for = 10s\n"
-                              "exec = /usr/local/bin/notify-me --urgent\n"
+                              "exec = /bin/true --urgent\n"
                               "gpio = gpiochip0:17\n"
                               "\n"
                               "[alert nvme]\n"
@@ -72,7 +72,7 @@ static void test_the_documented_example(void **state) {
         assert_true(r->crit.celsius == -10.0);
         assert_true(r->hysteresis_c == 3.0);
         assert_int_equal(r->for_ms, 10000);
-        assert_string_equal(r->exec, "/usr/local/bin/notify-me --urgent");
+        assert_string_equal(r->exec, "/bin/true --urgent");
         assert_string_equal(r->gpio, "gpiochip0:17");
         assert_false(r->lost);
         r = &c.alerts.rules[1];
@@ -104,6 +104,12 @@ static const struct bad_case bad_cases[] = {
         { "[alert a]\nsensor = x\nfor = 2h\n", "3: [alert a] for: \"2h\" is not a duration up to 1h (e.g. 10s, 2m)" },
         { "[alert a]\nsensor = x\nlost = maybe\n", "3: [alert a] lost: \"maybe\" is not a boolean (yes/no, true/false, on/off, 1/0)" },
         { "[alert a]\nsensor = x\nexec = notify-me\n", "3: [alert a] exec: \"notify-me\" must start with an absolute program path (at most 255 bytes)" },
+        { "[alert a]\nsensor = x\nexec = /nonexistent/notify-me\n", "3: [alert a] exec: /nonexistent/notify-me: No such file or directory" },
+        { "[alert a]\nsensor = x\nexec = /\n", "3: [alert a] exec: / is not an executable file" },
+        { "[alert a]\nsensor = x\nexec = /etc/passwd --now\n", "3: [alert a] exec: /etc/passwd is not an executable file" },
+        { "[alert a]\nsensor = x\nexec = /bin/true 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n",
+          "3: [alert a] exec: 17 words; a hook takes a program and at most 15 arguments" },
+        { "[alert a]\nsensor = x\nexec = /bin/true\nexec_timeout = 0s\n", "4: [alert a] exec_timeout: \"0s\": a hook needs some time (e.g. 10s)" },
         { "[alert a]\nsensor = x\ngpio = 17\n", "3: [alert a] gpio: \"17\" is not CHIP:LINE (e.g. gpiochip0:17)" },
         { "[alert a]\nsensor = x\ngpio = gpiochip0:99999\n", "3: [alert a] gpio: \"gpiochip0:99999\" is not CHIP:LINE (e.g. gpiochip0:17)" },
         { "[alert a b]\n", "1: unknown section [alert a b]" },
