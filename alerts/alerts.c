@@ -2,35 +2,32 @@
 #include "alerts.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <fnmatch.h>
-#include <limits.h>
 #include <math.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include "alert-action.h"
 #include "atomic-file.h"
 #include "fan.h"
-#include "gpio.h"
 #include "json-util.h"
 #include "log.h"
 #include "util.h"
 
-#define HOOK_ARGS_MAX 16
 #define DEFAULT_WARN_C 75.0             /* without a passive trip */
 #define DEFAULT_CRIT_C 85.0             /* without a hot or critical trip */
 #define DEFAULT_CRIT_MARGIN_C 5.0       /* below the lowest hot/critical trip */
 #define TRIP_HOT_OR_CRITICAL "hotcrit"  /* the default rule's crit: the lowest hot or critical trip */
 
-extern char **environ;
-
-struct alert_hook;
+/* The actions of a transition, in the order they act (see alert-action.h). */
+static const struct alert_action *const actions[] = {
+        &alert_action_journal,
+        &alert_action_gpio,
+        &alert_action_hook,
+};
+#define N_ACTIONS ELEMENTSOF(actions)
 
 /* One temperature of the sensors the rule is bound to, as the rule sees it. */
 struct rule_sensor {
@@ -47,28 +44,13 @@ struct alert_rule {
         char value_sensor[ALERT_SENSOR_MAX];
         int64_t above_since_ms[_ALERT_STATE_MAX];       /* warn, crit: monotonic ms since the level holds; 0 = not */
         bool matched_none_logged;
-        struct gpio_out *out;           /* the rule's output line, NULL for none or when it cannot be had */
-        char out_error[256];            /* why not, "" when fine or none */
-        struct alert_hook *hook;        /* running, or NULL */
-        bool hook_pending;              /* a transition came while it ran: run again for it */
-        struct alert_transition pending;
+        void *action_data[N_ACTIONS];   /* each action's state for the rule, NULL for none */
         bool is_hottest;                /* cfg.sensor is "hottest" */
         /* Matches and levels per temperature, worked out once per struct
          * sensors (ids and trips change only with a probe), not per tick. */
         const struct sensors *bound;    /* what per_sensor was made for, NULL for nothing */
         size_t n_bound;                 /* its n_temps then */
         struct rule_sensor *per_sensor;
-};
-
-struct alert_hook {
-        struct alert_hook *next;        /* every hook of the struct alerts, running or finished */
-        bool finished;                  /* its child source fired; freed at the next sample */
-        struct alerts *alerts;
-        struct alert_rule *rule;        /* NULL once the rule is gone (a reload) */
-        char name[ALERT_NAME_MAX];
-        pid_t pid;
-        uint64_t timeout_ms;
-        sd_event_source *child, *timer;
 };
 
 struct alerts {
@@ -85,7 +67,7 @@ struct alerts {
         bool *fan_matches[ALERT_FANS_MAX];      /* fan_bind() of fans_bound; NULL: matched per sample */
         const struct sensors *fans_bound;
         size_t fans_n_bound;
-        struct alert_hook *hooks;
+        void *action_self[N_ACTIONS];   /* each action's own state, NULL for none */
         struct alert_transition log[ALERTS_LOG_MAX];    /* a ring */
         size_t log_start, log_n;
 };
@@ -248,241 +230,56 @@ static void log_load(struct alerts *a) {
         json_object_put(root);
 }
 
-/* ---- hooks: one child at a time per rule, killed after its timeout */
+/* ---- the actions, through the list */
 
-static void hook_start(struct alerts *a, struct alert_rule *r, const struct alert_transition *t);
-
-static void hook_free(struct alert_hook *h) {
-        sd_event_source_disable_unref(h->child);
-        sd_event_source_disable_unref(h->timer);
-        free(h);
-}
-
-static int hook_on_exit(sd_event_source *es, const siginfo_t *si, void *userdata) {
-        struct alert_hook *h = userdata;
-        struct alert_rule *r = h->rule;
-        char field[ALERT_NAME_MAX + 8];
-        const char *fields[] = { field, NULL };
-
-        snprintf(field, sizeof field, "ALERT=%s", h->name);
-        if (si->si_code == CLD_EXITED && si->si_status == 0)
-                log_fields(LOG_INFO, fields, "Alert %s: hook finished", h->name);
-        else if (si->si_code == CLD_EXITED)
-                log_fields(LOG_WARNING, fields, "Alert %s: hook exited with status %d", h->name, si->si_status);
-        else
-                log_fields(LOG_WARNING, fields, "Alert %s: hook killed by signal %d", h->name, si->si_status);
-        /* not freed here: sd-event reaps the child after this callback returns */
-        h->finished = true;
-        h->timer = sd_event_source_disable_unref(h->timer);
-        if (r) {
-                r->hook = NULL;
-                if (r->hook_pending) {
-                        r->hook_pending = false;
-                        hook_start(h->alerts, r, &r->pending);
-                }
+/* The actions' own state beside the rules. -errno. */
+static int actions_new(struct alerts *a) {
+        for (size_t k = 0; k < N_ACTIONS; k++) {
+                int r = actions[k]->new ? actions[k]->new(&a->host, &a->action_self[k]) : 0;
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
 
-/* Frees the hooks whose child has been reaped. */
-static void hooks_sweep(struct alerts *a) {
-        for (struct alert_hook **p = &a->hooks; *p; ) {
-                struct alert_hook *h = *p;
-                if (!h->finished) {
-                        p = &h->next;
-                        continue;
-                }
-                *p = h->next;
-                hook_free(h);
-        }
+static void actions_free(struct alerts *a) {
+        for (size_t k = 0; k < N_ACTIONS; k++)
+                if (actions[k]->free)
+                        actions[k]->free(a->action_self[k]);
 }
 
-static int hook_on_timeout(sd_event_source *es, uint64_t usec, void *userdata) {
-        struct alert_hook *h = userdata;
-        char field[ALERT_NAME_MAX + 8];
-        const char *fields[] = { field, NULL };
-
-        snprintf(field, sizeof field, "ALERT=%s", h->name);
-        log_fields(LOG_WARNING, fields, "Alert %s: hook still running after %llu ms, killing it", h->name,
-                   (unsigned long long) h->timeout_ms);
-        kill(-h->pid, SIGKILL);         /* its own process group: whatever it started goes too */
-        kill(h->pid, SIGKILL);
+/* Each action's state for a new rule, zeroed. -ENOMEM. */
+static int actions_rule_alloc(struct alert_rule *r) {
+        for (size_t k = 0; k < N_ACTIONS; k++)
+                if (actions[k]->rule_size && !(r->action_data[k] = calloc(1, actions[k]->rule_size)))
+                        return -ENOMEM;
         return 0;
 }
 
-/* argv from "program arg arg", split on blanks (no shell); strings point into buf. */
-static size_t hook_argv(char *buf, char **argv, size_t max) {
-        size_t n = 0;
-
-        for (char *save = NULL, *w = strtok_r(buf, " \t", &save); w && n + 1 < max; w = strtok_r(NULL, " \t", &save))
-                argv[n++] = w;
-        argv[n] = NULL;
-        return n;
+static void actions_rule_open(struct alerts *a, struct alert_rule *r) {
+        for (size_t k = 0; k < N_ACTIONS; k++)
+                if (actions[k]->rule_open)
+                        actions[k]->rule_open(a->action_self[k], r->action_data[k], &r->cfg, r->state);
 }
 
-/* environ plus the HEATCURVE_* variables of the transition; strings in vars. */
-static char **hook_env(const struct alert_transition *t, const char *rule_name, char vars[6][160]) {
-        size_t n = 0, k = 0;
-        char **env;
-
-        while (environ && environ[n])
-                n++;
-        env = calloc(n + 7, sizeof *env);
-        if (!env)
-                return NULL;
-        for (size_t i = 0; i < n; i++)
-                if (strncmp(environ[i], "HEATCURVE_", 10) != 0)
-                        env[k++] = environ[i];
-        snprintf(vars[0], 160, "HEATCURVE_ALERT=%s", rule_name);
-        snprintf(vars[1], 160, "HEATCURVE_SENSOR=%s", t->sensor);
-        snprintf(vars[2], 160, "HEATCURVE_STATE=%s", state_names[t->state]);
-        snprintf(vars[3], 160, "HEATCURVE_PREVIOUS=%s", state_names[t->previous]);
-        if (isfinite(t->value_c))
-                snprintf(vars[4], 160, "HEATCURVE_TEMP_C=%.3f", t->value_c);
-        else
-                snprintf(vars[4], 160, "HEATCURVE_TEMP_C=");
-        if (isfinite(t->threshold_c))
-                snprintf(vars[5], 160, "HEATCURVE_THRESHOLD_C=%.3f", t->threshold_c);
-        else
-                snprintf(vars[5], 160, "HEATCURVE_THRESHOLD_C=");
-        for (size_t i = 0; i < 6; i++)
-                env[k++] = vars[i];
-        env[k] = NULL;
-        return env;
-}
-
-static int hook_spawn(const char *exec, char **env, pid_t *ret) {
-        char buf[ALERT_EXEC_MAX], *argv[HOOK_ARGS_MAX + 1];
-        posix_spawn_file_actions_t fa;
-        posix_spawnattr_t attr;
-        sigset_t none, all;
-        int r;
-
-        snprintf(buf, sizeof buf, "%s", exec);
-        if (hook_argv(buf, argv, ELEMENTSOF(argv)) == 0)
-                return -EINVAL;
-        sigemptyset(&none);
-        sigfillset(&all);
-        posix_spawnattr_init(&attr);
-        posix_spawn_file_actions_init(&fa);
-        /* the daemon blocks signals for sd-event: the hook gets a clean slate, in a group of its own */
-        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-        posix_spawnattr_setsigmask(&attr, &none);
-        posix_spawnattr_setsigdefault(&attr, &all);
-        posix_spawnattr_setpgroup(&attr, 0);
-        posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-        r = -posix_spawn(ret, argv[0], &fa, &attr, argv, env);
-        posix_spawn_file_actions_destroy(&fa);
-        posix_spawnattr_destroy(&attr);
-        return r;
-}
-
-static void hook_start(struct alerts *a, struct alert_rule *r, const struct alert_transition *t) {
-        char vars[6][160], field[ALERT_NAME_MAX + 8];
-        const char *fields[] = { field, NULL };
-        struct alert_hook *h;
-        char **env;
-        int e;
-
-        if (!r->cfg.exec[0] || !a->host.event)
-                return;
-        if (r->hook) {
-                /* never two at once for a rule: the latest transition runs next */
-                r->hook_pending = true;
-                r->pending = *t;
-                return;
+static void actions_rule_close(struct alerts *a, struct alert_rule *r) {
+        for (size_t k = 0; k < N_ACTIONS; k++) {
+                if (actions[k]->rule_close && (r->action_data[k] || !actions[k]->rule_size))
+                        actions[k]->rule_close(a->action_self[k], r->action_data[k]);
+                free(r->action_data[k]);
         }
-        snprintf(field, sizeof field, "ALERT=%s", r->cfg.name);
-        h = calloc(1, sizeof *h);
-        env = hook_env(t, r->cfg.name, vars);
-        e = h && env ? hook_spawn(r->cfg.exec, env, &h->pid) : -ENOMEM;
-        free(env);
-        if (e >= 0)
-                e = sd_event_add_child(a->host.event, &h->child, h->pid, WEXITED, hook_on_exit, h);
-        if (e >= 0)
-                e = sd_event_add_time_relative(a->host.event, &h->timer, CLOCK_MONOTONIC,
-                                               r->cfg.exec_timeout_ms * 1000u, 0, hook_on_timeout, h);
-        if (e < 0) {
-                log_fields(LOG_ERR, fields, "Alert %s: cannot run hook %s: %s", r->cfg.name, r->cfg.exec, strerror(-e));
-                if (h && h->pid > 0) {
-                        kill(-h->pid, SIGKILL);
-                        kill(h->pid, SIGKILL);
-                        waitpid(h->pid, NULL, 0);
-                }
-                if (h)
-                        hook_free(h);
-                return;
-        }
-        h->next = a->hooks;
-        a->hooks = h;
-        h->alerts = a;
-        h->rule = r;
-        h->timeout_ms = r->cfg.exec_timeout_ms;
-        snprintf(h->name, sizeof h->name, "%s", r->cfg.name);
-        r->hook = h;
 }
 
-/* ---- output lines (LED, buzzer, relay, fan) */
-
-/* Requests the line of a rule or fan, at its current level. A line that
- * cannot be had (a missing chip, a line out of range or held elsewhere) is
- * logged with the section's name and the line; the rule works on without it. */
-static struct gpio_out *output_open(const char *kind, const char *name, const char *spec_text, bool active_low,
-                                    bool on, char *error, size_t errlen) {
-        struct gpio_spec spec;
-        struct gpio_out *g = NULL;
-        char consumer[ALERT_NAME_MAX + 8];
-
-        error[0] = '\0';
-        if (!spec_text[0])
-                return NULL;
-        snprintf(consumer, sizeof consumer, "%s-%s", kind, name);
-        if (gpio_spec_parse(spec_text, &spec, error, errlen) < 0 ||
-            gpio_out_new(&spec, consumer, active_low, on, &g, error, errlen) < 0) {
-                log_error("%s %s: cannot drive gpio %s: %s; the %s works on without it",
-                          kind[0] == 'a' ? "Alert" : "Fan", name, spec_text, error, kind);
-                return NULL;
-        }
-        return g;
-}
-
-static void output_set(struct gpio_out *g, const char *kind, const char *name, bool on, char *error, size_t errlen) {
-        if (!g)
-                return;
-        if (gpio_out_set(g, on, error, errlen) < 0)
-                log_error("%s %s: setting its gpio line %s failed: %s", kind[0] == 'a' ? "Alert" : "Fan", name,
-                          on ? "on" : "off", error);
-        else
-                error[0] = '\0';
+/* Those that act at once (the journal, a line) before the transition is
+ * saved with its fsync; after_save ones (a hook, which may read it) after. */
+static void actions_transition(struct alerts *a, struct alert_rule *r, const struct alert_transition *t,
+                               bool after_save) {
+        for (size_t k = 0; k < N_ACTIONS; k++)
+                if (actions[k]->transition && actions[k]->after_save == after_save)
+                        actions[k]->transition(a->action_self[k], r->action_data[k], &r->cfg, t);
 }
 
 /* ---- transitions */
-
-static int state_priority(enum alert_state s) {
-        static const int prio[_ALERT_STATE_MAX] = { LOG_NOTICE, LOG_WARNING, LOG_CRIT, LOG_ERR };
-        return prio[s];
-}
-
-static void transition_log(const struct alert_transition *t) {
-        char f_alert[ALERT_NAME_MAX + 8], f_sensor[ALERT_SENSOR_MAX + 8], f_state[16], f_prev[20], f_temp[32];
-        const char *fields[] = { f_alert, f_sensor, f_state, f_prev, f_temp, NULL };
-        char at[96] = "", thr[48] = "";
-
-        snprintf(f_alert, sizeof f_alert, "ALERT=%s", t->rule);
-        snprintf(f_sensor, sizeof f_sensor, "SENSOR=%s", t->sensor);
-        snprintf(f_state, sizeof f_state, "STATE=%s", state_names[t->state]);
-        snprintf(f_prev, sizeof f_prev, "PREVIOUS=%s", state_names[t->previous]);
-        snprintf(f_temp, sizeof f_temp, "TEMP_C=%.3f", t->value_c);
-        if (isnan(t->value_c))
-                fields[4] = NULL;
-        if (t->sensor[0] && isfinite(t->value_c))
-                snprintf(at, sizeof at, ", %s at %.1f C", t->sensor, t->value_c);
-        if (isfinite(t->threshold_c))
-                snprintf(thr, sizeof thr, " (level %.1f C)", t->threshold_c);
-        log_fields(state_priority(t->state), fields, "Alert %s: %s%s%s, was %s", t->rule,
-                   t->state == ALERT_LOST ? "lost, no sensor answers" : state_names[t->state], at, thr,
-                   state_names[t->previous]);
-}
 
 static void rule_transition(struct alerts *a, struct alert_rule *r, enum alert_state to,
                             const struct temp_sensor *t, double threshold, int64_t now) {
@@ -498,12 +295,10 @@ static void rule_transition(struct alerts *a, struct alert_rule *r, enum alert_s
         r->since_ms = now;
         r->value_c = tr.value_c;
         snprintf(r->value_sensor, sizeof r->value_sensor, "%s", tr.sensor);
-        transition_log(&tr);
-        /* held while the rule is at or above its level, or lost */
-        output_set(r->out, "alert", r->cfg.name, to != ALERT_OK, r->out_error, sizeof r->out_error);
+        actions_transition(a, r, &tr, false);
         log_append(a, &tr);
         log_save(a);
-        hook_start(a, r, &tr);
+        actions_transition(a, r, &tr, true);
         if (a->host.transition)
                 a->host.transition(a->host.userdata, &tr);
 }
@@ -680,7 +475,9 @@ void alerts_on_sample(void *userdata, const struct snapshot *snap) {
         const struct temp_sensor *hottest = sensors_hottest(snap->sensors);
 
         a->sensors = snap->sensors;
-        hooks_sweep(a);
+        for (size_t k = 0; k < N_ACTIONS; k++)
+                if (actions[k]->sample)
+                        actions[k]->sample(a->action_self[k]);
         for (size_t i = 0; i < a->n_rules; i++)
                 rule_eval(a, a->rules[i], snap->sensors, hottest, snap->time_ms, snap->mono_ms);
         if (a->n_fans && (a->fans_bound != snap->sensors || a->fans_n_bound != snap->sensors->n_temps))
@@ -688,7 +485,7 @@ void alerts_on_sample(void *userdata, const struct snapshot *snap) {
         for (size_t i = 0; i < a->n_fans; i++)
                 if (fan_eval(&a->fans[i], snap->sensors, a->fan_matches[i], snap->time_ms, snap->mono_ms)) {
                         fan_log(&a->fans[i]);
-                        output_set(a->fan_out[i], "fan", a->fans[i].cfg.name, a->fans[i].on, a->fan_error[i],
+                        alert_gpio_set(a->fan_out[i], "fan", a->fans[i].cfg.name, a->fans[i].on, a->fan_error[i],
                                    sizeof a->fan_error[i]);
                 }
 }
@@ -702,7 +499,7 @@ unsigned alerts_fans_on(const struct alerts *a) {
 }
 
 static struct alert_rule *rule_default_undervoltage(int64_t now);
-static void rule_free(struct alert_rule *r);
+static void rule_free(struct alerts *a, struct alert_rule *r);
 
 /* Without rules of the user's, a board that reports its supply gets the
  * undervoltage rule beside the temperature one. */
@@ -714,11 +511,12 @@ static void alerts_default_sources(struct alerts *a, const struct sensors *s) {
         r = rule_default_undervoltage(util_now_ms());
         p = r ? realloc(a->rules, 2 * sizeof *p) : NULL;
         if (!p) {
-                rule_free(r);
+                rule_free(a, r);
                 return;
         }
         a->rules = p;
         a->rules[a->n_rules++] = r;
+        actions_rule_open(a, r);
 }
 
 void alerts_on_sensors(void *userdata, const struct sensors *s) {
@@ -750,6 +548,12 @@ static struct alert_rule *rule_new(const struct alert_rule_config *cfg, int64_t 
 
         if (!r)
                 return NULL;
+        if (actions_rule_alloc(r) < 0) {
+                for (size_t k = 0; k < N_ACTIONS; k++)
+                        free(r->action_data[k]);
+                free(r);
+                return NULL;
+        }
         r->cfg = *cfg;
         r->warn_fallback_c = r->crit_fallback_c = NAN;
         r->state = ALERT_OK;
@@ -776,14 +580,12 @@ static struct alert_rule *rule_default(int64_t now) {
         return r;
 }
 
-/* The line keeps its last level when released: a fan that was on stays on
- * while no daemon watches. */
-static void rule_free(struct alert_rule *r) {
+/* Its actions let go of it: a running hook finishes on its own, a line is
+ * released at its last level. */
+static void rule_free(struct alerts *a, struct alert_rule *r) {
         if (!r)
                 return;
-        if (r->hook)
-                r->hook->rule = NULL;   /* it finishes on its own */
-        gpio_out_free(r->out);
+        actions_rule_close(a, r);
         free(r->per_sensor);
         free(r);
 }
@@ -817,7 +619,7 @@ static void alerts_configure_fans(struct alerts *a, const struct alert_config *c
                 gpio_out_free(a->fan_out[k]);
         for (size_t i = 0; i < cfg->n_fans; i++)
                 if (!outs[i])
-                        outs[i] = output_open("fan", fans[i].cfg.name, fans[i].cfg.gpio, fans[i].cfg.gpio_active_low,
+                        outs[i] = alert_gpio_open("fan", fans[i].cfg.name, fans[i].cfg.gpio, fans[i].cfg.gpio_active_low,
                                               fans[i].on, errors[i], sizeof errors[i]);
         memcpy(a->fans, fans, cfg->n_fans * sizeof *fans);
         memcpy(a->fan_out, outs, sizeof outs);
@@ -853,7 +655,7 @@ int alerts_configure(struct alerts *a, const struct alert_config *cfg, char *err
                         }
         /* the others go first, so a changed rule can request the same line again */
         for (size_t k = 0; k < a->n_rules; k++)
-                rule_free(a->rules[k]);
+                rule_free(a, a->rules[k]);
         free(a->rules);
         a->rules = NULL;
         a->n_rules = 0;
@@ -862,16 +664,12 @@ int alerts_configure(struct alerts *a, const struct alert_config *cfg, char *err
                         rules[i] = cfg->n_rules ? rule_new(&cfg->rules[i], now) : rule_default(now);
                 if (!rules[i]) {
                         for (size_t k = 0; k < n; k++)
-                                rule_free(rules[k]);
+                                rule_free(a, rules[k]);
                         free(rules);
                         snprintf(err, errlen, "out of memory");
                         return -ENOMEM;
                 }
-                /* a line not had before is tried again: a reload is how to retry it */
-                if (!rules[i]->out && rules[i]->cfg.gpio[0])
-                        rules[i]->out = output_open("alert", rules[i]->cfg.name, rules[i]->cfg.gpio,
-                                                    rules[i]->cfg.gpio_active_low, rules[i]->state != ALERT_OK,
-                                                    rules[i]->out_error, sizeof rules[i]->out_error);
+                actions_rule_open(a, rules[i]);
         }
         a->rules = rules;
         a->n_rules = n;
@@ -895,7 +693,11 @@ int alerts_new(const struct alerts_host *host, const struct alert_config *cfg, s
         if (host->state_dir && asprintf(&a->log_path, "%s/alerts.json", host->state_dir) < 0)
                 a->log_path = NULL;
         log_load(a);
-        r = alerts_configure(a, cfg, err, errlen);
+        r = actions_new(a);
+        if (r < 0)
+                snprintf(err, errlen, "out of memory");
+        else
+                r = alerts_configure(a, cfg, err, errlen);
         if (r < 0) {
                 alerts_free(a);
                 return r;
@@ -908,23 +710,12 @@ void alerts_free(struct alerts *a) {
         if (!a)
                 return;
         for (size_t i = 0; i < a->n_rules; i++)
-                rule_free(a->rules[i]);
+                rule_free(a, a->rules[i]);
         for (size_t i = 0; i < a->n_fans; i++)
                 gpio_out_free(a->fan_out[i]);
         for (size_t i = 0; i < ALERT_FANS_MAX; i++)
                 free(a->fan_matches[i]);
-        while (a->hooks) {
-                struct alert_hook *h = a->hooks;
-                a->hooks = h->next;
-                if (!h->finished) {
-                        kill(-h->pid, SIGKILL);
-                        kill(h->pid, SIGKILL);
-                        sd_event_source_disable_unref(h->child);
-                        h->child = NULL;
-                        waitpid(h->pid, NULL, 0);
-                }
-                hook_free(h);
-        }
+        actions_free(a);
         free(a->rules);
         free(a->log_path);
         free(a);
@@ -950,8 +741,11 @@ void alerts_status(const struct alerts *a, size_t i, struct alert_status *ret) {
                 .value_c = r->value_c, .value_sensor = r->value_sensor,
                 .warn_c = t ? rule_threshold(r, ALERT_WARN, t) : NAN,
                 .crit_c = t ? rule_threshold(r, ALERT_CRIT, t) : NAN,
-                .hook_running = r->hook != NULL, .gpio = r->cfg.gpio, .gpio_error = r->out_error,
+                .gpio = r->cfg.gpio, .gpio_error = "",
         };
+        for (size_t k = 0; k < N_ACTIONS; k++)
+                if (actions[k]->status)
+                        actions[k]->status(r->action_data[k], ret);
 }
 
 size_t alerts_log_count(const struct alerts *a) {

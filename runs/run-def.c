@@ -232,7 +232,7 @@ static int parse_load(json_object *o, const char *phase_where, struct run_phase 
         static const char *const known[] = { "type", "workers", "method", "duty", "size", "argv", NULL };
         char where[64];
         const char *type = "cpu", *verr;
-        char vmsg[256];
+        char vmsg[256], names[128];
         int r;
 
         snprintf(where, sizeof where, "%sload.", phase_where);
@@ -243,15 +243,17 @@ static int parse_load(json_object *o, const char *phase_where, struct run_phase 
                 return r;
         if (!type)
                 type = "cpu";
-        if ((r = stress_type_from_string(type)) < 0)
-                return util_errorf(err, errlen, -EINVAL, "%stype: \"%s\" is not one of cpu, memory, io, command", where, type);
+        if ((r = stress_type_from_string(type)) < 0) {
+                stress_type_names(names, sizeof names, ", ");
+                return util_errorf(err, errlen, -EINVAL, "%stype: \"%s\" is not one of %s", where, type, names);
+        }
         stress_spec_init(&p->stress, (enum stress_type) r);
         p->has_stress = true;
         if ((r = parse_load_fields(o, where, p, err, errlen)) < 0)
                 return r;
-        if (p->stress.type == STRESS_COMMAND && (r = parse_load_argv(o, where, p, err, errlen)) < 0)
+        if (stress_type_runs_program(p->stress.type) && (r = parse_load_argv(o, where, p, err, errlen)) < 0)
                 return r;
-        if (p->stress.type == STRESS_IO)
+        if (stress_type_needs_dir(p->stress.type))
                 return 0;       /* its directory is known at start; validated there */
         if (stress_spec_validate(&p->stress, vmsg, sizeof vmsg) < 0) {
                 verr = strncmp(vmsg, "load.", 5) == 0 ? vmsg + 5 : vmsg;

@@ -59,7 +59,7 @@ static json_object *stress_to_json(const struct run_phase *p) {
         json_object *o = json_object_new_object();
 
         json_object_object_add(o, "type", json_object_new_string(stress_type_to_string(st->type)));
-        if (st->type == STRESS_COMMAND) {
+        if (stress_type_runs_program(st->type)) {
                 json_object *a = json_object_new_array();
                 for (size_t i = 0; p->command && p->command[i]; i++)
                         json_object_array_add(a, json_object_new_string(p->command[i]));
@@ -223,7 +223,7 @@ static int stress_from_json(json_object *o, struct run_phase *p, char *err, size
                 return util_errorf(err, errlen, -EINVAL, "load.type: unknown");
         stress_spec_init(&p->stress, (enum stress_type) type);
         p->has_stress = true;
-        if (type == STRESS_COMMAND) {
+        if (stress_type_runs_program((enum stress_type) type)) {
                 size_t n = json_object_is_type(argv, json_type_array) ? json_object_array_length(argv) : 0;
                 p->command = calloc(n + 1, sizeof *p->command);
                 if (!p->command)

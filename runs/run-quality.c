@@ -21,7 +21,7 @@ static double run_own_load(const struct run *r, const struct run_phase *p) {
 
         if (!p->has_stress)
                 return 0.0;
-        if (st->type != STRESS_CPU && st->type != STRESS_MEMORY)
+        if (!stress_type_cpu_bound(st->type))
                 return NAN;
         workers = st->workers ? fmin(st->workers, cpus) : cpus;
         return workers / cpus * st->duty_pct / 100.0;

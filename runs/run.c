@@ -575,7 +575,7 @@ static int run_resolve_io(struct run *r, const struct run_settings *set, char *e
 
         for (size_t i = 0; i < r->n_phases; i++) {
                 struct run_phase *p = &r->phases[i];
-                if (!p->has_stress || p->stress.type != STRESS_IO)
+                if (!p->has_stress || !stress_type_needs_dir(p->stress.type))
                         continue;
                 free(p->stress_dir);
                 p->stress_dir = strdup(dir);

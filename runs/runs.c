@@ -211,7 +211,7 @@ int runs_start(struct runs *rs, const char *def_json, size_t len, const struct r
                 return e;
         /* a command runs anything as the daemon's user: not for every local account */
         for (size_t i = 0; i < r->n_phases && !rs->set.commands_allowed; i++)
-                if (r->phases[i].has_stress && r->phases[i].stress.type == STRESS_COMMAND) {
+                if (r->phases[i].has_stress && stress_type_runs_program(r->phases[i].stress.type)) {
                         snprintf(err, errlen, "phases[%zu].load: a command load needs a token: set token_file in "
                                  "[daemon] and send it (the command runs as heatcurved's user)", i);
                         run_free(r);

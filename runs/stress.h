@@ -43,7 +43,11 @@
  * under a sequence counter (a seqlock of C11 atomics), because 64-bit atomics
  * need libatomic on ARMv6 (Raspberry Pi OS armhf) and the build does not link
  * it. The reader retries a few times and otherwise keeps the last consistent
- * value, so a worker killed in the middle of an update cannot hang it. */
+ * value, so a worker killed in the middle of an update cannot hang it.
+ *
+ * Each kind of load is a driver, one file each (load-cpu.c, load-memory.c,
+ * load-io.c, load-command.c; the ops table is in load-driver.h); stress.c
+ * holds what they share and the list of them, in the order of this enum. */
 
 enum stress_type {
         STRESS_CPU,
@@ -93,6 +97,17 @@ const char *stress_type_to_string(enum stress_type t);
 int stress_type_from_string(const char *s);
 const char *cpu_method_to_string(enum cpu_method m);
 int cpu_method_from_string(const char *s);
+/* Every type's name, in order, joined with ", " and last before the last
+ * one: "cpu, memory, io or command". Returns the length it needed. */
+size_t stress_type_names(char *buf, size_t size, const char *last);
+
+/* What a type's driver says of it; false for no type. runs_program: it runs
+ * spec->argv, anything, as the daemon's user. needs_dir: it needs io_dir,
+ * known only when the run starts. cpu_bound: it keeps workers x duty_pct %
+ * of the CPUs busy, so a run can tell its own load from others'. */
+bool stress_type_runs_program(enum stress_type t);
+bool stress_type_needs_dir(enum stress_type t);
+bool stress_type_cpu_bound(enum stress_type t);
 
 /* Checks every field that matters for spec->type; may stat() io_dir. Returns
  * 0, or -EINVAL with a message naming the field in err ("load.workers: must

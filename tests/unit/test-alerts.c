@@ -484,6 +484,49 @@ static void test_undervoltage_source(void **state) {
         board.firmware = (struct firmware_info) { .fd = -1 };
 }
 
+/* What the actions show of a rule: a line that cannot be had is named and
+ * the rule works on without it (and is retried by a reload); no hook runs
+ * without an event loop. */
+static void test_actions_status(void **state) {
+        static const char *const cfg[] = { "alert soc", "sensor", "thermal_zone0", "alert soc", "warn", "70",
+                                           "alert soc", "gpio", "gpiochip99:3", "alert soc", "exec", "/bin/true",
+                                           NULL };
+        static const char *const none[] = { NULL };
+        struct alert_config ac = {};
+        struct alert_status st;
+        struct alerts *a;
+        char err[256];
+
+        board_reset();
+        a = alerts_from(cfg);
+        alerts_status(a, 0, &st);
+        assert_string_equal(st.gpio, "gpiochip99:3");
+        assert_true(strncmp(st.gpio_error, "gpiochip99:3: ", 14) == 0);
+        assert_false(st.hook_running);
+        set_temp(0, 75);
+        sample(a, 0);
+        alerts_status(a, 0, &st);
+        assert_int_equal(st.state, ALERT_WARN);
+        assert_int_equal(alerts_log_count(a), 1);
+        assert_false(st.hook_running);
+        assert_true(strncmp(st.gpio_error, "gpiochip99:3: ", 14) == 0);
+        for (size_t i = 0; cfg[i]; i += 3)
+                assert_int_equal(alert_config_set(&ac, cfg[i], cfg[i + 1], cfg[i + 2], err, sizeof err), 0);
+        assert_int_equal(alert_config_validate(&ac, &(unsigned) { 0 }, err, sizeof err), 0);
+        assert_int_equal(alerts_configure(a, &ac, err, sizeof err), 0);
+        alerts_status(a, 0, &st);
+        assert_int_equal(st.state, ALERT_WARN);         /* kept */
+        assert_true(strncmp(st.gpio_error, "gpiochip99:3: ", 14) == 0);
+        alerts_free(a);
+
+        a = alerts_from(none);
+        alerts_status(a, 0, &st);
+        assert_string_equal(st.gpio, "");
+        assert_string_equal(st.gpio_error, "");
+        assert_false(st.hook_running);
+        alerts_free(a);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_hysteresis_and_for_with_noise),
@@ -500,6 +543,7 @@ int main(void) {
                 cmocka_unit_test(test_fan_bound_as_matched),
                 cmocka_unit_test(test_fan_follows_sensor_change),
                 cmocka_unit_test(test_undervoltage_source),
+                cmocka_unit_test(test_actions_status),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

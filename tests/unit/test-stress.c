@@ -1,4 +1,4 @@
-/* test-stress.c — unit tests for daemon/stress: work counters, duty cycle, affinity, stop, io fallback, command groups, parent death. */
+/* test-stress.c — unit tests for runs/stress and its load drivers: work counters, duty cycle, affinity, stop, io fallback, command groups, parent death. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -531,9 +531,31 @@ static void test_names(void **state) {
         assert_null(stress_type_to_string(_STRESS_TYPE_MAX));
 }
 
+/* What the list of drivers answers for each type, and the names it lists. */
+static void test_kinds(void **state) {
+        struct stress_spec spec;
+        char names[128], err[256];
+
+        assert_int_equal(stress_type_names(names, sizeof names, " or "), strlen("cpu, memory, io or command"));
+        assert_string_equal(names, "cpu, memory, io or command");
+        stress_type_names(names, sizeof names, ", ");
+        assert_string_equal(names, "cpu, memory, io, command");
+        assert_int_equal(stress_type_names(names, 5, ", "), strlen("cpu, memory, io, command"));
+        assert_string_equal(names, "cpu,");
+        for (int t = 0; t <= _STRESS_TYPE_MAX; t++) {
+                assert_int_equal(stress_type_runs_program(t), t == STRESS_COMMAND);
+                assert_int_equal(stress_type_needs_dir(t), t == STRESS_IO);
+                assert_int_equal(stress_type_cpu_bound(t), t == STRESS_CPU || t == STRESS_MEMORY);
+        }
+        stress_spec_init(&spec, _STRESS_TYPE_MAX);
+        assert_int_equal(stress_spec_validate(&spec, err, sizeof err), -EINVAL);
+        assert_string_equal(err, "load.type: must be cpu, memory, io or command");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_names),
+                cmocka_unit_test(test_kinds),
                 cmocka_unit_test(test_validate_cpu),
                 cmocka_unit_test(test_validate_memory_io),
                 cmocka_unit_test(test_validate_command),
