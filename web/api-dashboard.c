@@ -45,15 +45,12 @@ static const struct dashboard_file *dashboard_find(const char *path) {
         return NULL;
 }
 
-bool api_dashboard_dispatch(struct api *a, struct http_request *r) {
+void api_dashboard_get(struct api *a, struct http_request *r, unsigned id) {
         const struct dashboard_file *f = dashboard_find(r->url);
 
-        (void) a;
-        if (!f)
-                return false;
-        if (strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0) {
-                api_method_not_allowed(r, "GET, HEAD");
-                return true;
+        if (!f) {               /* a row of the route table without its file */
+                http_reply_error(r, 404, "not_found", "no such resource: %s", r->url);
+                return;
         }
         const char *const headers[] = { DASHBOARD_HEADERS(f->etag) };
         const char *want = http_header(r, "If-None-Match");
@@ -62,5 +59,4 @@ bool api_dashboard_dispatch(struct api *a, struct http_request *r) {
                 http_reply_static(r, 304, f->content_type, "", 0, headers);
         else
                 http_reply_static(r, 200, f->content_type, f->data, f->size, headers);
-        return true;
 }

@@ -96,20 +96,15 @@ void api_events_tick(struct api *a) {
                 a->events_failed++;
 }
 
-bool api_events_dispatch(struct api *a, struct http_request *r) {
+void api_events_get(struct api *a, struct http_request *r, unsigned id) {
         static const char *const known[] = { NULL };
         const char *bad;
 
-        if (strcmp(r->url, "/api/v1/events") != 0)
-                return false;
         if (strcmp(r->method, "HEAD") == 0)
                 http_reply(r, 200, "text/event-stream; charset=utf-8", "", 0);
-        else if (strcmp(r->method, "GET") != 0)
-                api_method_not_allowed(r, "GET");
         else if ((bad = http_unknown_arg(r, known)))
                 http_reply_error(r, 400, "bad_request", "unknown parameter \"%s\" (this stream takes none; "
                                  "resume with the Last-Event-ID header)", bad);
         else
                 events_serve(a->events, r, http_header(r, "Last-Event-ID"), a->ctx.cfg->event_clients);
-        return true;
 }

@@ -52,16 +52,38 @@ int api_arg_runs(struct http_request *r, unsigned *ids, size_t max, size_t *n, c
  * listed is true (the ids came from it), else 404. */
 bool api_runs_found(struct api *a, struct http_request *r, const unsigned *ids, size_t n, bool listed);
 
-void api_method_not_allowed(struct http_request *r, const char *allowed);
-
 /* The request may change state: it carries the token when one is configured,
- * else it comes from loopback. It may then also see the daemon's paths. */
+ * else it comes from loopback. It may then also see the daemon's paths.
+ * (api-routes.c) */
 bool api_trusted(const struct api *a, struct http_request *r);
 
-/* Answers and returns true when the path belongs to runs or compare. (api-runs.c) */
-bool api_runs_dispatch(struct api *a, struct http_request *r);
-/* Answers and returns true when the path is a plot (.svg). (api-plots.c) */
-bool api_plots_dispatch(struct api *a, struct http_request *r);
+/* The handlers of the route table (api-routes.c, api_handler_t): each
+ * answers one method and path, id the run of a path with one, else 0. The
+ * dispatch has checked the client of a route that changes state. */
+void api_get_status(struct api *a, struct http_request *r, unsigned id);
+void api_get_sensors(struct api *a, struct http_request *r, unsigned id);
+void api_get_history(struct api *a, struct http_request *r, unsigned id);
+void api_get_alerts(struct api *a, struct http_request *r, unsigned id);
+void api_get_metrics(struct api *a, struct http_request *r, unsigned id);
+/* runs and compare (api-runs.c) */
+void api_runs_list(struct api *a, struct http_request *r, unsigned id);
+void api_runs_start(struct api *a, struct http_request *r, unsigned id);
+void api_runs_import(struct api *a, struct http_request *r, unsigned id);
+void api_run_get(struct api *a, struct http_request *r, unsigned id);
+void api_run_delete(struct api *a, struct http_request *r, unsigned id);
+void api_run_samples(struct api *a, struct http_request *r, unsigned id);
+void api_run_export(struct api *a, struct http_request *r, unsigned id);
+void api_run_stop(struct api *a, struct http_request *r, unsigned id);
+void api_compare(struct api *a, struct http_request *r, unsigned id);
+/* the plots, .svg (api-plots.c) */
+void api_plot_history(struct api *a, struct http_request *r, unsigned id);
+void api_plot_run(struct api *a, struct http_request *r, unsigned id);
+void api_plot_compare(struct api *a, struct http_request *r, unsigned id);
+/* the server-sent events (api-events.c) */
+void api_events_get(struct api *a, struct http_request *r, unsigned id);
+/* the dashboard's page and files (api-dashboard.c) */
+void api_dashboard_get(struct api *a, struct http_request *r, unsigned id);
+
 void api_plots_free(struct api *a);
 /* Whether a run's plot drawn from drawn_samples still shows it at
  * run_samples: an ended run's when nothing was added, a live run's while it
@@ -97,11 +119,7 @@ struct api_series_answer {
 void api_series_then(struct api *a, struct http_request *r, const unsigned *ids, size_t n,
                      const struct api_series_answer *how, void *arg);
 
-/* Answers and returns true for GET /api/v1/events. (api-events.c) */
-bool api_events_dispatch(struct api *a, struct http_request *r);
 /* Publishes what changed since the last call: run and phase events; each
  * tick also the sample and alert events while anyone listens. */
 void api_events_check_runs(struct api *a);
 void api_events_tick(struct api *a);
-/* Answers and returns true for the dashboard's pages and files. (api-dashboard.c) */
-bool api_dashboard_dispatch(struct api *a, struct http_request *r);

@@ -1,6 +1,5 @@
 /* api-plots.c — the plots over HTTP: a run, runs compared and the history as SVG, drawn by core/plot.c. */
 #include <errno.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -309,7 +308,7 @@ static void plot_job_start(struct api *a, struct http_request *r, struct plot_jo
         api_series_then(a, r, ids, n, &plot_how, j);
 }
 
-static void api_plot_run(struct api *a, struct http_request *r, unsigned id) {
+void api_plot_run(struct api *a, struct http_request *r, unsigned id) {
         static const char *const known[] = { "width", "height", NULL };
         const struct run *run = runs_find(a->ctx.runs, id);
         const struct plot_cache_entry *cached;
@@ -336,7 +335,7 @@ static void api_plot_run(struct api *a, struct http_request *r, unsigned id) {
         plot_job_start(a, r, j, &id, 1);
 }
 
-static void api_plot_compare(struct api *a, struct http_request *r) {
+void api_plot_compare(struct api *a, struct http_request *r, unsigned id) {
         static const char *const known[] = { "runs", "y", "width", "height", NULL };
         const char *y = http_arg(r, "y");
         unsigned ids[PLOT_COMPARE_MAX], width, height;
@@ -395,7 +394,7 @@ static int history_bands(const struct history *h, const struct history_request *
         return 0;
 }
 
-static void api_plot_history(struct api *a, struct http_request *r) {
+void api_plot_history(struct api *a, struct http_request *r, unsigned id) {
         static const char *const known[] = { "from", "to", "sensors", "width", "height", NULL };
         const struct history *h = a->ctx.hist;
         struct history_request q = {};
@@ -430,34 +429,4 @@ static void api_plot_history(struct api *a, struct http_request *r) {
         free(t_ms);
         free(values);
         reply_svg(r, e, svg, len, "the history");
-}
-
-/* "/api/v1/runs/12/plot.svg" -> 12. */
-static bool parse_plot_path(const char *url, unsigned *id) {
-        const char *p = url + strlen("/api/v1/runs/");
-        char *end;
-        unsigned long v;
-
-        if (strncmp(url, "/api/v1/runs/", 13) != 0 || *p < '1' || *p > '9')
-                return false;
-        v = strtoul(p, &end, 10);
-        if (v > UINT_MAX || strcmp(end, "/plot.svg") != 0)
-                return false;
-        *id = (unsigned) v;
-        return true;
-}
-
-bool api_plots_dispatch(struct api *a, struct http_request *r) {
-        bool get = strcmp(r->method, "GET") == 0 || strcmp(r->method, "HEAD") == 0;
-        unsigned id;
-
-        if (strcmp(r->url, "/api/v1/compare.svg") == 0)
-                get ? api_plot_compare(a, r) : api_method_not_allowed(r, "GET");
-        else if (strcmp(r->url, "/api/v1/history.svg") == 0)
-                get ? api_plot_history(a, r) : api_method_not_allowed(r, "GET");
-        else if (parse_plot_path(r->url, &id))
-                get ? api_plot_run(a, r, id) : api_method_not_allowed(r, "GET");
-        else
-                return false;
-        return true;
 }

@@ -1,6 +1,5 @@
-/* api-runs.c — runs over HTTP: parse the request, ask the runs owner, answer. Auth for the requests that change state. */
+/* api-runs.c — runs over HTTP: parse the request, ask the runs owner, answer. */
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,37 +9,9 @@
 #include "api-internal.h"
 #include "runs.h"
 #include "samples-csv.h"
-#include "token.h"
 
 #define COMPARE_RUNS_MAX API_SERIES_MAX
 #define COMPARE_POINTS_DEFAULT 600
-
-
-bool api_trusted(const struct api *a, struct http_request *r) {
-        const char *auth = http_header(r, "Authorization"), *token = a->ctx.token;
-
-        if (!token[0])
-                return r->from_loopback;
-        return token_check_authorization(auth, token);
-}
-
-/* Requests that change state: the bearer token when one is configured, else loopback only. */
-static bool api_authorized(struct api *a, struct http_request *r) {
-        const char *auth = http_header(r, "Authorization"), *token = a->ctx.token;
-
-        if (api_trusted(a, r))
-                return true;
-        if (!token[0]) {
-                if (r->from_loopback)
-                        return true;
-                http_reply_error(r, 403, "forbidden",
-                                 "without a token_file, requests that change state are accepted from loopback only");
-                return false;
-        }
-        http_reply_error(r, 401, "unauthorized", auth ? "wrong bearer token" :
-                         "this request needs an Authorization: Bearer <token> header");
-        return false;
-}
 
 /* What runs_start() and runs_import() say, as HTTP. */
 static void api_runs_reply_error(struct http_request *r, int e, const char *err) {
@@ -74,22 +45,19 @@ static void api_runs_create(struct api *a, struct http_request *r,
                                           char *err, size_t errlen)) {
         const struct run *run;
         char err[600];
-        int e;
+        int e = create(a->ctx.runs, r->body, r->body_len, &run, err, sizeof err);
 
-        if (!api_authorized(a, r))
-                return;
-        e = create(a->ctx.runs, r->body, r->body_len, &run, err, sizeof err);
         if (e < 0)
                 api_runs_reply_error(r, e, err);
         else
                 http_reply_json(r, 201, runs_document(a->ctx.runs, run));
 }
 
-static void api_runs_post(struct api *a, struct http_request *r) {
+void api_runs_start(struct api *a, struct http_request *r, unsigned id) {
         api_runs_create(a, r, runs_start);
 }
 
-static void api_runs_import(struct api *a, struct http_request *r) {
+void api_runs_import(struct api *a, struct http_request *r, unsigned id) {
         api_runs_create(a, r, runs_import);
 }
 
@@ -103,7 +71,7 @@ static void api_export_done(void *userdata) {
         run_file_export_free(userdata);
 }
 
-static void api_run_export(struct api *a, struct http_request *r, unsigned id) {
+void api_run_export(struct api *a, struct http_request *r, unsigned id) {
         struct run_file_export *x;
         struct http_stream *st;
         char err[300];
@@ -119,15 +87,7 @@ static void api_run_export(struct api *a, struct http_request *r, unsigned id) {
                 http_reply_stream(r, 200, "application/json", api_export_read, api_export_done, x, &st);
 }
 
-size_t api_body_max(void *userdata, struct http_request *r) {
-        struct api *a = userdata;
-
-        if (strcmp(r->url, "/api/v1/runs/import") == 0 && strcmp(r->method, "POST") == 0 && api_trusted(a, r))
-                return API_IMPORT_BODY_MAX;
-        return HTTP_BODY_MAX;
-}
-
-static void api_runs_list(struct api *a, struct http_request *r) {
+void api_runs_list(struct api *a, struct http_request *r, unsigned id) {
         json_object *root = json_object_new_object(), *list = json_object_new_array();
 
         for (size_t i = 0; i < runs_count(a->ctx.runs); i++)
@@ -136,7 +96,7 @@ static void api_runs_list(struct api *a, struct http_request *r) {
         http_reply_json(r, 200, root);
 }
 
-static void api_run_get(struct api *a, struct http_request *r, unsigned id) {
+void api_run_get(struct api *a, struct http_request *r, unsigned id) {
         const struct run *run = runs_find(a->ctx.runs, id);
 
         if (!run)
@@ -163,7 +123,7 @@ static void api_samples_json_done(void *userdata) {
         samples_json_free(userdata);
 }
 
-static void api_run_samples(struct api *a, struct http_request *r, unsigned id) {
+void api_run_samples(struct api *a, struct http_request *r, unsigned id) {
         struct http_stream *stream;
         struct samples_json *j;
         struct stat st;
@@ -208,13 +168,10 @@ static void api_run_samples(struct api *a, struct http_request *r, unsigned id) 
         http_reply_stream(r, 200, "application/json", api_samples_json_read, api_samples_json_done, j, &stream);
 }
 
-static void api_run_stop(struct api *a, struct http_request *r, unsigned id) {
+void api_run_stop(struct api *a, struct http_request *r, unsigned id) {
         char err[128];
-        int e;
+        int e = runs_stop(a->ctx.runs, id, err, sizeof err);
 
-        if (!api_authorized(a, r))
-                return;
-        e = runs_stop(a->ctx.runs, id, err, sizeof err);
         if (e == -ENOENT)
                 http_reply_error(r, 404, "not_found", "%s", err);
         else if (e < 0)
@@ -223,13 +180,10 @@ static void api_run_stop(struct api *a, struct http_request *r, unsigned id) {
                 http_reply_json(r, 200, runs_document(a->ctx.runs, runs_find(a->ctx.runs, id)));
 }
 
-static void api_run_delete(struct api *a, struct http_request *r, unsigned id) {
+void api_run_delete(struct api *a, struct http_request *r, unsigned id) {
         char err[300];
-        int e;
+        int e = runs_delete(a->ctx.runs, id, err, sizeof err);
 
-        if (!api_authorized(a, r))
-                return;
-        e = runs_delete(a->ctx.runs, id, err, sizeof err);
         if (e == -EBUSY)
                 http_reply_error(r, 409, "run_active", "%s", err);
         else if (e == -ENOENT)
@@ -262,7 +216,7 @@ static void compare_answer(struct api *a, struct http_request *r, const unsigned
 /* The curves are a few hundred points: built on the loop. */
 static const struct api_series_answer compare_how = { .answer = compare_answer, .free_arg = free };
 
-static void api_compare(struct api *a, struct http_request *r) {
+void api_compare(struct api *a, struct http_request *r, unsigned id) {
         static const char *const known[] = { "runs", "points", NULL };
         const char *unknown = http_unknown_arg(r, known);
         unsigned ids[COMPARE_RUNS_MAX];
@@ -286,50 +240,4 @@ static void api_compare(struct api *a, struct http_request *r) {
         }
         *arg = points;
         api_series_then(a, r, ids, n, &compare_how, arg);
-}
-
-/* "/api/v1/runs/12/samples" -> id 12, tail "/samples". */
-static bool parse_run_path(const char *url, unsigned *id, const char **tail) {
-        const char *p = url + strlen("/api/v1/runs/");
-        char *end;
-        unsigned long v = strtoul(p, &end, 10);
-
-        if (end == p || v == 0 || v > UINT_MAX || (*end && *end != '/'))
-                return false;
-        *id = (unsigned) v;
-        *tail = end;
-        return true;
-}
-
-bool api_runs_dispatch(struct api *a, struct http_request *r) {
-        bool get = strcmp(r->method, "GET") == 0 || strcmp(r->method, "HEAD") == 0;
-        bool post = strcmp(r->method, "POST") == 0, del = strcmp(r->method, "DELETE") == 0;
-        const char *tail;
-        unsigned id;
-
-        if (strcmp(r->url, "/api/v1/compare") == 0) {
-                get ? api_compare(a, r) : api_method_not_allowed(r, "GET");
-                return true;
-        }
-        if (strcmp(r->url, "/api/v1/runs") == 0) {
-                get ? api_runs_list(a, r) : post ? api_runs_post(a, r) : api_method_not_allowed(r, "GET, POST");
-                return true;
-        }
-        if (strcmp(r->url, "/api/v1/runs/import") == 0) {
-                post ? api_runs_import(a, r) : api_method_not_allowed(r, "POST");
-                return true;
-        }
-        if (strncmp(r->url, "/api/v1/runs/", 13) != 0 || !parse_run_path(r->url, &id, &tail))
-                return false;
-        if (strcmp(tail, "") == 0)
-                get ? api_run_get(a, r, id) : del ? api_run_delete(a, r, id) : api_method_not_allowed(r, "GET, DELETE");
-        else if (strcmp(tail, "/samples") == 0)
-                get ? api_run_samples(a, r, id) : api_method_not_allowed(r, "GET");
-        else if (strcmp(tail, "/export") == 0)
-                get ? api_run_export(a, r, id) : api_method_not_allowed(r, "GET");
-        else if (strcmp(tail, "/stop") == 0)
-                post ? api_run_stop(a, r, id) : api_method_not_allowed(r, "POST");
-        else
-                return false;
-        return true;
 }

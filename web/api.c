@@ -1,4 +1,4 @@
-/* api.c — the JSON API: routes requests to handlers that read the state the daemon hands over. */
+/* api.c — the JSON API: the api object, the helpers its handlers share, status, sensors, history, alerts, metrics. */
 #include "api.h"
 
 #include <errno.h>
@@ -140,7 +140,7 @@ static json_object *api_status_events(const struct api *a) {
         return o;
 }
 
-static void api_get_status(struct api *a, struct http_request *r) {
+void api_get_status(struct api *a, struct http_request *r, unsigned id) {
         json_object *root = json_object_new_object();
         int64_t now = util_now_ms();
         char buf[32];
@@ -192,7 +192,7 @@ const char *api_sensors_json(struct api *a, size_t *ret_len) {
         return copy;
 }
 
-static void api_get_sensors(struct api *a, struct http_request *r) {
+void api_get_sensors(struct api *a, struct http_request *r, unsigned id) {
         size_t len;
         const char *json = api_sensors_json(a, &len);
 
@@ -419,7 +419,7 @@ static void api_history_series(struct json_writer *w, const struct history *h, c
 
 /* The answer is written as text, not built as a json-c tree: 1000 points of
  * 24 series are 72,000 numbers, a tree of about 7 MB for 400 KB of JSON. */
-static void api_get_history(struct api *a, struct http_request *r) {
+void api_get_history(struct api *a, struct http_request *r, unsigned id) {
         const struct history *h = a->ctx.hist;
         struct history_request q = {};
         struct history_result res = {};
@@ -468,7 +468,7 @@ static void api_get_history(struct api *a, struct http_request *r) {
         http_reply_owned(r, 200, "application/json", w.buf, w.len);
 }
 
-static void api_get_alerts(struct api *a, struct http_request *r) {
+void api_get_alerts(struct api *a, struct http_request *r, unsigned id) {
         http_reply_json(r, 200, alerts_to_json(a->ctx.alerts));
 }
 
@@ -478,7 +478,7 @@ static const enum prom_alert_state prom_states[_ALERT_STATE_MAX] = {
 };
 
 /* The tick's snapshot, the live run and the alert states; no file is read. */
-static void api_get_metrics(struct api *a, struct http_request *r) {
+void api_get_metrics(struct api *a, struct http_request *r, unsigned id) {
         const struct run *run = runs_live(a->ctx.runs);
         size_t n_alerts = alerts_count(a->ctx.alerts);
         struct prom_alert *pa = calloc(n_alerts + 1, sizeof *pa);
@@ -512,46 +512,6 @@ static void api_get_metrics(struct api *a, struct http_request *r) {
                 http_reply_owned(r, 200, PROM_CONTENT_TYPE, text, len);    /* sent without a copy */
         }
         free(pa);
-}
-
-struct api_route {
-        const char *path;
-        void (*get)(struct api *a, struct http_request *r);
-};
-
-static const struct api_route api_routes[] = {
-        { "/api/v1/status", api_get_status },
-        { "/api/v1/sensors", api_get_sensors },
-        { "/api/v1/history", api_get_history },
-        { "/api/v1/alerts", api_get_alerts },
-        { "/metrics", api_get_metrics },
-};
-
-void api_method_not_allowed(struct http_request *r, const char *allowed) {
-        http_reply_error(r, 405, "method_not_allowed", "%s does not take %s (only %s)", r->url, r->method, allowed);
-}
-
-void api_dispatch(void *userdata, struct http_request *r) {
-        struct api *a = userdata;
-
-        if (api_runs_dispatch(a, r)) {
-                /* a run started or stopped is told at once, not a tick later */
-                api_events_check_runs(a);
-                return;
-        }
-        if (api_plots_dispatch(a, r) || api_events_dispatch(a, r) || api_dashboard_dispatch(a, r))
-                return;
-        for (size_t i = 0; i < ELEMENTSOF(api_routes); i++) {
-                if (strcmp(r->url, api_routes[i].path) != 0)
-                        continue;
-                if (strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0) {
-                        api_method_not_allowed(r, "GET");
-                        return;
-                }
-                api_routes[i].get(a, r);
-                return;
-        }
-        http_reply_error(r, 404, "not_found", "no such resource: %s", r->url);
 }
 
 int api_new(const struct api_context *ctx, struct api **ret) {
