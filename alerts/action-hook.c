@@ -15,7 +15,6 @@
 #include "log.h"
 #include "util.h"
 
-#define HOOK_ARGS_MAX 16
 
 extern char **environ;
 
@@ -148,7 +147,7 @@ static char **hook_env(const struct alert_transition *t, const char *rule_name, 
 }
 
 static int hook_spawn(const char *exec, char **env, pid_t *ret) {
-        char buf[ALERT_EXEC_MAX], *argv[HOOK_ARGS_MAX + 1];
+        char buf[ALERT_EXEC_MAX], *argv[ALERT_EXEC_ARGS_MAX + 1];
         posix_spawn_file_actions_t fa;
         posix_spawnattr_t attr;
         sigset_t none, all;
