@@ -595,8 +595,21 @@ static int run_open_files(struct run *r, const struct run_settings *set, char *e
         int ret;
 
         ret = run_store_dir(set->state_dir, r->id, r->dir, sizeof r->dir);
-        if (ret >= 0)
+        if (ret >= 0) {
+                /* runs/ may be made; the run's own directory must be new: an
+                 * entry already there (a planted symlink) is nobody's run */
+                char *slash = strrchr(r->dir, '/');
+                *slash = '\0';
                 ret = util_mkdir_p(r->dir, 0755);
+                *slash = '/';
+                if (ret >= 0 && mkdir(r->dir, 0755) < 0)
+                        ret = -errno;
+        }
+        if (ret == -EEXIST) {
+                snprintf(err, errlen, "cannot create %s: something of that name is already there, "
+                         "which heatcurved did not make; move it away", r->dir);
+                return ret;
+        }
         if (ret < 0) {
                 snprintf(err, errlen, "cannot create %s: %s", r->dir, strerror(-ret));
                 return ret;
@@ -606,10 +619,8 @@ static int run_open_files(struct run *r, const struct run_settings *set, char *e
         if (r->csv_fd < 0) {
                 ret = -errno;
                 snprintf(err, errlen, "cannot create %s: %s", path, strerror(-ret));
-                /* only what this call made goes: an existing samples.csv is some run's data */
-                if (ret != -EEXIST)
-                        rmdir(r->dir);
-                return ret;
+                rmdir(r->dir);          /* made just now, empty */
+                return ret == -EEXIST ? -EIO : ret;
         }
         r->recording_ok = true;
         ret = run_csv_header(r);

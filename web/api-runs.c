@@ -34,6 +34,9 @@ static void api_runs_reply_error(struct http_request *r, int e, const char *err)
         case -EACCES:
                 http_reply_error(r, 403, "forbidden", "%s", err);
                 return;
+        case -EEXIST:
+                http_reply_error(r, 409, "exists", "%s", err);
+                return;
         default:
                 http_reply_error(r, 500, "storage", "%s", err);
         }

@@ -536,6 +536,27 @@ def test_full_disk_abort_reason_survives_a_restart(start_daemon, small_tmpfs):
         assert json.load(f)["abort_reason"] == done["abort_reason"]
 
 
+def test_new_run_never_writes_through_a_planted_entry(start_daemon, tmp_path):
+    """A symlink (or anything) planted at runs/<next id> is not taken for the new run's directory:
+    the run is refused with 409 and the link's target is left as it was."""
+    state = tmp_path / "state"
+    d = start_tree(start_daemon, fixture_path("rpi4"), state_dir=str(state))
+    status, run = post_run(d, {"phases": [{"kind": "idle", "duration": "1s"}]})
+    assert status == 201 and run["id"] == 1
+    wait_state(d, 1)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (state / "runs" / "2").symlink_to(elsewhere)
+    status, body = post_run(d, {"phases": [{"kind": "idle", "duration": "1s"}]})
+    assert status == 409 and body["error"]["code"] == "exists", body
+    assert "runs/2" in body["error"]["message"] and "move it away" in body["error"]["message"]
+    assert list(elsewhere.iterdir()) == [] and (state / "runs" / "2").is_symlink()
+    assert d.get("/api/v1/status")[1]["current_run"] is None
+    (state / "runs" / "2").unlink()
+    status, run = post_run(d, {"phases": [{"kind": "idle", "duration": "1s"}]})
+    assert status == 201 and run["id"] == 2, run
+
+
 def test_delete_refuses_symlinks_and_foreign_files(start_daemon, tmp_path):
     state = tmp_path / "state"
     d = start_tree(start_daemon, fixture_path("rpi4"), state_dir=str(state))
