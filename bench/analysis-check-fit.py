@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """analysis-check-fit.py — an independent single-exponential least-squares fit of each load of a recording in tests/data.
 
-Written apart from core/analysis.c (golden-section search over ln tau, the
+Written apart from analysis/ (golden-section search over ln tau, the
 linear part by normal equations) to check the daemon's final fits:
 compare with `build/bench/analysis-corpus --recording FILE` (its "auto fit"
 column when that is exp1) or `heatcurvectl analyse`. Pure Python, slow but small.

@@ -1,4 +1,4 @@
-/* history-fill.c — bench helper: the cost of a full history ring, built against the core/ and sensors/ libraries.
+/* history-fill.c — bench helper: the cost of a full history ring, built against the history/ and sensors/ libraries.
  *
  *   history-fill ring CAPACITY COLUMNS REPS
  *       Creates a ring of CAPACITY samples with COLUMNS temperature columns,

@@ -414,7 +414,7 @@ echo "| node_exporter (5 collectors) | $NE1_RSS | $NE1_HWM | $NE1_ANON | $NE1_FI
 echo "| node_exporter (defaults) | $NED_RSS | $NED_HWM | $NED_ANON | $NED_FILE | $NED_PSS | $NED_RSS_LOAD / $NED_HWM_LOAD |"
 echo "| heatcurved, full 24 h ring loaded | $HCF_RSS | $HCF_HWM | $HCF_ANON | - | $HCF_PSS | after the history queries: $HCF_RSS_AFTER / $HCF_HWM_AFTER (RssAnon $HCF_ANON_AFTER, USS $HCF_USS_AFTER) |"
 echo
-echo "History ring (bench/history-fill.c against libhccore.a): ${RING_SAMPLES} x ${RING_COLUMNS} columns:"
+echo "History ring (bench/history-fill.c against libhchistory.a): ${RING_SAMPLES} x ${RING_COLUMNS} columns:"
 echo "history_memory_bytes() $RING16_BYTES, resident when full $RING16_RES kB, query median $RING16_Q ms;"
 echo "${RING_SAMPLES} x ${HC1_COLS} columns (what this fixture records): $RINGN_BYTES bytes, $RINGN_RES kB resident, query median $RINGN_Q ms."
 echo

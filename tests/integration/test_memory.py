@@ -19,7 +19,7 @@ COLUMNS = 20
 
 
 class Bits:
-    """Most significant bit first, as core/history.c writes its streams."""
+    """Most significant bit first, as history/codec.c writes its streams."""
 
     def __init__(self):
         self.value, self.n = 0, 0

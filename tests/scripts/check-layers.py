@@ -2,12 +2,14 @@
 """check-layers.py — the folders' #include lines must follow README.md's Layout diagram.
 
 The diagram (the first fenced block under "## Layout") lists the layers top
-to bottom, one "name/" at the start of a line; a line "name/ → a/, b/" is a
-program beside the layers that may use just those. A folder may include the
-headers of the folders below it, never one above it and never its own
-program's neighbours. Prints the arrows between folders, one line each, and
-exits 1 on any include that goes up, sideways or into an unknown folder, or on
-a header name found in two folders (an include of it would be ambiguous).
+to bottom, one "name/" at the start of a line, a line "↓" between two layers;
+folders with no "↓" between them are one layer, side by side. A line
+"name/ → a/, b/" is a program beside the layers that may use just those. A
+folder may include the headers of the folders below it, never one above it,
+never one beside it and never its own program's neighbours. Prints the arrows
+between folders, one line each, and exits 1 on any include that goes up,
+sideways or into an unknown folder, or on a header name found in two folders
+(an include of it would be ambiguous).
 
 Usage: check-layers.py [SOURCE_ROOT]
 """
@@ -24,8 +26,11 @@ def read_diagram(root):
     if len(section) < 2 or "```" not in section[1]:
         sys.exit("check-layers: README.md has no fenced diagram under \"## Layout\"")
     block = section[1].split("```", 2)[1]
-    layers, sides = [], {}
+    layers, sides = [[]], {}
     for line in block.splitlines():
+        if line.strip() == "↓":
+            layers.append([])
+            continue
         m = re.match(r"^([a-z]+)/(.*)$", line.strip())
         if not m:
             continue
@@ -33,16 +38,18 @@ def read_diagram(root):
         if "→" in rest:
             sides[name] = re.findall(r"([a-z]+)/", rest.split("→", 1)[1])
         else:
-            layers.append(name)
-    return layers, sides
+            layers[-1].append(name)
+    return [layer for layer in layers if layer], sides
 
 
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
     layers, sides = read_diagram(root)
     allowed = {}
-    for i, name in enumerate(layers):
-        allowed[name] = set(layers[i + 1:])     # top to bottom: everything listed after
+    for i, layer in enumerate(layers):
+        below = {name for lower in layers[i + 1:] for name in lower}
+        for name in layer:
+            allowed[name] = below               # top to bottom: every layer listed after
     for name, uses in sides.items():
         allowed[name] = set(uses)
     folders = list(allowed)

@@ -1,0 +1,249 @@
+/* metrics.c — the metrics of a run from its samples: baseline, plateau, time constants, throttling, work rate. */
+#include <errno.h>
+#include <math.h>
+
+#include "analysis-internal.h"
+
+#define FREQ_TOLERANCE  0.005   /* below max_allowed by more than 0.5 %: throttled */
+
+/* Consecutive samples of one phase kind, [start, end). */
+struct segment {
+        size_t start, end;
+};
+
+static bool segment_find(const enum analysis_phase *ph, size_t n, enum analysis_phase kind,
+                         size_t from, struct segment *ret) {
+        size_t i = from;
+
+        while (i < n && ph[i] != kind)
+                i++;
+        if (i >= n)
+                return false;
+        ret->start = i;
+        while (i < n && ph[i] == kind)
+                i++;
+        ret->end = i;
+        return true;
+}
+
+/* The segment of that kind ending last at or before index `before`. */
+static bool segment_find_last(const enum analysis_phase *ph, size_t before, enum analysis_phase kind,
+                              struct segment *ret) {
+        size_t i = before;
+
+        while (i > 0 && ph[i - 1] != kind)
+                i--;
+        if (i == 0)
+                return false;
+        ret->end = i;
+        while (i > 0 && ph[i - 1] == kind)
+                i--;
+        ret->start = i;
+        return true;
+}
+
+static int metrics_check_input(const struct analysis_samples *s) {
+        if (!s || !s->t_s || !s->temp_c || !s->phase)
+                return -EINVAL;
+        for (size_t i = 0; i < s->n; i++) {
+                if (!isfinite(s->t_s[i]) || (i > 0 && s->t_s[i] <= s->t_s[i - 1]))
+                        return -EINVAL;
+                if (s->phase[i] > ANALYSIS_PHASE_COOLDOWN)
+                        return -EINVAL;
+        }
+        return 0;
+}
+
+/* First time in [t_s[from], t_s[to - 1]] at which the fitted curve reaches
+ * level, coming from the side of `from`; NaN when it does not. */
+static double fit_time_to_level(const struct analysis_fit *f, const double *t_s, size_t from, size_t to,
+                                double level, double sign) {
+        double lo, hi;
+        size_t i;
+
+        for (i = from; i < to; i++)
+                if ((analysis_fit_eval(f, t_s[i]) - level) * sign >= 0)
+                        break;
+        if (i >= to)
+                return NAN;
+        if (i == from)
+                return t_s[from];
+        lo = t_s[i - 1];
+        hi = t_s[i];
+        for (int k = 0; k < 60 && hi - lo > 1e-6; k++) {
+                double mid = 0.5 * (lo + hi);
+                if ((analysis_fit_eval(f, mid) - level) * sign >= 0)
+                        hi = mid;
+                else
+                        lo = mid;
+        }
+        return hi;
+}
+
+/* The plateau and its interval are analysis_fit_plateau()'s, the numbers
+ * until: plateau saw at the end of the load; the time constants, t90 and
+ * the residual come from the full-resolution fit. */
+static void metrics_heating(const struct analysis_samples *s, const struct segment *load, struct run_metrics *m) {
+        const double *lt = s->t_s + load->start, *ly = s->temp_c + load->start;
+        size_t n = load->end - load->start;
+        struct analysis_fit f, p;
+
+        if (analysis_fit_auto(lt, ly, n, &f) < 0)
+                return;
+        m->fit_model = f.model;
+        m->fit_residual_c = f.rms_c;
+        if (analysis_fit_plateau(lt, ly, n, &p) >= 0 && isfinite(p.ci95_c)) {
+                m->plateau_c = p.t_inf_c;
+                m->plateau_ci95_c = p.ci95_c;
+        }
+        if (!f.tau_at_bound) {
+                m->tau_heat_s = f.tau_s;
+                if (f.model == ANALYSIS_MODEL_EXP2) {
+                        m->tau_heat_fast_s = f.tau_fast_s;
+                        m->heat_fast_fraction = f.a_fast_c / (f.a_fast_c + f.a_c);
+                }
+        }
+        if (isfinite(m->plateau_c)) {
+                double base = isfinite(m->baseline_c) ? m->baseline_c : f.t0_c;
+                double level = base + 0.9 * (m->plateau_c - base);
+                double t = fit_time_to_level(&f, s->t_s, load->start, load->end, level,
+                                             m->plateau_c >= base ? 1.0 : -1.0);
+                m->t90_heat_s = t - s->t_s[load->start];
+        }
+}
+
+static void metrics_cooling(const struct analysis_samples *s, const struct segment *cool, struct run_metrics *m) {
+        const double *t = s->t_s + cool->start, *y = s->temp_c + cool->start;
+        size_t len = cool->end - cool->start;
+        struct analysis_fit f;
+
+        if (analysis_fit_auto(t, y, len, &f) >= 0) {
+                m->cool_fit_model = f.model;
+                m->cool_fit_residual_c = f.rms_c;
+                if (!f.tau_at_bound) {
+                        m->tau_cool_s = f.tau_s;
+                        if (f.model == ANALYSIS_MODEL_EXP2)
+                                m->tau_cool_fast_s = f.tau_fast_s;
+                }
+        }
+        for (size_t i = 0; isfinite(m->baseline_c) && i < len; i++)
+                if (!isnan(y[i]) &&
+                    analysis_is_at_baseline(t, y, i + 1, m->baseline_c, ANALYSIS_BASELINE_TOLERANCE_C)) {
+                        m->t_back_to_baseline_s = t[i] - t[0];
+                        break;
+                }
+}
+
+bool analysis_sample_throttled(double freq_hz, double max_allowed_hz, bool cooling_active, int firmware_throttled) {
+        return cooling_active || firmware_throttled > 0 ||
+               (isfinite(freq_hz) && isfinite(max_allowed_hz) && freq_hz < max_allowed_hz * (1 - FREQ_TOLERANCE));
+}
+
+void analysis_load_freq_add(struct analysis_load_freq *a, double freq_hz, double max_allowed_hz, bool cooling_known,
+                            bool cooling_active, int firmware_throttled) {
+        if (isfinite(freq_hz)) {
+                a->sum += freq_hz;
+                a->min = a->nf ? fmin(a->min, freq_hz) : freq_hz;
+                a->nf++;
+        }
+        /* the firmware knows better than cpufreq: the kernel's clock may be the one it asked for */
+        if (cooling_known || firmware_throttled >= 0 || (isfinite(freq_hz) && isfinite(max_allowed_hz))) {
+                a->known++;
+                a->throttled += analysis_sample_throttled(freq_hz, max_allowed_hz, cooling_active, firmware_throttled);
+        }
+}
+
+void analysis_load_freq_metrics(const struct analysis_load_freq *a, struct run_metrics *m) {
+        if (a->nf > 0) {
+                m->freq_mean_hz = a->sum / (double) a->nf;
+                m->freq_min_hz = a->min;
+        }
+        if (a->known > 0)
+                m->throttled_fraction = (double) a->throttled / (double) a->known;
+}
+
+/* Throttled share and frequencies under load. */
+static void metrics_freq(const struct analysis_samples *s, const struct segment *load, struct run_metrics *m) {
+        struct analysis_load_freq a = {};
+
+        for (size_t i = load->start; i < load->end; i++)
+                analysis_load_freq_add(&a, s->freq_hz ? s->freq_hz[i] : NAN,
+                                       s->max_allowed_hz ? s->max_allowed_hz[i] : NAN, s->cooling_active != NULL,
+                                       s->cooling_active && s->cooling_active[i],
+                                       s->firmware_throttled ? s->firmware_throttled[i] : -1);
+        analysis_load_freq_metrics(&a, m);
+}
+
+static void metrics_work(const struct analysis_samples *s, const struct segment *load, struct run_metrics *m) {
+        const double *t = s->t_s;
+        size_t first = load->start, last = load->end;
+
+        if (!s->work_rate)
+                return;
+        while (first < load->end && t[first] < t[load->start] + ANALYSIS_WORK_RATE_WINDOW_S)
+                first++;
+        while (last > load->start && t[last - 1] > t[load->end - 1] - ANALYSIS_WORK_RATE_WINDOW_S)
+                last--;
+        if (median_range(s->work_rate, load->start, first, &m->work_rate_start) < 0)
+                m->work_rate_start = NAN;
+        if (median_range(s->work_rate, last, load->end, &m->work_rate_end) < 0)
+                m->work_rate_end = NAN;
+        if (m->work_rate_start > 0 && isfinite(m->work_rate_end))
+                m->work_rate_drop_pct = 100 * (m->work_rate_start - m->work_rate_end) / m->work_rate_start;
+}
+
+double analysis_idle_baseline(const double *t_s, const double *temp_c, const enum analysis_phase *phase, size_t n) {
+        struct segment idle;
+        double median = NAN;
+
+        if (segment_find_last(phase, n, ANALYSIS_PHASE_IDLE, &idle) &&
+            analysis_median(t_s + idle.start, temp_c + idle.start, idle.end - idle.start, ANALYSIS_BASELINE_IDLE_S,
+                            &median) < 0)
+                median = NAN;
+        return median;
+}
+
+void analysis_metrics_init(struct run_metrics *m, double ambient_c) {
+        *m = (struct run_metrics) {
+                .baseline_c = NAN, .ambient_c = ambient_c, .peak_c = NAN,
+                .plateau_c = NAN, .plateau_ci95_c = NAN, .rise_c = NAN, .rise_over_ambient_c = NAN,
+                .tau_heat_s = NAN, .tau_heat_fast_s = NAN, .heat_fast_fraction = NAN, .t90_heat_s = NAN,
+                .tau_cool_s = NAN, .tau_cool_fast_s = NAN, .t_back_to_baseline_s = NAN,
+                .throttled_fraction = NAN, .freq_mean_hz = NAN, .freq_min_hz = NAN,
+                .work_rate_start = NAN, .work_rate_end = NAN, .work_rate_drop_pct = NAN,
+                .fit_residual_c = NAN, .fit_model = ANALYSIS_MODEL_NONE,
+                .cool_fit_residual_c = NAN, .cool_fit_model = ANALYSIS_MODEL_NONE,
+        };
+}
+
+int analysis_compute_metrics(const struct analysis_samples *s, struct run_metrics *ret) {
+        struct segment load = {}, cool;
+        bool has_load;
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        r = metrics_check_input(s);
+        if (r < 0)
+                return r;
+        analysis_metrics_init(ret, s->ambient_c);
+        for (size_t i = 0; i < s->n; i++)
+                if (isfinite(s->temp_c[i]) && (isnan(ret->peak_c) || s->temp_c[i] > ret->peak_c))
+                        ret->peak_c = s->temp_c[i];
+        has_load = segment_find(s->phase, s->n, ANALYSIS_PHASE_STRESS, 0, &load);
+        ret->baseline_c = s->baseline_c ? *s->baseline_c :
+                          analysis_idle_baseline(s->t_s, s->temp_c, s->phase, has_load ? load.start : s->n);
+        if (!has_load)
+                return 0;
+        metrics_heating(s, &load, ret);
+        ret->rise_c = ret->plateau_c - ret->baseline_c;
+        ret->rise_over_ambient_c = ret->plateau_c - ret->ambient_c;
+        if (s->load_freq)
+                analysis_load_freq_metrics(s->load_freq, ret);
+        else
+                metrics_freq(s, &load, ret);
+        metrics_work(s, &load, ret);
+        if (segment_find(s->phase, s->n, ANALYSIS_PHASE_COOLDOWN, load.end, &cool))
+                metrics_cooling(s, &cool, ret);
+        return 0;
+}

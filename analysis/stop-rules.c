@@ -1,0 +1,53 @@
+/* stop-rules.c — the until: conditions of a run phase: stable, at baseline, plateau reached. */
+#include <errno.h>
+#include <math.h>
+
+#include "analysis-internal.h"
+
+bool analysis_is_stable(const double *t_s, const double *temp_c, size_t n,
+                        double window_s, double max_slope_c_per_s) {
+        double slope;
+
+        if (!window_covered(t_s, temp_c, n, window_s))
+                return false;
+        if (analysis_slope(t_s, temp_c, n, window_s, &slope) < 0)
+                return false;
+        return fabs(slope) <= max_slope_c_per_s;
+}
+
+bool analysis_is_at_baseline(const double *t_s, const double *temp_c, size_t n,
+                             double baseline_c, double tolerance_c) {
+        double m;
+
+        if (!isfinite(baseline_c) || analysis_median(t_s, temp_c, n, ANALYSIS_BASELINE_WINDOW_S, &m) < 0)
+                return false;
+        return fabs(m - baseline_c) <= tolerance_c;
+}
+
+int analysis_check_plateau(const double *t_s, const double *temp_c, size_t n, struct analysis_plateau *ret) {
+        return analysis_check_plateau_window(t_s, temp_c, n, ANALYSIS_PLATEAU_WINDOW_S, ret);
+}
+
+int analysis_check_plateau_window(const double *t_s, const double *temp_c, size_t n, double window_s,
+                                  struct analysis_plateau *ret) {
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        *ret = (struct analysis_plateau) {
+                .plateau_c = NAN,
+                .ci95_c = NAN,
+                .slope_c_per_s = NAN,
+        };
+        r = analysis_fit_plateau(t_s, temp_c, n, &ret->fit);
+        if (r < 0)
+                return r;
+        ret->plateau_c = ret->fit.t_inf_c;
+        ret->ci95_c = ret->fit.ci95_c;
+        if (window_covered(t_s, temp_c, n, window_s) &&
+            analysis_slope(t_s, temp_c, n, window_s, &ret->slope_c_per_s) < 0)
+                ret->slope_c_per_s = NAN;
+        ret->reached = ret->ci95_c <= ANALYSIS_PLATEAU_CI95_C &&
+                fabs(ret->slope_c_per_s) <= ANALYSIS_PLATEAU_SLOPE_C_PER_S;
+        return 0;
+}
