@@ -46,7 +46,8 @@ struct load_driver {
         bool cpu_bound;                 /* keeps workers x duty_pct % of the CPUs busy, nothing else */
         /* The fields that are this kind's, once the common ones passed;
          * workers is the count the load will have. 0, or -EINVAL with a
-         * message naming the field in err ("load.memory: ..."). */
+         * message naming the field in err ("load.memory: ..."). NULL: the
+         * kind has no fields of its own. */
         int (*validate)(const struct stress_spec *spec, unsigned workers, char *err, size_t n);
         /* In the parent, before any fork, for each worker: an fd it inherits
          * (io: its file), or -errno. NULL: none. */

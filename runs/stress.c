@@ -196,7 +196,8 @@ int stress_spec_validate(const struct stress_spec *spec, char *err, size_t n) {
                 return util_errorf(err, n, -EINVAL, "load.workers: must be at most %u", STRESS_WORKERS_MAX);
         if (spec->duty_pct < 1 || spec->duty_pct > 100)
                 return util_errorf(err, n, -EINVAL, "load.duty: must be between 1 and 100 (%%)");
-        return load_drivers[spec->type]->validate(spec, load_spec_workers(spec), err, n);
+        const struct load_driver *d = load_drivers[spec->type];
+        return d->validate ? d->validate(spec, load_spec_workers(spec), err, n) : 0;
 }
 
 /* ---- worker processes ---- */
