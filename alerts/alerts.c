@@ -131,10 +131,12 @@ static double rule_threshold(const struct alert_rule *r, enum alert_state level,
         return NAN;
 }
 
-static bool rule_matches(const struct alert_rule *r, const struct temp_sensor *t, const struct temp_sensor *hottest) {
-        if (strcmp(r->cfg.sensor, "hottest") == 0)
-                return t == hottest;
-        return fnmatch(r->cfg.sensor, t->id, 0) == 0;
+/* Does the rule watch the temperature channel with this id: its glob
+ * matches, or it goes by the hottest and this is the one. */
+static bool rule_matches(const struct alert_rule *r, const char *id, bool is_hottest) {
+        if (r->is_hottest)
+                return is_hottest;
+        return fnmatch(r->cfg.sensor, id, 0) == 0;
 }
 
 /* ---- the kept transitions */
@@ -333,23 +335,22 @@ static bool rule_read_source(const struct alert_rule *r, const struct sensors *s
 /* Binds the rule to s: which temperatures it watches and their levels. On
  * failure (no memory) the rule stays unbound and works them out per tick. */
 static void rule_bind(struct alert_rule *r, const struct sensors *s) {
+        struct sensors_iter it = SENSORS_ITER_INIT;
+        struct sensor_channel ch;
         struct rule_sensor *p;
 
         r->bound = NULL;
-        r->is_hottest = strcmp(r->cfg.sensor, "hottest") == 0;
         p = realloc(r->per_sensor, (s->n_temps + 1) * sizeof *p);
         if (!p)
                 return;
         r->per_sensor = p;
-        for (size_t i = 0; i < s->n_temps; i++) {
-                const struct temp_sensor *t = &s->temps[i];
-
-                p[i] = (struct rule_sensor) {
-                        .matches = !r->is_hottest && rule_matches(r, t, NULL),
-                        .warn_c = rule_threshold(r, ALERT_WARN, t),
-                        .crit_c = rule_threshold(r, ALERT_CRIT, t),
-                };
-        }
+        while (sensors_channel_next(s, &it, &ch))
+                if (ch.kind == SENSOR_KIND_TEMPERATURE)
+                        p[ch.index] = (struct rule_sensor) {
+                                .matches = !r->is_hottest && rule_matches(r, ch.id, false),
+                                .warn_c = rule_threshold(r, ALERT_WARN, &s->temps[ch.index]),
+                                .crit_c = rule_threshold(r, ALERT_CRIT, &s->temps[ch.index]),
+                        };
         r->bound = s;
         r->n_bound = s->n_temps;
 }
@@ -366,7 +367,7 @@ static bool rule_sensor_at(const struct alert_rule *r, const struct sensors *s, 
         if (!rule_is_bound(r, s)) {
                 *ret_warn = rule_threshold(r, ALERT_WARN, t);
                 *ret_crit = rule_threshold(r, ALERT_CRIT, t);
-                return rule_matches(r, t, hottest);
+                return rule_matches(r, t->id, t == hottest);
         }
         *ret_warn = r->per_sensor[i].warn_c;
         *ret_crit = r->per_sensor[i].crit_c;
@@ -470,9 +471,17 @@ static void fans_bind(struct alerts *a, const struct sensors *s) {
         a->fans_n_bound = s->n_temps;
 }
 
+/* A walk over every temperature, taken only when a rule goes by the hottest. */
+static const struct temp_sensor *alerts_hottest(const struct alerts *a, const struct sensors *s) {
+        for (size_t i = 0; i < a->n_rules; i++)
+                if (a->rules[i]->is_hottest)
+                        return sensors_hottest(s);
+        return NULL;
+}
+
 void alerts_on_sample(void *userdata, const struct snapshot *snap) {
         struct alerts *a = userdata;
-        const struct temp_sensor *hottest = sensors_hottest(snap->sensors);
+        const struct temp_sensor *hottest = alerts_hottest(a, snap->sensors);
 
         a->sensors = snap->sensors;
         for (size_t k = 0; k < N_ACTIONS; k++)
@@ -521,7 +530,7 @@ static void alerts_default_sources(struct alerts *a, const struct sensors *s) {
 
 void alerts_on_sensors(void *userdata, const struct sensors *s) {
         struct alerts *a = userdata;
-        const struct temp_sensor *hottest = sensors_hottest(s);
+        struct sensor_channel ch;
 
         a->sensors = s;
         alerts_default_sources(a, s);
@@ -533,8 +542,8 @@ void alerts_on_sensors(void *userdata, const struct sensors *s) {
                 matched += alert_config_is_source(r->cfg.sensor) &&
                            (strcmp(r->cfg.sensor, ALERT_SOURCE_THROTTLED) ? sensors_undervoltage(s) >= 0 || s->power.present
                                                                            : s->firmware.present);
-                for (size_t k = 0; k < s->n_temps; k++)
-                        matched += strcmp(r->cfg.sensor, "hottest") == 0 || rule_matches(r, &s->temps[k], hottest);
+                for (struct sensors_iter it = SENSORS_ITER_INIT; sensors_channel_next(s, &it, &ch); )
+                        matched += ch.kind == SENSOR_KIND_TEMPERATURE && (r->is_hottest || rule_matches(r, ch.id, false));
                 if (!matched && !r->matched_none_logged)
                         log_warning("Alert %s: sensor \"%s\" matches nothing on this board", r->cfg.name, r->cfg.sensor);
                 r->matched_none_logged = !matched;
@@ -555,6 +564,7 @@ static struct alert_rule *rule_new(const struct alert_rule_config *cfg, int64_t 
                 return NULL;
         }
         r->cfg = *cfg;
+        r->is_hottest = strcmp(cfg->sensor, "hottest") == 0;
         r->warn_fallback_c = r->crit_fallback_c = NAN;
         r->state = ALERT_OK;
         r->since_ms = now;

@@ -146,7 +146,7 @@ static double synth(enum history_kind kind, const struct sim *m, size_t col, int
 static int load_cpus(const struct history *h, size_t col) {
         size_t loads = 0;
 
-        if (history_find_column(h, "load:cpu") != (int) col)
+        if (sensors_id_kind(history_column_id(h, col)) != SENSOR_KIND_LOAD)
                 return 1;
         for (size_t c = 0; c < history_n_columns(h); c++)
                 loads += history_column_kind(h, c) == HISTORY_LOAD;
@@ -302,7 +302,7 @@ static int cmd_write(const char *path, size_t capacity, int64_t end_ms, int n, c
         return 0;
 }
 
-/* The columns a fixture board records, the way the daemon names them. */
+/* The columns a fixture board records, as the daemon names and orders them. */
 struct board_col {
         enum history_kind kind;
         double offset_c;                /* temperature: spread from the first sensor */
@@ -312,41 +312,44 @@ struct board_col {
 };
 
 static int board_columns(const char *root, struct history *h, struct board_col *bc, size_t max) {
+        struct sensors_iter it = SENSORS_ITER_INIT;
+        struct sensor_channel ch;
         struct sensors *s;
         size_t n = 0;
-        char id[160];
         int r = sensors_probe(root, root, &s);
 
         if (r < 0)
                 return r;
         sensors_read(s, 0);
-        for (size_t i = 0; i < s->n_temps && n < max; i++, n++) {
-                const struct temp_sensor *t = &s->temps[i];
+        while (n < max && sensors_channel_next(s, &it, &ch)) {
+                const struct temp_sensor *t;
+                const struct cpufreq_policy *p;
 
-                history_column(h, t->id, HISTORY_TEMP);
-                bc[n] = (struct board_col) { .kind = HISTORY_TEMP,
-                        .offset_c = (t->temp_mc - s->temps[0].temp_mc) / 1000.0,
-                        .quantum_mc = t->temp_mc % 1000 == 0 ? 1000 : 538 };
-        }
-        for (size_t i = 0; i < s->n_policies && n < max; i++, n++) {
-                const struct cpufreq_policy *p = &s->policies[i];
-
-                snprintf(id, sizeof id, "cpufreq:%s", p->id);
-                history_column(h, id, HISTORY_FREQ);
-                bc[n] = (struct board_col) { .kind = HISTORY_FREQ,
-                        .low_hz = (p->min_khz ? p->min_khz : p->cur_khz) * 1e3,
-                        .high_hz = (p->max_khz ? p->max_khz : p->cur_khz) * 1e3 };
-        }
-        for (size_t i = 0; i <= s->load.n_cpus && n < max; i++, n++) {
-                if (i == 0)
-                        snprintf(id, sizeof id, "load:cpu");
-                else
-                        snprintf(id, sizeof id, "load:cpu%d", s->load.cpu_index[i - 1]);
-                r = history_column(h, id, HISTORY_LOAD);
-                bc[n] = (struct board_col) { .kind = HISTORY_LOAD,
-                        .cpus = i == 0 && s->load.n_cpus > 0 ? (int) s->load.n_cpus : 1 };
-                if (r >= 0)
+                switch (ch.kind) {
+                case SENSOR_KIND_TEMPERATURE:
+                        t = &s->temps[ch.index];
+                        bc[n] = (struct board_col) { .kind = HISTORY_TEMP,
+                                .offset_c = (t->temp_mc - s->temps[0].temp_mc) / 1000.0,
+                                .quantum_mc = t->temp_mc % 1000 == 0 ? 1000 : 538 };
+                        break;
+                case SENSOR_KIND_FREQUENCY:
+                        p = &s->policies[ch.index];
+                        bc[n] = (struct board_col) { .kind = HISTORY_FREQ,
+                                .low_hz = (p->min_khz ? p->min_khz : p->cur_khz) * 1e3,
+                                .high_hz = (p->max_khz ? p->max_khz : p->cur_khz) * 1e3 };
+                        break;
+                case SENSOR_KIND_CPU_LOAD:
+                case SENSOR_KIND_LOAD:
+                        bc[n] = (struct board_col) { .kind = HISTORY_LOAD,
+                                .cpus = ch.kind == SENSOR_KIND_LOAD && s->load.n_cpus > 0 ? (int) s->load.n_cpus : 1 };
+                        break;
+                default:
+                        continue;       /* not kept by the history */
+                }
+                r = history_column(h, ch.id, bc[n].kind);
+                if (r >= 0 && bc[n].kind == HISTORY_LOAD)
                         history_column_step(h, (size_t) r, cpu_load_step(1000, (size_t) bc[n].cpus));
+                n++;
         }
         sensors_free(s);
         return (int) n;

@@ -2,21 +2,20 @@
 #include "record.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "log.h"
 
 void recorder_init(struct recorder *rec, struct history *hist, uint64_t interval_ms) {
-        *rec = (struct recorder) { .hist = hist, .load_col = -1, .interval_ms = interval_ms };
+        *rec = (struct recorder) { .hist = hist, .interval_ms = interval_ms };
 }
 
 void recorder_done(struct recorder *rec) {
-        free(rec->temp_col);
-        free(rec->freq_col);
-        free(rec->cpu_col);
-        rec->temp_col = rec->freq_col = rec->cpu_col = NULL;
-        rec->load_cpus = 0;
+        free(rec->ch);
+        free(rec->col);
+        rec->ch = NULL;
+        rec->col = NULL;
+        rec->n = rec->load_cpus = 0;
 }
 
 /* A load is busy over total jiffies: kept to one jiffy of its row's total,
@@ -24,13 +23,12 @@ void recorder_done(struct recorder *rec) {
 static void recorder_load_steps(struct recorder *rec) {
         if (!rec->hist)
                 return;
-        for (size_t i = 0; i < rec->load_cpus; i++)
-                if (rec->cpu_col[i] >= 0)
-                        (void) history_column_step(rec->hist, (size_t) rec->cpu_col[i],
-                                                   cpu_load_step(rec->interval_ms, 1));
-        if (rec->load_col >= 0)
-                (void) history_column_step(rec->hist, (size_t) rec->load_col,
-                                           cpu_load_step(rec->interval_ms, rec->load_cpus ? rec->load_cpus : 1));
+        for (size_t i = 0; i < rec->n; i++)
+                if (rec->ch[i].kind == SENSOR_KIND_CPU_LOAD)
+                        (void) history_column_step(rec->hist, rec->col[i], cpu_load_step(rec->interval_ms, 1));
+                else if (rec->ch[i].kind == SENSOR_KIND_LOAD)
+                        (void) history_column_step(rec->hist, rec->col[i],
+                                                   cpu_load_step(rec->interval_ms, rec->load_cpus ? rec->load_cpus : 1));
 }
 
 void recorder_set_interval(struct recorder *rec, uint64_t interval_ms) {
@@ -38,33 +36,52 @@ void recorder_set_interval(struct recorder *rec, uint64_t interval_ms) {
         recorder_load_steps(rec);
 }
 
-static int recorder_column(struct recorder *rec, const char *id, enum history_kind kind) {
-        return rec->hist ? history_column(rec->hist, id, kind) : -1;
+/* The history column of a channel, -1 for none: the history keeps
+ * temperatures, frequencies and loads, not cooling states or flags. */
+static int recorder_column(struct recorder *rec, const struct sensor_channel *ch) {
+        enum history_kind kind;
+
+        switch (ch->kind) {
+        case SENSOR_KIND_TEMPERATURE:
+                kind = HISTORY_TEMP;
+                break;
+        case SENSOR_KIND_FREQUENCY:
+                kind = HISTORY_FREQ;
+                break;
+        case SENSOR_KIND_CPU_LOAD:
+        case SENSOR_KIND_LOAD:
+                kind = HISTORY_LOAD;
+                break;
+        default:
+                return -1;
+        }
+        return rec->hist ? history_column(rec->hist, ch->id, kind) : -1;
 }
 
 int recorder_set_sensors(struct recorder *rec, const struct sensors *s) {
-        char id[SENSORS_ID_MAX + 16];
+        struct sensors_iter it = SENSORS_ITER_INIT;
+        struct sensor_channel ch;
+        size_t max = 0;
 
         recorder_done(rec);
-        rec->temp_col = calloc(s->n_temps + 1, sizeof(int));
-        rec->freq_col = calloc(s->n_policies + 1, sizeof(int));
-        rec->cpu_col = calloc(s->load.n_cpus + 1, sizeof(int));
-        if (!rec->temp_col || !rec->freq_col || !rec->cpu_col) {
+        while (sensors_channel_next(s, &it, &ch))
+                max++;
+        rec->ch = calloc(max + 1, sizeof *rec->ch);
+        rec->col = calloc(max + 1, sizeof *rec->col);
+        if (!rec->ch || !rec->col) {
                 recorder_done(rec);
                 return -ENOMEM;
         }
-        for (size_t i = 0; i < s->n_temps; i++)
-                rec->temp_col[i] = recorder_column(rec, s->temps[i].id, HISTORY_TEMP);
-        for (size_t i = 0; i < s->n_policies; i++) {
-                snprintf(id, sizeof id, "cpufreq:%s", s->policies[i].id);
-                rec->freq_col[i] = recorder_column(rec, id, HISTORY_FREQ);
+        it = (struct sensors_iter) SENSORS_ITER_INIT;
+        while (sensors_channel_next(s, &it, &ch)) {
+                int col = recorder_column(rec, &ch);
+
+                rec->load_cpus += ch.kind == SENSOR_KIND_CPU_LOAD;
+                if (col < 0)
+                        continue;
+                rec->ch[rec->n] = ch;
+                rec->col[rec->n++] = (size_t) col;
         }
-        for (size_t i = 0; i < s->load.n_cpus; i++) {
-                snprintf(id, sizeof id, "load:cpu%d", s->load.cpu_index[i]);
-                rec->cpu_col[i] = recorder_column(rec, id, HISTORY_LOAD);
-        }
-        rec->load_col = recorder_column(rec, "load:cpu", HISTORY_LOAD);
-        rec->load_cpus = s->load.n_cpus;
         recorder_load_steps(rec);
         return 0;
 }
@@ -80,7 +97,7 @@ void recorder_on_sample(void *userdata, const struct snapshot *snap) {
         struct recorder *rec = userdata;
         const struct sensors *s = snap->sensors;
 
-        if (!rec->hist || !rec->temp_col)
+        if (!rec->hist || !rec->ch)
                 return;
         if (history_begin(rec->hist, snap->time_ms) < 0) {
                 if (!rec->clock_warned)
@@ -89,17 +106,15 @@ void recorder_on_sample(void *userdata, const struct snapshot *snap) {
                 return;
         }
         rec->clock_warned = false;
-        for (size_t i = 0; i < s->n_temps; i++)
-                if (s->temps[i].ok && rec->temp_col[i] >= 0)
-                        history_set(rec->hist, (size_t) rec->temp_col[i], s->temps[i].temp_mc / 1000.0);
-        for (size_t i = 0; i < s->n_policies; i++)
-                if (s->policies[i].ok && s->policies[i].cur_khz && rec->freq_col[i] >= 0)
-                        history_set(rec->hist, (size_t) rec->freq_col[i], s->policies[i].cur_khz * 1000.0);
-        if (!s->load.ok || !s->load.have_prev)
-                return;
-        if (rec->load_col >= 0)
-                history_set(rec->hist, (size_t) rec->load_col, s->load.total);
-        for (size_t i = 0; i < s->load.n_cpus; i++)
-                if (rec->cpu_col[i] >= 0)
-                        history_set(rec->hist, (size_t) rec->cpu_col[i], s->load.per_cpu[i]);
+        /* locals: history_set() could change *rec as far as the compiler knows */
+        const struct sensor_channel *ch = rec->ch;
+        const size_t *col = rec->col;
+        struct history *hist = rec->hist;
+
+        for (size_t i = 0, n = rec->n; i < n; i++) {
+                double v;
+
+                if (sensors_channel_read(s, &ch[i], &v) > 0)
+                        history_set(hist, col[i], v);
+        }
 }

@@ -10,9 +10,10 @@
 
 struct recorder {
         struct history *hist;           /* not owned; NULL: nothing is recorded */
-        int *temp_col, *freq_col, *cpu_col;     /* history column of each sensor, -1 for none */
-        int load_col;
-        size_t load_cpus;               /* per-CPU load columns: the CPUs load:cpu counts */
+        struct sensor_channel *ch;      /* the channels recorded, in the sensors' order */
+        size_t *col;                    /* the history column of each */
+        size_t n;
+        size_t load_cpus;               /* per-CPU load channels: the CPUs load:cpu counts */
         uint64_t interval_ms;           /* the tick's: what a load resolves */
         bool clock_warned;              /* wall clock went backwards; logged once */
 };

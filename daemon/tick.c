@@ -59,15 +59,17 @@ int tick_sensors_changed(struct daemon *d) {
         const struct sensors *s = d->sensors;
 
         tick_watch_sensors(d);
+        /* first, whatever happens below: consumers keep channels of the set
+         * they were told about, by index */
+        for (size_t i = 0; i < d->n_consumers; i++)
+                if (d->consumers[i].on_sensors)
+                        d->consumers[i].on_sensors(d->consumers[i].userdata, s);
         free(d->was_ok);
         d->was_ok = calloc(s->n_temps + 1, sizeof(bool));
         if (!d->was_ok)
                 return -ENOMEM;
         for (size_t i = 0; i < s->n_temps; i++)
                 d->was_ok[i] = true;    /* so a sensor failing from the start is logged once */
-        for (size_t i = 0; i < d->n_consumers; i++)
-                if (d->consumers[i].on_sensors)
-                        d->consumers[i].on_sensors(d->consumers[i].userdata, s);
         return 0;
 }
 

@@ -64,6 +64,7 @@ void run_free(struct run *r) {
         free(r->row);
         free(r->values);
         free(r->csv_ids);
+        free(r->csv_ch);
         free(r->notes);
         free(r);
 }
@@ -140,31 +141,50 @@ int run_save_pending(struct run *r) {
         return 1;
 }
 
+/* Columns are kept by channel id: a re-probe may reorder or drop sensors.
+ * After the fixed ones, one per temperature, named by its id (<id>_c), then
+ * one per policy's frequency, named by the policy's own name (<policy>_hz). */
 static int run_csv_header(struct run *r) {
         const struct sensors *s = r->host->sensors;
-        const char **ids = calloc(s->n_temps + s->n_policies + 1, sizeof *ids);
+        struct sensors_iter it = SENSORS_ITER_INIT;
+        struct sensor_channel ch;
+        size_t temps = 0, freqs = 0, t = 0, f = 0;
+        const char **names;
         char *header;
         int ret;
 
-        /* Columns are kept by id: a re-probe may reorder or drop sensors. */
-        r->csv_ids = calloc(s->n_temps + s->n_policies + 1, sizeof *r->csv_ids);
-        r->row_size = samples_row_size(s->n_temps, s->n_policies);
+        while (sensors_channel_next(s, &it, &ch)) {
+                temps += ch.kind == SENSOR_KIND_TEMPERATURE;
+                freqs += ch.kind == SENSOR_KIND_FREQUENCY;
+        }
+        names = calloc(temps + freqs + 1, sizeof *names);
+        r->csv_ids = calloc(temps + freqs + 1, sizeof *r->csv_ids);
+        r->csv_ch = calloc(temps + freqs + 1, sizeof *r->csv_ch);
+        r->row_size = samples_row_size(temps, freqs);
         r->row = malloc(r->row_size);
-        r->values = calloc(s->n_temps + s->n_policies + 1, sizeof *r->values);
-        if (!ids || !r->csv_ids || !r->row || !r->values) {
-                free(ids);
+        r->values = calloc(temps + freqs + 1, sizeof *r->values);
+        if (!names || !r->csv_ids || !r->csv_ch || !r->row || !r->values) {
+                free(names);
                 return -ENOMEM;
         }
-        r->csv_temps = s->n_temps;
-        r->csv_policies = s->n_policies;
-        for (size_t i = 0; i < s->n_temps; i++)
-                memcpy(r->csv_ids[i], s->temps[i].id, SENSORS_ID_MAX);
-        for (size_t i = 0; i < s->n_policies; i++)
-                memcpy(r->csv_ids[s->n_temps + i], s->policies[i].id, SENSORS_ID_MAX);
-        for (size_t i = 0; i < s->n_temps + s->n_policies; i++)
-                ids[i] = r->csv_ids[i];
-        header = samples_header(ids, s->n_temps, ids + s->n_temps, s->n_policies);
-        free(ids);
+        r->csv_temps = temps;
+        r->csv_policies = freqs;
+        it = (struct sensors_iter) SENSORS_ITER_INIT;
+        while (sensors_channel_next(s, &it, &ch)) {
+                size_t k;
+
+                if (ch.kind == SENSOR_KIND_TEMPERATURE)
+                        k = t++;
+                else if (ch.kind == SENSOR_KIND_FREQUENCY)
+                        k = temps + f++;
+                else
+                        continue;
+                snprintf(r->csv_ids[k], sizeof r->csv_ids[k], "%s", ch.id);
+                r->csv_ch[k] = ch;
+                names[k] = ch.kind == SENSOR_KIND_FREQUENCY ? s->policies[ch.index].id : ch.id;
+        }
+        header = samples_header(names, temps, names + temps, freqs);
+        free(names);
         if (!header)
                 return -ENOMEM;
         ret = util_write_all(r->csv_fd, header, strlen(header));
@@ -180,12 +200,17 @@ static double temp_by_id(const struct sensors *s, const char *id) {
         return NAN;
 }
 
-/* Hz of the policy with this id, NaN when it is gone or not answering. */
-static double freq_by_id(const struct sensors *s, const char *id) {
-        for (size_t i = 0; i < s->n_policies; i++)
-                if (strcmp(s->policies[i].id, id) == 0)
-                        return s->policies[i].ok ? s->policies[i].cur_khz * 1000.0 : NAN;
-        return NAN;
+void run_sensors_changed(struct run *r) {
+        for (size_t k = 0; r->csv_ch && k < r->csv_temps + r->csv_policies; k++)
+                if (sensors_channel_find(r->host->sensors, r->csv_ids[k], &r->csv_ch[k]) < 0)
+                        r->csv_ch[k] = (struct sensor_channel) { .kind = _SENSOR_KIND_MAX };   /* gone */
+}
+
+/* A column's value: its channel's, NaN when it is gone or not answering. */
+static double run_csv_value(const struct sensors *s, const struct sensor_channel *ch) {
+        double v;
+
+        return sensors_channel_read(s, ch, &v) >= 0 ? v : NAN;
 }
 
 /* samples.csv to the disk, at the end of the run. */
@@ -261,9 +286,11 @@ static void run_finish(struct run *r, struct run_now now, enum run_state state) 
         free(r->row);
         free(r->values);
         free(r->csv_ids);
+        free(r->csv_ch);
         r->row = NULL;
         r->values = NULL;
         r->csv_ids = NULL;
+        r->csv_ch = NULL;
         run_write_json(r);
         if (state == RUN_FINISHED)
                 run_log(r, LOG_NOTICE, "finished: plateau %.1f C, rise %.1f C, tau %.0f s",
@@ -358,10 +385,8 @@ static void run_csv_row(struct run *r, int64_t now_ms, const struct run_sample *
         if (r->csv_fd < 0 || !r->recording_ok)
                 return;
         /* the header's columns; a sensor gone since reads empty */
-        for (size_t k = 0; k < r->csv_temps; k++)
-                values[k] = temp_by_id(sn, r->csv_ids[k]);
-        for (size_t k = 0; k < r->csv_policies; k++)
-                values[r->csv_temps + k] = freq_by_id(sn, r->csv_ids[r->csv_temps + k]);
+        for (size_t k = 0; k < r->csv_temps + r->csv_policies; k++)
+                values[k] = run_csv_value(sn, &r->csv_ch[k]);
         len = samples_format_row(&row, values, r->csv_temps, values + r->csv_temps, r->csv_policies,
                                  r->row, r->row_size);
         if (len < 0) {

@@ -171,7 +171,9 @@ struct run {
         char *row;                      /* one formatted row */
         double *values;                 /* its per-sensor values, in header order */
         size_t row_size;                /* bytes */
-        char (*csv_ids)[SENSORS_ID_MAX]; /* the per-sensor columns of the header, temperatures then policies */
+        char (*csv_ids)[SENSORS_CHANNEL_ID_MAX]; /* the channels of the header's per-sensor columns,
+                                                   * temperatures then frequencies */
+        struct sensor_channel *csv_ch;  /* those channels in host->sensors, found again at a re-probe */
         size_t csv_temps, csv_policies;
 };
 
@@ -193,6 +195,8 @@ int run_start(struct run *r, struct run_host *host, const struct run_settings *s
  * with the tick's wall clock (a label) and monotonic clock (what phases,
  * windows and rates are measured on), both ms. */
 void run_tick(struct run *r, int64_t wall_ms, int64_t mono_ms);
+/* host->sensors was probed again: samples.csv finds its columns' sensors anew. */
+void run_sensors_changed(struct run *r);
 /* End the run now: aborted (an alert, a failure) or stopped by a request. */
 void run_abort(struct run *r, const char *reason);
 void run_stop(struct run *r);

@@ -119,6 +119,8 @@ void runs_on_sensors(void *userdata, const struct sensors *s) {
         struct runs *rs = userdata;
 
         rs->host.sensors = s;
+        if (rs->live)
+                run_sensors_changed(rs->live);
 }
 
 static int runs_reserve(struct runs *rs) {

@@ -97,11 +97,12 @@ static int load_alloc(struct cpu_load *l, size_t n) {
         size_t slots = n ? n : 1;
 
         l->cpu_index = calloc(slots, sizeof(*l->cpu_index));
+        l->cpu_ids = calloc(slots, sizeof(*l->cpu_ids));
         l->prev = calloc(slots, sizeof(*l->prev));
         l->per_cpu = calloc(slots, sizeof(*l->per_cpu));
         l->stat_buf_size = (n + 1) * STAT_ROW_MAX + 64;
         l->stat_buf = malloc(l->stat_buf_size);
-        if (!l->cpu_index || !l->prev || !l->per_cpu || !l->stat_buf)
+        if (!l->cpu_index || !l->cpu_ids || !l->prev || !l->per_cpu || !l->stat_buf)
                 return -ENOMEM;
         l->n_cpus = n;
         return 0;
@@ -277,6 +278,7 @@ void load_free(struct cpu_load *l) {
                 close(l->fd);
         l->fd = -1;
         free(l->cpu_index);
+        free(l->cpu_ids);
         free(l->prev);
         free(l->per_cpu);
         free(l->stat_buf);

@@ -58,6 +58,10 @@ int power_probe(struct sensors *s);
 int power_read(struct sensors *s);
 void power_free(struct sensors *s);
 
+/* The channel ids that are not a source's own (channels.c): "cpufreq:" and
+ * "load:cpuN", made once the sources are probed. */
+void channels_name(struct sensors *s);
+
 /* /dev/vcio (vcio.c): probe fails soft (present false), read is one ioctl. */
 int vcio_probe(struct sensors *s);
 int vcio_read(struct sensors *s);

@@ -318,8 +318,10 @@ int sensors_probe(const char *sysfs_root, const char *procfs_root, struct sensor
                 r = vcio_probe(s);
         if (r >= 0)
                 r = power_probe(s);
-        if (r >= 0)
+        if (r >= 0) {
+                channels_name(s);
                 sensors_probe_slow(s);
+        }
         if (r < 0) {
                 sensors_free(s);
                 return r;

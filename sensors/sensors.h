@@ -19,6 +19,8 @@
 #define SENSORS_TRIPS_MAX 16
 #define SENSORS_FREQS_MAX 64
 #define SENSORS_CPUS_MAX 256
+#define SENSORS_CHANNEL_ID_MAX (SENSORS_ID_MAX + 16)    /* bytes of a channel id, "cpufreq:" + a policy id */
+#define SENSORS_CPU_LOAD_ID_MAX 24                     /* bytes of "load:cpuN" */
 
 /* A temperature whose reads take longer than this many microseconds is
  * read from then on by a reader thread of the library, so one slow chip
@@ -89,6 +91,7 @@ struct cooling_device {
 
 struct cpufreq_policy {
         char id[SENSORS_ID_MAX];        /* "policy0"; legacy per-cpu layout: "policy<first cpu>" */
+        char channel_id[SENSORS_CHANNEL_ID_MAX];        /* "cpufreq:policy0": its channel, made at probe */
         char dir[512];                  /* the policy directory */
         int cpus[SENSORS_CPUS_MAX];     /* related CPUs */
         size_t n_cpus;
@@ -121,6 +124,7 @@ struct cpu_load {
         int fd;                         /* /proc/stat, kept open */
         size_t n_cpus;                  /* per-cpu rows found at probe */
         int *cpu_index;                 /* n_cpus: the N of each cpuN row */
+        char (*cpu_ids)[SENSORS_CPU_LOAD_ID_MAX];       /* n_cpus: "load:cpuN", each CPU's channel */
         struct cpu_times prev_total, *prev;   /* previous sample */
         bool have_prev;
         double total;                   /* fraction 0..1 busy since the previous read */
@@ -255,3 +259,111 @@ int sensors_parse_temp(const char *text, int32_t *ret_mc, bool *ret_quirk);
 /* Limits like 65261850 or -273150 mean "no limit" on some chips; so does
  * anything at or below -273150 or above 1000000 (1000 C). */
 bool sensors_temp_is_sentinel(long long raw);
+
+/*
+ * Channels: every reading of a struct sensors, one list in one order, so a
+ * consumer (the history, /metrics, a run's samples.csv, the alert rules)
+ * loops over it instead of knowing every source. Channel ids are made in
+ * this library, at probe, and nowhere else. A source is one file of the
+ * library, its row in the channel table (channels.c) and its case in
+ * sensors_channel_read() below.
+ *
+ * The order is the kinds' order below, and within a kind the source's own
+ * (s->temps, s->cooling, s->policies, the CPUs of s->load). It changes only
+ * with a probe.
+ */
+enum sensor_kind {
+        SENSOR_KIND_TEMPERATURE,        /* a thermal zone or hwmon input, "thermal_zone0" */
+        SENSOR_KIND_COOLING,            /* a cooling device's state, "cooling_device0" */
+        SENSOR_KIND_FREQUENCY,          /* a cpufreq policy's current frequency, "cpufreq:policy0" */
+        SENSOR_KIND_CPU_LOAD,           /* one CPU's busy fraction, "load:cpu0" */
+        SENSOR_KIND_LOAD,               /* all CPUs' busy fraction, "load:cpu" */
+        SENSOR_KIND_POWER,              /* 1 while the supply is too low, "undervoltage" */
+        SENSOR_KIND_THROTTLE,           /* 1 while the firmware throttles or caps the clock, "throttled" */
+        _SENSOR_KIND_MAX,               /* also: no channel (one a re-probe dropped), never read */
+};
+
+struct sensor_channel {
+        const char *id;                 /* unique in s; points into s, valid until it is freed */
+        enum sensor_kind kind;
+        const char *unit;               /* of value: "celsius", "state", "hz", "fraction", "flag" */
+        size_t index;                   /* in its source: s->temps, s->cooling, s->policies, the
+                                         * CPUs of s->load; 0 for the one-of-a-kind channels */
+        bool ok;                        /* the last read of its source succeeded (the supply and
+                                         * the firmware: one of their sources answers) */
+        bool has_value;                 /* value is a reading to keep: ok, and not a load's first
+                                         * read or a frequency of 0 (a driver with none to say) */
+        bool counts_errors;             /* read_errors is its own (a CPU's load shares the
+                                         * total's; the supply and the firmware keep none) */
+        double value;                   /* in unit; when not ok, the last good one */
+        uint64_t read_errors;           /* failed reads of its source */
+};
+
+struct sensors_iter {
+        unsigned kind;                  /* enum sensor_kind of the next channel */
+        size_t index;                   /* within that kind */
+};
+#define SENSORS_ITER_INIT { 0, 0 }
+
+/* The next channel of s into *ret, false after the last. Reads nothing
+ * from sysfs: ok, has_value, value and read_errors are what the last
+ * sensors_read() got. */
+bool sensors_channel_next(const struct sensors *s, struct sensors_iter *it, struct sensor_channel *ret);
+
+/* The channel with this id, -ENOENT when s has none. */
+int sensors_channel_find(const struct sensors *s, const char *id, struct sensor_channel *ret);
+
+/* The kind of channel an id names, from the id alone (the history keeps the
+ * ids of sensors gone since): the prefixes and names above; any other id is
+ * a temperature's. */
+enum sensor_kind sensors_id_kind(const char *id);
+
+/* A channel's reading now, as the last sensors_read() left it, for a
+ * consumer that keeps the channels the iterator gave and reads them every
+ * tick: inline, no allocation, no system call. *ret gets the value (as
+ * sensor_channel.value); returns 1 when it has one (has_value), 0 when the
+ * source answers without one (ok), -1 when it failed. A channel that is not
+ * one of s (kept across a re-probe that dropped its source) reads -1. */
+static inline int sensors_channel_read(const struct sensors *s, const struct sensor_channel *ch, double *ret) {
+        size_t i = ch->index;
+        int flag;
+
+        /* most channels are temperatures: they go first, not through the switch */
+        if (ch->kind == SENSOR_KIND_TEMPERATURE) {
+                if (i >= s->n_temps)
+                        return -1;
+                *ret = s->temps[i].temp_mc / 1000.0;            /* mC -> C */
+                return s->temps[i].ok ? 1 : -1;
+        }
+        switch (ch->kind) {
+        case SENSOR_KIND_COOLING:
+                if (i >= s->n_cooling)
+                        return -1;
+                *ret = (double) s->cooling[i].cur_state;        /* device steps */
+                return s->cooling[i].ok ? 1 : -1;
+        case SENSOR_KIND_FREQUENCY:
+                if (i >= s->n_policies)
+                        return -1;
+                *ret = s->policies[i].cur_khz * 1000.0;         /* kHz -> Hz */
+                return !s->policies[i].ok ? -1 : s->policies[i].cur_khz ? 1 : 0;
+        case SENSOR_KIND_CPU_LOAD:
+                if (i >= s->load.n_cpus)
+                        return -1;
+                *ret = s->load.per_cpu[i];                      /* fraction 0..1 */
+                return !s->load.ok ? -1 : s->load.have_prev;    /* a rate spans two reads */
+        case SENSOR_KIND_LOAD:
+                if (i != 0)
+                        return -1;
+                *ret = s->load.total;
+                return !s->load.ok ? -1 : s->load.have_prev;
+        case SENSOR_KIND_POWER:
+        case SENSOR_KIND_THROTTLE:
+                if (i != 0)
+                        return -1;
+                flag = ch->kind == SENSOR_KIND_POWER ? sensors_undervoltage(s) : sensors_firmware_throttled(s);
+                *ret = flag > 0;
+                return flag >= 0 ? 1 : -1;
+        default:
+                return -1;
+        }
+}

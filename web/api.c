@@ -229,7 +229,7 @@ static int api_parse_time(const char *text, int64_t now, int64_t *ret) {
 
 static bool api_history_default_column(const char *id) {
         /* per-CPU load is there when asked for; by default the overview */
-        return strncmp(id, "load:cpu", 8) != 0 || id[8] == '\0';
+        return sensors_id_kind(id) != SENSOR_KIND_CPU_LOAD;
 }
 
 static int api_history_columns(const struct history *h, const char *list, struct history_request *q,
@@ -242,7 +242,7 @@ static int api_history_columns(const struct history *h, const char *list, struct
         }
         for (const char *p = list; ; ) {
                 size_t len = strcspn(p, ",");
-                char id[SENSORS_ID_MAX + 16];
+                char id[SENSORS_CHANNEL_ID_MAX];
                 int col;
 
                 if (len == 0 || len >= sizeof id) {

@@ -310,20 +310,16 @@ static const struct prom_family
                  "1 when the last read of the sensor succeeded, else 0. Ids as in /api/v1/history." },
         F_ERRORS = { "heatcurve_sensor_read_errors_total", "counter", "Failed reads of the sensor." };
 
-/* Calls emit(o, id, ok, errors) for every sensor, cooling device, policy and the load. */
+/* Calls emit(o, id, ok, errors) for every channel with a health of its own:
+ * every sensor, cooling device and policy, and the load. */
 static void each_sensor(struct prom_out *o, const struct sensors *s,
                         void (*emit)(struct prom_out *o, const char *id, bool ok, uint64_t errors)) {
-        char id[SENSORS_ID_MAX + 16];
+        struct sensors_iter it = SENSORS_ITER_INIT;
+        struct sensor_channel ch;
 
-        for (size_t i = 0; i < s->n_temps; i++)
-                emit(o, s->temps[i].id, s->temps[i].ok, s->temps[i].read_errors);
-        for (size_t i = 0; i < s->n_cooling; i++)
-                emit(o, s->cooling[i].id, s->cooling[i].ok, s->cooling[i].read_errors);
-        for (size_t i = 0; i < s->n_policies; i++) {
-                snprintf(id, sizeof id, "cpufreq:%s", s->policies[i].id);
-                emit(o, id, s->policies[i].ok, s->policies[i].read_errors);
-        }
-        emit(o, "load:cpu", s->load.ok, s->load.read_errors);
+        while (sensors_channel_next(s, &it, &ch))
+                if (ch.counts_errors)
+                        emit(o, ch.id, ch.ok, ch.read_errors);
 }
 
 static void emit_ok(struct prom_out *o, const char *id, bool ok, uint64_t errors) {

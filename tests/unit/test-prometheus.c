@@ -261,6 +261,7 @@ struct fake {
         struct cooling_device cooling[1];
         struct cpufreq_policy policies[1];
         int cpu_index[2];
+        char cpu_ids[2][SENSORS_CPU_LOAD_ID_MAX];
         double per_cpu[2];
 };
 
@@ -297,6 +298,7 @@ static void fake_init(struct fake *f) {
         f->s.policies = f->policies;
         f->s.n_policies = 1;
         strcpy(f->policies[0].id, "policy0");
+        strcpy(f->policies[0].channel_id, "cpufreq:policy0");  /* as the probe names it */
         f->policies[0].ok = true;
         f->policies[0].cur_khz = 1200000;
         f->policies[0].n_cpus = 2;
@@ -305,6 +307,9 @@ static void fake_init(struct fake *f) {
         f->s.load.have_prev = true;
         f->s.load.n_cpus = 2;
         f->s.load.cpu_index = f->cpu_index;
+        f->s.load.cpu_ids = f->cpu_ids;
+        strcpy(f->cpu_ids[0], "load:cpu0");
+        strcpy(f->cpu_ids[1], "load:cpu1");
         f->s.load.per_cpu = f->per_cpu;
         f->cpu_index[1] = 1;
         f->per_cpu[0] = 0.25;
