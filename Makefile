@@ -1,4 +1,4 @@
-# Makefile — thin wrapper around meson: install packages, build, demo, check.
+# Makefile — thin wrapper around meson: install packages, build, demo, test, check.
 # The build itself is meson's (meson.build); this only strings steps together.
 
 # Debian packages, installed by `make deps*` only when missing.
@@ -28,6 +28,8 @@ FUZZ_TARGETS ?= duration token config sysfs http rundef samples history
 CROSS_ARCHS ?= arm64 armhf
 MESON_OPTS  ?=
 TESTARGS    ?=
+# Tests at once: the integration files mostly wait on daemons' ticks, so more than the CPUs.
+TESTJOBS    ?= $(shell echo $$(( $$(nproc) * 3 )))
 STATE       ?= $(BUILD)/demo-state
 LISTEN      ?= 127.0.0.1:8080
 ARGS        ?=
@@ -37,20 +39,33 @@ SAN_OPTS := -Db_sanitize=address,undefined -Db_lundef=false \
             -Dc_args=-fsanitize=float-cast-overflow -Dc_link_args=-fsanitize=float-cast-overflow
 SAN_ENV  := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
             UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+# The tiers, as meson suites (tests/meson.build). First the unit tests and the
+# fuzz seeds, as many at once as CPUs (test-stress measures its workers' share
+# of the CPU), then the integration files, TESTJOBS at once.
+MESON_TEST    = meson test --print-errorlogs
+SAN_TEST      = $(SAN_ENV) $(MESON_TEST) --timeout-multiplier 3
+SUITES_FIRST := --suite unit --suite fuzz-seeds
+SUITES_QUICK := --num-processes $(TESTJOBS) --suite api
+SUITES_CHECK := --num-processes $(TESTJOBS) --no-suite unit --no-suite fuzz-seeds --no-suite slow
+SUITES_SLOW  := --num-processes $(TESTJOBS) --suite slow
 ENSURE  := tests/scripts/ensure-debs.sh
 
 # Steps run in the order written; ninja and meson test parallelise inside.
 .NOTPARALLEL:
-.PHONY: all deps deps-build deps-test deps-bench deps-fuzz build build-san demo check \
-        check-san check-cross check-gpiod2 check-qemu fuzz deb deb-cross check-systemd clean help
+.PHONY: all deps deps-build deps-test deps-bench deps-fuzz build build-san demo test check \
+        check-san check-slow check-cross check-gpiod2 check-qemu fuzz deb deb-cross check-systemd clean help
 
 all: build
 
 help:
 	@echo "make demo         install build packages, build, run heatcurved (simulated board"
 	@echo "                  unless this machine has thermal zones); ARGS=... adds options"
-	@echo "make check        install build+test packages, build, run every test, then again"
-	@echo "                  with AddressSanitizer+UBSan ($(BUILD_SAN)/)"
+	@echo "make test         install build+test packages, build, run the quick tests: unit tests,"
+	@echo "                  the fuzz seeds and the HTTP API files (meson suites unit, fuzz-seeds, api)"
+	@echo "make check        install build+test packages, build, run every test but the slow ones,"
+	@echo "                  then again with AddressSanitizer+UBSan ($(BUILD_SAN)/)"
+	@echo "make check-slow   the slow tests (soak, replays, real timeouts, the browser; suite slow),"
+	@echo "                  natively and with AddressSanitizer+UBSan"
 	@echo "make check-cross  build for $(CROSS_ARCHS) and run the unit tests under qemu-user"
 	@echo "make deb          the Debian package for this machine, checked by lintian ($(BUILD_DEB)/)"
 	@echo "make deb-cross    the Debian packages for $(CROSS_ARCHS) (cross environment as check-cross)"
@@ -120,15 +135,28 @@ demo: deps-build build
 	echo ""; \
 	set -x; HEATCURVE_BOARDS_DIR=$(CURDIR)/data/boards exec ./$(BUILD)/heatcurved $$mode --state-dir $(STATE) $$listen $(ARGS)
 
+test: deps build
+	@echo "===== quick tests: unit, fuzz seeds, HTTP API ($(BUILD)/) ====="
+	$(MESON_TEST) -C $(BUILD) $(SUITES_FIRST) $(TESTARGS)
+	$(MESON_TEST) -C $(BUILD) $(SUITES_QUICK) $(TESTARGS)
+
 check: deps build
 	ninja -C $(BUILD) bench
-	@echo "===== tests: unit + integration ($(BUILD)/) ====="
-	meson test -C $(BUILD) --print-errorlogs $(TESTARGS)
+	@echo "===== tests: unit, fuzz seeds, integration ($(BUILD)/) ====="
+	$(MESON_TEST) -C $(BUILD) $(SUITES_FIRST) $(TESTARGS)
+	$(MESON_TEST) -C $(BUILD) $(SUITES_CHECK) $(TESTARGS)
 	@$(MAKE) --no-print-directory check-san
 
 check-san: deps build-san
 	@echo "===== tests: AddressSanitizer + UndefinedBehaviorSanitizer ($(BUILD_SAN)/) ====="
-	$(SAN_ENV) meson test -C $(BUILD_SAN) --print-errorlogs --timeout-multiplier 3 $(TESTARGS)
+	$(SAN_TEST) -C $(BUILD_SAN) $(SUITES_FIRST) $(TESTARGS)
+	$(SAN_TEST) -C $(BUILD_SAN) $(SUITES_CHECK) $(TESTARGS)
+
+check-slow: deps build build-san
+	@echo "===== slow tests ($(BUILD)/) ====="
+	$(MESON_TEST) -C $(BUILD) $(SUITES_SLOW) $(TESTARGS)
+	@echo "===== slow tests: AddressSanitizer + UndefinedBehaviorSanitizer ($(BUILD_SAN)/) ====="
+	$(SAN_TEST) -C $(BUILD_SAN) $(SUITES_SLOW) $(TESTARGS)
 
 check-cross: deps-build
 	tests/cross/check-cross.sh $(BUILD_CROSS) $(CROSS_ARCHS)

@@ -1,9 +1,12 @@
 #!/bin/bash
 # run.sh BUILD_DIR SECONDS TARGET... — runs each libFuzzer target for SECONDS
-# (or until FUZZ_RUNS executions when that is set and comes first) from its seeds (tests/fuzz/corpus/TARGET, never written to) plus a working
-# corpus in BUILD_DIR/fuzz-corpus/TARGET kept between runs. Crashes, leaks
-# and timeouts land in BUILD_DIR/fuzz-artifacts/ and fail the run.
-# Prints one line per target: executions, rate, coverage.
+# (or until FUZZ_RUNS executions when that is set and comes first) from its
+# seeds (tests/fuzz/corpus/TARGET, only read) plus a working corpus in
+# BUILD_DIR/fuzz-corpus/TARGET kept between runs: libFuzzer writes what it
+# finds into the first directory given, the working one, never the tree's.
+# Crashes, leaks and timeouts land in BUILD_DIR/fuzz-artifacts/ and fail the
+# run, and so does a seed directory that changed. Prints one line per target:
+# executions, rate, coverage.
 set -euo pipefail
 
 build=$1 seconds=$2
@@ -16,6 +19,7 @@ for t in "$@"; do
     work=$build/fuzz-corpus/$t
     log=$build/fuzz-artifacts/$t.log
     mkdir -p "$work"
+    seeds=$(ls -A "$src/corpus/$t")
     echo "fuzz-$t: ${seconds}s"
     rc=0
     # -timeout: one input may take 10 s at most; -rss_limit_mb: ASan's quarantine included
@@ -31,6 +35,10 @@ for t in "$@"; do
         status=1
     else
         echo "fuzz-$t: ${runs:-?} executions, ${rate:-?}/s, ${cov:-cov: ?}"
+    fi
+    if [ "$(ls -A "$src/corpus/$t")" != "$seeds" ]; then
+        echo "fuzz-$t: FAILED: files came or went in $src/corpus/$t, which holds named seeds only" >&2
+        status=1
     fi
 done
 exit $status

@@ -14,10 +14,30 @@ import urllib.request
 import pytest
 
 HEATCURVED = os.environ.get("HEATCURVED", "")
+PORT_ATTEMPTS = 5
 FIXTURES_DIR = os.environ.get(
     "FIXTURES_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "data", "boards"))
 # --simulate finds its boards here when pytest runs outside meson test.
 os.environ.setdefault("HEATCURVE_BOARDS_DIR", FIXTURES_DIR)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: over about 5 s, waits out a real timeout, or drives a browser: "
+                            "run by `make check-slow` (meson suite 'slow'), left out of `make check`")
+
+
+_deselected = []
+
+
+def pytest_deselected(items):
+    _deselected.extend(items)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """-m 'not slow' on a file whose tests are all slow (or -m slow on one with none) leaves
+    nothing to run: that is a pass, not pytest's "no tests collected"."""
+    if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and _deselected:
+        session.exitstatus = pytest.ExitCode.OK
 
 
 def free_port():
@@ -82,25 +102,37 @@ class Daemon:
             allow_root = os.geteuid() == 0
         if allow_root and "--allow-root" not in args:
             args.append("--allow-root")
-        if "--listen" in args:                   # the test chose the address
-            host, _, port = args[args.index("--listen") + 1].rpartition(":")
-            self.port, listen = int(port), []
-            host = host if host not in ("", "localhost") else "127.0.0.1"  # all addresses, loopback
-        else:
-            host, self.port = "127.0.0.1", free_port()
-            listen = ["--listen", f"127.0.0.1:{self.port}"]
         self.state_dir = state_dir
-        self.url = f"http://{host}:{self.port}"
         self.headers = {}               # sent with every request (a token, for example)
         self.log_path = state_dir.rstrip("/") + ".log"     # outside: tests fill or freeze the state dir
-        self.log = open(self.log_path, "w+")
         full_env = dict(os.environ)
         full_env.pop("JOURNAL_STREAM", None)
         full_env.pop("NOTIFY_SOCKET", None)
         full_env.update(env or {})
+        if "--listen" in args:                   # the test chose the address
+            host, _, port = args[args.index("--listen") + 1].rpartition(":")
+            self.port = int(port)
+            host = host if host not in ("", "localhost") else "127.0.0.1"  # all addresses, loopback
+            self._start(host, [], args, full_env)
+            return
+        # A free port can be taken by another test process before the daemon binds it
+        # (meson runs the test files in parallel): then another one.
+        for attempt in range(PORT_ATTEMPTS):
+            self.port = free_port()
+            try:
+                self._start("127.0.0.1", ["--listen", f"127.0.0.1:{self.port}"], args, full_env)
+                return
+            except RuntimeError:
+                if attempt + 1 == PORT_ATTEMPTS or "Address already in use" not in self.logs():
+                    raise
+                self.log.close()
+
+    def _start(self, host, listen, args, env):
+        self.url = f"http://{host}:{self.port}"
+        self.log = open(self.log_path, "w+")
         self.proc = subprocess.Popen(
-            [HEATCURVED, *listen, "--state-dir", state_dir] + args,
-            stdout=self.log, stderr=subprocess.STDOUT, env=full_env)
+            [HEATCURVED, *listen, "--state-dir", self.state_dir] + args,
+            stdout=self.log, stderr=subprocess.STDOUT, env=env)
         self.wait_ready()
 
     def wait_ready(self, timeout=15):

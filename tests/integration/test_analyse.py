@@ -45,6 +45,7 @@ class Replay(threading.Thread):
                 return
 
 
+@pytest.mark.slow       # replays 54 s of a recording
 def test_replayed_recording_metrics_equal_analyse(start_daemon, fixture_copy, analyse, tmp_path):
     rows = recording("monipi-rpi4-cooled.csv", 541)        # 0-60 s idle, 300 s load, 180 s rest
     phases = [r["phase"] for r in rows]

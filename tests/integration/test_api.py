@@ -208,6 +208,7 @@ def raw_request(port, data, timeout=5):
     return b"".join(chunks)
 
 
+@pytest.mark.slow       # waits out a 5 s socket timeout
 def test_oversized_requests_are_refused_and_daemon_survives(start_daemon):
     d = start_on(start_daemon, "rpi4")
     # a header block larger than the per-connection limit

@@ -246,6 +246,7 @@ def test_watch_without_a_run_shows_the_hottest_sensor(start_daemon, ctl):
     assert r.stdout.splitlines() == [f"no run  hottest {hot['id']} {hot['celsius']:.1f} °C ▅"] * 2
 
 
+@pytest.mark.slow       # two recorded runs, 6 s
 def test_run_show_export_stop_delete(start_daemon, ctl):
     d = board(start_daemon, "rpi4")
     r = run_short(ctl, d, "alu case")
@@ -355,6 +356,7 @@ def test_run_sends_the_phases_in_command_line_order(start_daemon, ctl):
     assert ctl(d, "stop", str(run["id"])).returncode == 0
 
 
+@pytest.mark.slow       # a recorded run on each of two daemons, 6 s
 def test_compare_across_daemons(start_daemon, ctl):
     a = board(start_daemon, "rpi4")
     b = board(start_daemon, "rk3399-rockpro64")

@@ -99,6 +99,7 @@ def hostile():
 RUNS = json.dumps({"runs": [{"id": 1, "label": "x", "state": "finished"}] * 20}).encode()
 
 
+@pytest.mark.slow       # waits out the client's 30 s timeout
 def test_trickling_server_hits_the_overall_timeout(ctl, hostile):
     # 2 bytes/s kept the old low-speed limit (1 B/s over 30 s) happy for ever
     h = hostile(lambda m, p, hd: (200, RUNS, 0.5))

@@ -14,6 +14,8 @@ import pytest
 
 from conftest import HEATCURVED, Daemon, start_tree, with_token, write_in_place
 
+pytestmark = pytest.mark.slow      # every test drives a browser
+
 PAGE_FILES = ("/", "/dashboard.css", "/dashboard.js")
 PAGE_BUDGET = 40 * 1024         # bytes of the three files together: the board serves them
 ZONE = "sys/class/thermal/thermal_zone0/temp"

@@ -267,6 +267,7 @@ def test_streams_open_do_not_hold_up_a_clean_stop(start_daemon):
         s.close()
 
 
+@pytest.mark.slow       # a minute of fifty clients, the soak of the event stream
 def test_fifty_clients_one_stalled(start_daemon, tmp_path):
     """Every live client gets every event; the one that never reads is dropped; memory stays put."""
     conf = tmp_path / "many.conf"

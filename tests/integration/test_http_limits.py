@@ -4,6 +4,8 @@ import socket
 import threading
 import time
 
+import pytest
+
 from conftest import fixture_path
 
 
@@ -52,6 +54,7 @@ def closed_by_server(sock, send=b"", timeout=5.0):
     return False
 
 
+@pytest.mark.slow       # waits out the request deadline, 10 s
 def test_slow_clients_cannot_hold_every_slot(start_daemon):
     # 128 clients each sending one header byte every 2 s (MHD's idle timeout
     # restarts on every byte) used to fill every slot for ever: fresh clients

@@ -28,6 +28,7 @@ def run_dirs(d):
     return sorted(os.listdir(root)) if os.path.isdir(root) else []
 
 
+@pytest.mark.slow       # two recorded runs on two boards, 9 s
 def test_export_import_round_trip_and_compare_on_one_daemon(start_daemon):
     a = board(start_daemon, "rpi4")
     b = board(start_daemon, "rk3399-rockpro64")
@@ -163,6 +164,7 @@ def test_import_needs_the_right_to_change_state_and_a_bounded_body(start_daemon,
     assert answer.startswith(b"HTTP/1.1 413") and str(32 * 1024 * 1024).encode() in answer, answer
 
 
+@pytest.mark.slow       # a recorded run, exported and imported, 5 s
 def test_heatcurvectl_export_run_and_import(start_daemon, ctl, tmp_path):
     a = board(start_daemon, "rpi4")
     b = board(start_daemon, "rk3399-rockpro64")
@@ -198,6 +200,7 @@ def vm_kib(pid, key):
     raise AssertionError(f"no {key} for {pid}")
 
 
+@pytest.mark.slow       # writes and reads 200,000 rows, 6 s
 def test_samples_as_json_are_streamed_not_built_in_memory(start_daemon):
     """A long run's samples as JSON and as a run file: the same values as the CSV, and the
     daemon's memory does not grow with the file (the whole document as a tree would take ten

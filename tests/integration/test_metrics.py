@@ -254,6 +254,7 @@ def prometheus(tmp_path):
         p.stop()
 
 
+@pytest.mark.slow       # a real Prometheus scraping for 10 s
 def test_prometheus_scrapes_the_simulated_board(start_daemon, prometheus):
     d = start_daemon("--simulate", "--interval", "100ms")
     prom = prometheus(f"127.0.0.1:{d.port}")

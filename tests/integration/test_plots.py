@@ -70,6 +70,7 @@ def two_runs(start_daemon):
     return d, [finished_run(d, "case <A> & fan"), finished_run(d, "case B")]
 
 
+@pytest.mark.slow       # two recorded runs, 6 s
 def test_run_plot(two_runs, tmp_path):
     d, (a, _) = two_runs
     status, ctype, body = fetch(d, f"/api/v1/runs/{a}/plot.svg")
@@ -143,6 +144,7 @@ def test_live_run_is_drawn_from_its_memory(start_daemon):
     assert status == 200 and int(shown) == total > n
 
 
+@pytest.mark.slow       # two recorded runs, 6 s
 def test_compare_and_history_plots(two_runs, tmp_path):
     d, (a, b) = two_runs
     for q in (f"runs={a},{b}", f"runs={a},{b}&y=rise", f"runs={b}&width=700&height=500"):
@@ -190,6 +192,7 @@ BAD_REQUESTS = [
 ]
 
 
+@pytest.mark.slow       # two recorded runs, 6 s
 def test_bad_plot_requests_name_the_parameter(two_runs):
     d, (a, _) = two_runs
     for path, param in BAD_REQUESTS:
@@ -250,6 +253,7 @@ def wait_on_fifo(d, fifo, content, path):
     return pending.wait()
 
 
+@pytest.mark.slow       # two recorded runs behind a pipe, 9 s
 def test_ended_run_is_read_off_the_event_loop(start_daemon):
     """An ended run's plot reads its samples.csv on a thread: with the file a
     pipe nobody writes yet, ticks and other answers go on, the plot waits,
@@ -290,6 +294,7 @@ def open_files(pid):
     return paths
 
 
+@pytest.mark.slow       # four recorded runs, 13 s
 def test_run_deleted_while_its_samples_are_read(start_daemon):
     """A run deleted while its plot or a comparison waits for its samples:
     the answer says the run is gone (404 for its plot, 400 naming "runs" for
@@ -447,6 +452,7 @@ def chromium_screenshot(svg_path, png_path):
         pytest.skip(f"chromium cannot start here (exit {p.returncode}): {p.stderr[-500:]}")
 
 
+@pytest.mark.slow       # a browser
 def test_plots_render_in_chromium(two_runs, tmp_path):
     d, (a, b) = two_runs
     for name, path, legend in (("run", f"/api/v1/runs/{a}/plot.svg", "heat-up fit"),
@@ -468,6 +474,7 @@ def ctl(d, *args):
     return subprocess.run([HEATCURVECTL, "--url", d.url, *args], capture_output=True, timeout=60, env=env)
 
 
+@pytest.mark.slow       # two recorded runs, 6 s
 def test_heatcurvectl_plot_draws_what_the_daemon_draws(two_runs, tmp_path):
     """The same core code on both sides: the client's SVG is the daemon's, byte for byte."""
     d, (a, b) = two_runs
@@ -492,6 +499,7 @@ def test_heatcurvectl_plot_draws_what_the_daemon_draws(two_runs, tmp_path):
     assert p.returncode == 1 and b"404" in p.stderr, p.stderr
 
 
+@pytest.mark.slow       # two recorded runs, 6 s
 def test_samples_csv_counts_seconds_since_the_load_started(two_runs):
     """t_since_load_s: empty before the load, then elapsed_s minus the load start; the file stays a plain CSV."""
     import csv

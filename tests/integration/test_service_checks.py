@@ -37,6 +37,7 @@ def test_read_only_stress_dir_names_read_write_paths(heatcurved_bin, tmp_path):
     assert "Listening on" in log, log       # a warning, not a failed start
 
 
+@pytest.mark.slow       # three daemons run for 2 s each
 def test_lan_listen_under_systemd_names_ip_address_allow(heatcurved_bin, tmp_path):
     port = free_port()
     state = ["--state-dir", str(tmp_path / "s")]

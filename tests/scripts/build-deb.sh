@@ -8,7 +8,8 @@
 # the private sysroot (tests/cross/setup-armhf.sh, folder ARMHF_ENV), whose
 # meson cross file is passed as DH_MESON_CROSS_FILE, with a dpkg database of
 # it for dpkg-shlibdeps (tests/cross/armhf-dpkg-db.sh). The package build
-# runs the unit suite natively only: make check-cross runs it under qemu.
+# runs the unit suite and the fuzz seeds natively only: make check-cross runs
+# the unit suite under qemu.
 set -euo pipefail
 
 OUT=${1:?usage: build-deb.sh OUTDIR [ARCH]}
