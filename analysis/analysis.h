@@ -1,4 +1,4 @@
-/* analysis.h — curve analysis of runs: exponential fits, stop rules (stable, plateau, baseline), run metrics. */
+/* analysis.h — curve analysis of runs: exponential fits, stop rules (stable, plateau, baseline), run metrics, group statistics and verdicts. */
 #pragma once
 
 #include <stdbool.h>
@@ -240,3 +240,103 @@ void analysis_load_freq_add(struct analysis_load_freq *a, double freq_hz, double
                             bool cooling_active, int firmware_throttled);
 /* freq_mean_hz, freq_min_hz and throttled_fraction of m, those known. */
 void analysis_load_freq_metrics(const struct analysis_load_freq *a, struct run_metrics *m);
+
+/* ---- groups of runs and the verdict between them (student-t.c, groups.c) ---- */
+
+/* Student's t distribution with df > 0 degrees of freedom, df not
+ * necessarily whole (Welch-Satterthwaite's are not); df = +inf is the
+ * normal distribution. P(T <= t), and the t with P(T <= t) = p for
+ * 0 < p < 1. NaN for arguments outside those ranges. */
+double analysis_t_cdf(double t, double df);
+double analysis_t_quantile(double p, double df);
+
+#define ANALYSIS_EQUIVALENCE_MARGIN_C   1.0     /* C: "no difference" when the 95 % interval stays inside +-1 C,
+                                                 * the margin of error hardware reviewers state */
+
+/* What a group of runs is summarised by; the verdict is on the rise. */
+enum analysis_metric {
+        ANALYSIS_METRIC_RISE,           /* C, rise over ambient, or over the idle baseline when a run has no
+                                         * ambient (analysis_rise_over_ambient()) */
+        ANALYSIS_METRIC_PLATEAU,        /* C */
+        ANALYSIS_METRIC_TAU_HEAT,       /* s */
+        ANALYSIS_METRIC_T90_HEAT,       /* s */
+        ANALYSIS_METRIC_TAU_COOL,       /* s */
+        ANALYSIS_METRIC_THROTTLED,      /* share of the load, 0..1 */
+        ANALYSIS_METRIC_FREQ_MEAN,      /* Hz, under load */
+        ANALYSIS_METRIC_WORK_RATE,      /* work unit/s, sustained: the median of the last 30 s of load */
+        ANALYSIS_METRIC_MAX,
+};
+
+/* The struct run_metrics field a metric is, by its name there
+ * ("rise_over_ambient_c", "plateau_c", ...): the rise is "rise_c" when
+ * over_ambient is false. NULL for no such metric. */
+const char *analysis_metric_name(enum analysis_metric m, bool over_ambient);
+
+/* Whether the runs' rises are compared over ambient: every run with a
+ * rise over its baseline also has one over ambient. When one has not, the
+ * rise of every run is taken over its idle baseline (and said so). */
+bool analysis_rise_over_ambient(const struct run_metrics *const *runs, size_t n);
+
+/* One metric over the runs of a group. */
+struct analysis_stat {
+        size_t n;               /* runs with the metric; a run without it (NaN) does not count */
+        double mean;            /* in the metric's unit; NaN when n is 0 */
+        double sd;              /* sample standard deviation; NaN when n < 2 */
+        double low, high;       /* 95 % interval of the mean: Student t for n >= 2, the run's own interval
+                                 * for n = 1 when it has one; NaN when there is none */
+        bool single_run;        /* n = 1, and low/high are that run's own interval */
+};
+
+/* The statistics of the non-NaN values[0..n). own_ci95, when not NULL, is
+ * each run's own 95 % half-width, used when a single value counts. */
+void analysis_stat_compute(const double *values, const double *own_ci95, size_t n, struct analysis_stat *ret);
+
+/* The runs with one label: one case. */
+struct analysis_group {
+        const char *label;      /* the caller's string, of the group's first run */
+        size_t n;               /* runs with this label, with the metrics or not */
+        struct analysis_stat stat[ANALYSIS_METRIC_MAX];
+};
+
+/*
+ * Groups runs[0..n) by labels[i] (compared as strings; give unlabelled runs
+ * distinct names): one group per label, in the order the labels first
+ * appear, into groups (room for n). The rise is taken over ambient or the
+ * baseline as over_ambient says. A run's own interval, for a group of one,
+ * is the plateau's, for the plateau and for the rise (the baseline, a
+ * median of a minute of idle, and the ambient given are taken as exact).
+ * Returns the number of groups, -EINVAL for NULL arguments.
+ */
+int analysis_groups(const struct run_metrics *const *runs, const char *const *labels, size_t n, bool over_ambient,
+                    struct analysis_group *groups);
+
+/* Which of two groups runs cooler, by how much and how sure. */
+struct analysis_verdict {
+        const struct analysis_group *a, *b;     /* a given first */
+        enum analysis_metric metric;            /* a temperature: lower is cooler */
+        bool over_ambient;                      /* for the rise: over ambient, else over the idle baseline */
+        double difference;                      /* C, mean of b - mean of a; NaN when either has none */
+        double low, high;                       /* C, its 95 % interval; NaN when there is none */
+        double df;                              /* Welch-Satterthwaite degrees of freedom; NaN when not Welch */
+        double margin;                          /* C, the equivalence margin */
+        bool conclusive;                        /* the interval excludes 0 */
+        bool equivalent;                        /* the interval lies inside +-margin */
+        bool single_runs;                       /* two single runs: their own intervals, combined */
+        const struct analysis_group *cooler;    /* the group with the lower mean when conclusive, else NULL */
+};
+
+/*
+ * The verdict on metric (ANALYSIS_METRIC_RISE or _PLATEAU) between groups a
+ * and b: Welch's interval when both have n >= 2; when both are single runs
+ * with their own intervals, those combined (groups.c says how, and
+ * single_runs marks it); otherwise no interval, and not conclusive.
+ * margin <= 0 means ANALYSIS_EQUIVALENCE_MARGIN_C. -EINVAL for another metric.
+ */
+int analysis_verdict(const struct analysis_group *a, const struct analysis_group *b, enum analysis_metric metric,
+                     bool over_ambient, double margin, struct analysis_verdict *ret);
+
+/* The verdict as a sentence, into buf (truncated to size): "B runs 4.2 °C
+ * cooler over ambient than A (95 %: 3.6 to 4.8 °C; 3 runs each)", "A and B:
+ * no difference beyond ±0.8 °C over ambient (95 %; 3 runs each)", "A and B:
+ * not conclusive: repeat for confidence (...)". Returns what snprintf does. */
+int analysis_verdict_text(const struct analysis_verdict *v, char *buf, size_t size);

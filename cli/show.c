@@ -1,4 +1,4 @@
-/* show.c — heatcurvectl runs, show and compare: run documents as tables of phases and metrics. */
+/* show.c — heatcurvectl runs and show, and the metrics table compare shares: run documents as tables of phases and metrics. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,47 +308,4 @@ int cmd_show(struct client *c, int argc, char **argv) {
         metrics_print(one);
         json_object_put(one);
         return 0;
-}
-
-/* "3" on --url, or "http://host:port/3" (the base URL and the id as its last path segment). */
-static int compare_fetch(const struct client *c, const char *arg, json_object **ret) {
-        const char *slash = strrchr(arg, '/');
-        char base[sizeof c->url], path[64];
-        unsigned id;
-
-        if (!strstr(arg, "://")) {
-                if (!parse_id(arg, &id))
-                        return usage("compare: \"%s\" is neither a run id nor URL/ID", arg);
-                snprintf(base, sizeof base, "%s", c->url);
-        } else {
-                if (!parse_id(slash + 1, &id) || slash <= strstr(arg, "://") + 2)
-                        return usage("compare: \"%s\" does not end in /ID (e.g. http://odroid2:8080/3)", arg);
-                if ((size_t) (slash - arg) >= sizeof base)
-                        return usage("compare: the URL \"%s\" is too long", arg);
-                memcpy(base, arg, (size_t) (slash - arg));
-                base[slash - arg] = '\0';
-        }
-        snprintf(path, sizeof path, "/api/v1/runs/%u", id);
-        return client_get_json(base, c, path, ret) < 0 ? 1 : 0;
-}
-
-int cmd_compare(struct client *c, int argc, char **argv) {
-        json_object *runs, *run;
-        int first, r;
-
-        if ((first = cli_parse(c, argc, argv, NULL, NULL, NULL, false, &r)) < 0)
-                return r;
-        if (first >= argc)
-                return usage("compare needs run ids or URL/ID");
-        runs = json_object_new_array();
-        r = 0;
-        for (int i = first; r == 0 && i < argc; i++)
-                if ((r = compare_fetch(c, argv[i], &run)) == 0)
-                        json_object_array_add(runs, run);
-        if (r == 0 && c->json)
-                print_json(runs);
-        else if (r == 0)
-                metrics_print(runs);
-        json_object_put(runs);
-        return r;
 }

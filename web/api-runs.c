@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "api-internal.h"
+#include "json-compare.h"
 #include "runs.h"
 #include "samples-csv.h"
 
@@ -197,6 +198,29 @@ void api_run_delete(struct api *a, struct http_request *r, unsigned id) {
                 http_reply(r, 204, "application/json", "", 0);
 }
 
+/* The groups and verdicts of the runs ids[0..n): grouped by label, a run
+ * without one by its id ("#3"), a run listed twice counted once. */
+static int compare_add_verdicts(struct api *a, json_object *root, const unsigned *ids, size_t n) {
+        const struct run_metrics *metrics[COMPARE_RUNS_MAX];
+        const char *labels[COMPARE_RUNS_MAX];
+        char names[COMPARE_RUNS_MAX][16];
+        size_t k = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                const struct run *run = runs_find(a->ctx.runs, ids[i]);
+                bool seen = false;
+
+                for (size_t j = 0; j < i; j++)
+                        seen = seen || ids[j] == ids[i];
+                if (seen)
+                        continue;
+                snprintf(names[k], sizeof names[k], "#%u", ids[i]);
+                labels[k] = run->label[0] ? run->label : names[k];
+                metrics[k++] = &run->metrics;
+        }
+        return json_compare_add(root, metrics, labels, k);
+}
+
 static void compare_answer(struct api *a, struct http_request *r, const unsigned *ids, struct run_series *s,
                            size_t n, void *arg) {
         const size_t *points = arg;
@@ -212,6 +236,11 @@ static void compare_answer(struct api *a, struct http_request *r, const unsigned
         for (size_t i = 0; i < n; i++) {
                 json_object_array_add(list, runs_document(a->ctx.runs, runs_find(a->ctx.runs, ids[i])));
                 json_object_array_add(curves, run_series_curve(&s[i], ids[i], *points));
+        }
+        if (compare_add_verdicts(a, root, ids, n) < 0) {
+                json_object_put(root);
+                http_reply_error(r, 500, "internal", "out of memory");
+                return;
         }
         http_reply_json(r, 200, root);
 }

@@ -376,7 +376,11 @@ def test_compare_across_daemons(start_daemon, ctl):
     assert baseline[2:] == [f"{ab:.1f}", f"{bb:.1f}", f"{bb - ab:+.1f}"]
     assert_no_trailing_spaces(r.stdout)
     r = ctl(a, "--json", "compare", "1", f"{b.url}/1")
-    assert json.loads(r.stdout) == [adoc, bdoc]
+    doc = json.loads(r.stdout)          # the document GET /api/v1/compare answers
+    assert doc["runs"] == [adoc, bdoc]
+    assert [c["id"] for c in doc["curves"]] == [1, 1]
+    assert [g["label"] for g in doc["groups"]] == ["case A", "case B"]
+    assert [(v["a"], v["b"]) for v in doc["verdicts"]] == [("case A", "case B")]
     r = ctl(a, "compare", "1", f"{b.url}/7")
     assert_one_line_error(r, 1, "no run 7")
 

@@ -1,0 +1,292 @@
+/* compare.c — heatcurvectl compare: runs side by side, then grouped by label with the verdict between the groups. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "json-compare.h"
+#include "json-metrics.h"
+#include "table.h"
+#include "text.h"
+
+#define COMPARE_API_MAX 16              /* runs one GET /api/v1/compare takes (API_SERIES_MAX) */
+#define VERDICT_TEXT_MAX 2400           /* characters of a verdict shown: four labels and the numbers */
+
+/* One operand: a run id on --url, or URL/ID. */
+struct operand {
+        char base[sizeof ((struct client *) 0)->url];
+        unsigned id;
+        bool plain;                     /* a bare id, on --url */
+};
+
+/* "3" on --url, or "http://host:port/3" (the base URL and the id as its last path segment). */
+static int operand_parse(const struct client *c, const char *arg, struct operand *ret) {
+        const char *slash = strrchr(arg, '/');
+
+        ret->plain = !strstr(arg, "://");
+        if (ret->plain) {
+                if (!parse_id(arg, &ret->id))
+                        return usage("compare: \"%s\" is neither a run id nor URL/ID", arg);
+                snprintf(ret->base, sizeof ret->base, "%s", c->url);
+                return 0;
+        }
+        if (!parse_id(slash + 1, &ret->id) || slash <= strstr(arg, "://") + 2)
+                return usage("compare: \"%s\" does not end in /ID (e.g. http://odroid2:8080/3)", arg);
+        if ((size_t) (slash - arg) >= sizeof ret->base)
+                return usage("compare: the URL \"%s\" is too long", arg);
+        memcpy(ret->base, arg, (size_t) (slash - arg));
+        ret->base[slash - arg] = '\0';
+        return 0;
+}
+
+static int operand_fetch(const struct client *c, const struct operand *o, json_object **ret) {
+        char path[64];
+
+        snprintf(path, sizeof path, "/api/v1/runs/%u", o->id);
+        return client_get_json(o->base, c, path, ret) < 0 ? 1 : 0;
+}
+
+/* The run's curve as its own daemon draws it for a comparison. */
+static int operand_curve(const struct client *c, const struct operand *o, json_object **ret) {
+        json_object *doc;
+        char path[64];
+
+        snprintf(path, sizeof path, "/api/v1/compare?runs=%u", o->id);
+        if (client_get_json(o->base, c, path, &doc) < 0)
+                return 1;
+        *ret = json_object_get(json_object_array_get_idx(json_get(doc, "curves"), 0));
+        json_object_put(doc);
+        return 0;
+}
+
+/* GET /api/v1/compare for ids all on --url: the daemon's own groups and
+ * verdicts. points=1 when the curves are not shown. */
+static int compare_from_daemon(const struct client *c, const struct operand *ops, size_t n, json_object **ret) {
+        char path[64 + 11 * COMPARE_API_MAX];
+        int k = snprintf(path, sizeof path, "/api/v1/compare?runs=");
+
+        for (size_t i = 0; i < n; i++)
+                k += snprintf(path + k, sizeof path - (size_t) k, "%s%u", i ? "," : "", ops[i].id);
+        if (!c->json)
+                snprintf(path + k, sizeof path - (size_t) k, "&points=1");
+        return client_get_json(c->url, c, path, ret) < 0 ? 1 : 0;
+}
+
+/* The groups and verdicts of the run documents, computed here as the
+ * daemon computes them: grouped by label, a run without one by how it was
+ * named ("#3", "http://odroid2:8080/3"), a run named twice counted once. */
+static int compare_add_local(json_object *doc, json_object *runs, const struct operand *ops, char **argv) {
+        size_t n = json_len(runs), k = 0;
+        struct run_metrics *m = calloc(n ? n : 1, sizeof *m);
+        const struct run_metrics **pm = calloc(n ? n : 1, sizeof *pm);
+        const char **labels = calloc(n ? n : 1, sizeof *labels);
+        char (*names)[24] = calloc(n ? n : 1, sizeof *names);
+        char unit[16];
+        int e = -1;
+
+        if (m && pm && labels && names) {
+                for (size_t i = 0; i < n; i++) {
+                        json_object *run = json_object_array_get_idx(runs, i);
+                        const char *label = json_object_get_string(json_get(run, "label"));
+                        bool seen = false;
+
+                        for (size_t j = 0; j < i; j++)
+                                seen = seen || (ops[j].id == ops[i].id && client_same_base(ops[j].base, ops[i].base));
+                        if (seen)
+                                continue;
+                        json_run_metrics_parse(json_get(run, "metrics"), &m[k], unit, sizeof unit);
+                        snprintf(names[k], sizeof names[k], "#%u", ops[i].id);
+                        labels[k] = !json_is_null(json_get(run, "label")) && *label ? label :
+                                    ops[i].plain ? names[k] : argv[i];
+                        pm[k] = &m[k];
+                        k++;
+                }
+                e = json_compare_add(doc, pm, labels, k);
+        }
+        free(m);
+        free(pm);
+        free(labels);
+        free(names);
+        return e < 0 ? cli_fail("compare: out of memory") : 0;
+}
+
+/* How a group metric is shown: mean ± half-width of its 95 % interval. */
+struct group_metric {
+        const char *key;                /* in a group's "metrics" */
+        const char *label;              /* with its unit */
+        double scale;                   /* shown = value * scale; 0: a rate in work_unit/s */
+        int decimals;
+};
+
+static const struct group_metric group_metrics[] = {
+        { "rise_over_ambient_c", "rise over ambient °C", 1, 1 },
+        { "rise_c", "rise over baseline °C (no ambient)", 1, 1 },
+        { "plateau_c", "plateau °C", 1, 1 },
+        { "tau_heat_s", "tau heat s", 1, 0 },
+        { "t90_heat_s", "t90 heat s", 1, 0 },
+        { "tau_cool_s", "tau cool s", 1, 0 },
+        { "throttled_fraction", "throttled %", 100, 1 },
+        { "freq_mean_hz", "freq mean MHz", 1e-6, 0 },
+        { "work_rate_end", "work rate end", 0, 0 },
+};
+
+static const struct group_metric *group_metric_find(const char *key) {
+        for (size_t i = 0; i < ELEMENTSOF(group_metrics); i++)
+                if (strcmp(group_metrics[i].key, key) == 0)
+                        return &group_metrics[i];
+        return NULL;
+}
+
+static const char *group_value(char *buf, size_t size, const struct group_metric *gm, json_object *v) {
+        if (!gm) {
+                snprintf(buf, size, "%s", json_object_get_string(v));
+                return buf;
+        }
+        return gm->scale == 0 ? fmt_rate(buf, size, v) : fmt_number(buf, size, v, gm->scale, gm->decimals);
+}
+
+/* "30.1 ± 0.4", "30.1" without an interval, "(n=2)" when fewer runs of the
+ * group have the metric, "-" when none has. */
+static void group_cell(struct table *t, const struct group_metric *gm, json_object *s, json_object *group,
+                       const char *unit) {
+        json_object *mean = json_get(s, "mean"), *low = json_get(s, "low"), *high = json_get(s, "high"), *half;
+        char mbuf[48], hbuf[48], count[32] = "", per[40] = "";
+        const char *m, *h;
+
+        if (json_is_null(mean)) {
+                table_cell(t, "-");
+                return;
+        }
+        if (json_object_get_int64(json_get(s, "n")) != json_object_get_int64(json_get(group, "n")))
+                snprintf(count, sizeof count, " (n=%s)", fmt_string(s, "n"));
+        if (gm && gm->scale == 0)
+                snprintf(per, sizeof per, " %s/s", unit);
+        m = group_value(mbuf, sizeof mbuf, gm, mean);
+        if (json_is_null(low) || json_is_null(high)) {
+                table_cellf(t, "%s%s%s", m, per, count);
+                return;
+        }
+        half = json_object_new_double((json_object_get_double(high) - json_object_get_double(low)) / 2);
+        h = group_value(hbuf, sizeof hbuf, gm, half);
+        table_cellf(t, "%s ± %s%s%s", m, h, per, count);
+        json_object_put(half);
+}
+
+/* Rows are the group metrics, columns the groups; then each verdict. */
+static void groups_print(json_object *doc, json_object *runs) {
+        json_object *groups = json_get(doc, "groups"), *verdicts = json_get(doc, "verdicts");
+        json_object *first = json_get(json_object_array_get_idx(groups, 0), "metrics");
+        const char *unit = fmt_string(json_get(json_object_array_get_idx(runs, 0), "metrics"), "work_unit");
+        size_t n = json_len(groups);
+        struct table t;
+
+        if (n == 0 || !first || !json_object_is_type(first, json_type_object))
+                return;
+        table_init(&t, n + 1);
+        table_cell(&t, "group");
+        for (size_t i = 0; i < n; i++)
+                table_cell(&t, fmt_string(json_object_array_get_idx(groups, i), "label"));
+        table_cell(&t, "runs");
+        for (size_t i = 0; i < n; i++)
+                table_cell(&t, fmt_string(json_object_array_get_idx(groups, i), "n"));
+        json_object_object_foreach(first, key, v) {
+                const struct group_metric *gm = group_metric_find(key);
+                (void) v;
+                table_cell(&t, gm ? gm->label : key);
+                for (size_t i = 0; i < n; i++) {
+                        json_object *g = json_object_array_get_idx(groups, i);
+                        group_cell(&t, gm, json_get(json_get(g, "metrics"), key), g, unit);
+                }
+        }
+        printf("\n");
+        table_print(&t, stdout);
+        table_free(&t);
+        if (json_len(verdicts))
+                printf("\n");
+        for (size_t i = 0; i < json_len(verdicts); i++) {
+                json_object *text = json_get(json_object_array_get_idx(verdicts, i), "text");
+                char buf[6 * VERDICT_TEXT_MAX + 4];
+
+                if (json_object_is_type(text, json_type_string))
+                        printf("%s\n", text_escape_terminal(json_object_get_string(text),
+                                                            (size_t) json_object_get_string_len(text),
+                                                            VERDICT_TEXT_MAX, buf, sizeof buf));
+        }
+}
+
+/* The document --json prints, as GET /api/v1/compare answers it: from the
+ * daemon itself when every run is an id on --url, else (or when the daemon
+ * predates groups) built here the same way, each run's curve from its own
+ * daemon. */
+static int compare_document(const struct client *c, json_object *runs, const struct operand *ops, char **argv,
+                            json_object **ret) {
+        size_t n = json_len(runs);
+        bool plain = n <= COMPARE_API_MAX;
+        json_object *doc = NULL, *curves;
+        int r;
+
+        for (size_t i = 0; i < n; i++)
+                plain = plain && ops[i].plain;
+        if (plain && (r = compare_from_daemon(c, ops, n, &doc)) != 0)
+                return r;
+        if (doc && json_get(doc, "groups")) {
+                *ret = doc;
+                return 0;
+        }
+        if (!doc) {
+                doc = json_object_new_object();
+                json_object_object_add(doc, "runs", json_object_get(runs));
+                if (c->json) {
+                        curves = json_object_new_array();
+                        json_object_object_add(doc, "curves", curves);
+                        for (size_t i = 0; i < n; i++) {
+                                json_object *curve = NULL;
+                                if (operand_curve(c, &ops[i], &curve) != 0) {
+                                        json_object_put(doc);
+                                        return 1;
+                                }
+                                json_object_array_add(curves, curve);
+                        }
+                }
+        }
+        if (compare_add_local(doc, runs, ops, argv) != 0) {
+                json_object_put(doc);
+                return 1;
+        }
+        *ret = doc;
+        return 0;
+}
+
+int cmd_compare(struct client *c, int argc, char **argv) {
+        json_object *runs, *run, *doc = NULL;
+        struct operand *ops;
+        int first, r;
+
+        if ((first = cli_parse(c, argc, argv, NULL, NULL, NULL, false, &r)) < 0)
+                return r;
+        if (first >= argc)
+                return usage("compare needs run ids or URL/ID");
+        if (!(ops = calloc((size_t) (argc - first), sizeof *ops))) {
+                cli_fail("compare: out of memory");
+                return 1;
+        }
+        runs = json_object_new_array();
+        r = 0;
+        for (int i = first; r == 0 && i < argc; i++)
+                r = operand_parse(c, argv[i], &ops[i - first]);
+        for (int i = first; r == 0 && i < argc; i++)
+                if ((r = operand_fetch(c, &ops[i - first], &run)) == 0)
+                        json_object_array_add(runs, run);
+        if (r == 0)
+                r = compare_document(c, runs, ops, argv + first, &doc);
+        if (r == 0 && c->json) {
+                print_json(doc);
+        } else if (r == 0) {
+                metrics_print(runs);
+                groups_print(doc, runs);
+        }
+        json_object_put(doc);
+        json_object_put(runs);
+        free(ops);
+        return r;
+}
