@@ -227,6 +227,8 @@ struct sink {
         bool ended;                     /* a line with a NUL byte ended the text */
         int line_error;
         long status;
+        char head[32];                  /* the first bytes streamed to out, NUL-terminated */
+        uint64_t out_bytes;             /* bytes streamed to out */
 };
 
 /* A line longer than this is not a samples.csv row: the transfer stops. */
@@ -270,8 +272,15 @@ static size_t on_data(char *data, size_t size, size_t n, void *userdata) {
         size_t len = size * n;
         char *p;
 
-        if (s->out && s->status >= 200 && s->status < 300)
+        if (s->out && s->status >= 200 && s->status < 300) {
+                size_t have = s->out_bytes < sizeof s->head - 1 ? (size_t) s->out_bytes : sizeof s->head - 1;
+                size_t more = len < sizeof s->head - 1 - have ? len : sizeof s->head - 1 - have;
+
+                memcpy(s->head + have, data, more);
+                s->head[have + more] = '\0';
+                s->out_bytes += len;
                 return fwrite(data, 1, len, s->out);
+        }
         if (s->line && s->status >= 200 && s->status < 300)
                 return on_lines(s, data, len);
         if (r->len + len > REPLY_MAX || !(p = realloc(r->body, r->len + len + 1)))
@@ -403,6 +412,21 @@ int client_call(const char *base, const struct client *c, const char *method, co
         struct sink sink = { .out = out };
 
         return client_transfer(base, c, method, path, body, ret, &sink);
+}
+
+int client_export(const char *base, const struct client *c, const char *path, FILE *out, const char *starts) {
+        struct sink sink = { .out = out };
+        const char *head = sink.head;
+
+        if (client_transfer(base, c, "GET", path, NULL, NULL, &sink) < 0)
+                return -1;
+        if (sink.out_bytes == 0)
+                return cli_fail("GET %s%s: the answer is empty", base, path);
+        head += strspn(head, " \t\r\n");
+        if (strncmp(head, starts, strlen(starts)) != 0)
+                return cli_fail("GET %s%s: the answer does not start with \"%s\": not what a daemon exports",
+                                base, path, starts);
+        return 0;
 }
 
 int client_get_lines(const char *base, const struct client *c, const char *path,

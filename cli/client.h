@@ -52,6 +52,10 @@ struct reply {
  * (ret may be NULL when the body is not wanted). */
 int client_call(const char *base, const struct client *c, const char *method, const char *path,
                 json_object *body, struct reply *ret, FILE *out);
+/* GET base+path streamed to out, as client_call(); then an error (-1,
+ * printed) when the answer was empty or did not start with starts (after
+ * white space): the bytes are out already, the exit status says so. */
+int client_export(const char *base, const struct client *c, const char *path, FILE *out, const char *starts);
 
 /* GET base+path, its 2xx body handed to line() a line at a time as it
  * comes, '\n' removed, the first with header true; as samples_read() reads

@@ -503,7 +503,8 @@ static int cmd_export(struct client *c, int argc, char **argv) {
                 snprintf(path, sizeof path, "/api/v1/runs/%u/export", id);
         else
                 snprintf(path, sizeof path, "/api/v1/runs/%u/samples?format=%s", id, a.format);
-        if (client_call(c->url, c, "GET", path, NULL, NULL, stdout) < 0)
+        /* a samples.csv starts with its header, the others are one JSON object */
+        if (client_export(c->url, c, path, stdout, strcmp(a.format, "csv") == 0 ? "time_ms," : "{") < 0)
                 return 1;
         if (fflush(stdout) != 0)
                 return cli_fail("writing the samples: %s", strerror(errno)), 1;

@@ -150,6 +150,22 @@ def test_empty_answer_to_stop_is_an_error(ctl, hostile):
     assert r.returncode == 1 and b"state" in r.stderr, r.stderr
 
 
+def test_export_of_an_empty_or_garbage_answer_is_an_error(ctl, hostile):
+    """export streams what it gets, and exits 1 when that is empty or not what a daemon exports."""
+    for body, fmt, words in ((b"", "csv", b"empty"), (b"<html>oops</html>", "csv", b"time_ms,"),
+                             (b"", "run", b"empty"), (b"garbage", "json", b'"{"')):
+        h = hostile(lambda m, p, hd: (200, body, 0))
+        r = ctl(h.url, "export", "1", "--format", fmt)
+        assert r.returncode == 1 and words in r.stderr, (fmt, body, r.returncode, r.stderr)
+        assert r.stdout == body
+    good = SAMPLES_HEADER + b"1,0,idle,40.000,,,,0,,,\n"
+    h = hostile(lambda m, p, hd: (200, good, 0))
+    r = ctl(h.url, "export", "1")
+    assert r.returncode == 0 and r.stdout == good, r.stderr
+    h = hostile(lambda m, p, hd: (200, b'{"format": "heatcurve-run"}', 0))
+    assert ctl(h.url, "export", "1", "--format", "run").returncode == 0
+
+
 PLOT_RUN = json.dumps({"id": 4, "label": "case", "created_ms": 1796112000000, "sensor": "thermal_zone0",
                        "phases": [{"kind": "stress", "started_ms": 1796112000000, "ended_ms": None}],
                        "metrics": {}}).encode()
