@@ -17,7 +17,7 @@ static void alerts_print_rules(json_object *rules) {
                 json_object *r = json_object_array_get_idx(rules, i);
                 table_cell(&t, fmt_string(r, "name"));
                 table_cell(&t, fmt_string(r, "state"));
-                table_cell(&t, fmt_time(since, sizeof since, json_get(r, "since_ms")));
+                table_cell(&t, fmt_time_s(since, sizeof since, json_get(r, "since_ms")));
                 table_cell(&t, strcmp(fmt_string(r, "value_sensor"), "-") ? fmt_string(r, "value_sensor") :
                                fmt_string(r, "sensor"));
                 table_cell(&t, fmt_number(value, sizeof value, json_get(r, "value_c"), 1, 1));
@@ -47,7 +47,7 @@ static void alerts_print_fans(json_object *fans) {
                 json_object *f = json_object_array_get_idx(fans, i);
                 table_cell(&t, fmt_string(f, "name"));
                 table_cell(&t, json_object_get_boolean(json_get(f, "on")) ? "on" : "off");
-                table_cell(&t, fmt_time(since, sizeof since, json_get(f, "since_ms")));
+                table_cell(&t, fmt_time_s(since, sizeof since, json_get(f, "since_ms")));
                 table_cell(&t, fmt_string(f, "value_sensor"));
                 table_cell(&t, fmt_number(value, sizeof value, json_get(f, "value_c"), 1, 1));
         }
@@ -68,7 +68,7 @@ static void alerts_print_transitions(json_object *list) {
         table_header(&t, "WHEN\0RULE\0CHANGE\0SENSOR\0°C\0");
         for (size_t i = first; i < n; i++) {
                 json_object *e = json_object_array_get_idx(list, i);
-                table_cell(&t, fmt_time(when, sizeof when, json_get(e, "time_ms")));
+                table_cell(&t, fmt_time_s(when, sizeof when, json_get(e, "time_ms")));
                 table_cell(&t, fmt_string(e, "rule"));
                 table_cellf(&t, "%s -> %s", fmt_string(e, "previous"), fmt_string(e, "state"));
                 table_cell(&t, fmt_string(e, "sensor"));

@@ -133,24 +133,33 @@ const char *fmt_string(json_object *o, const char *key) {
         return text_escape_terminal(text, strlen(text), FMT_TEXT_MAX, buf, sizeof ring[0]);
 }
 
-static const char *fmt_local(char *buf, size_t size, json_object *ms, bool date) {
+enum fmt_style { FMT_MINUTE, FMT_SECOND, FMT_CLOCK };
+
+static const char *fmt_local(char *buf, size_t size, json_object *ms, enum fmt_style style) {
         struct tm tm;
         time_t t;
 
         if (!ms || json_object_is_type(ms, json_type_null))
                 return "-";
         t = (time_t) (json_object_get_int64(ms) / 1000);
-        if (!localtime_r(&t, &tm) || !strftime(buf, size, date ? "%Y-%m-%d %H:%M" : "%H:%M:%S", &tm))
+        if (!localtime_r(&t, &tm) ||
+            !(style == FMT_MINUTE ? strftime(buf, size, "%Y-%m-%d %H:%M", &tm) :
+              style == FMT_SECOND ? strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm) :
+              strftime(buf, size, "%H:%M:%S", &tm)))
                 return "-";
         return buf;
 }
 
 const char *fmt_time(char *buf, size_t size, json_object *ms) {
-        return fmt_local(buf, size, ms, true);
+        return fmt_local(buf, size, ms, FMT_MINUTE);
+}
+
+const char *fmt_time_s(char *buf, size_t size, json_object *ms) {
+        return fmt_local(buf, size, ms, FMT_SECOND);
 }
 
 const char *fmt_clock(char *buf, size_t size, json_object *ms) {
-        return fmt_local(buf, size, ms, false);
+        return fmt_local(buf, size, ms, FMT_CLOCK);
 }
 
 const char *fmt_seconds(char *buf, size_t size, double s) {

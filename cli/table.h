@@ -29,6 +29,8 @@ const char *fmt_number(char *buf, size_t size, json_object *o, double scale, int
 const char *fmt_string(json_object *o, const char *key);
 /* Unix ms as local "YYYY-MM-DD HH:MM", "-" for null. */
 const char *fmt_time(char *buf, size_t size, json_object *ms);
+/* The same to the second, "YYYY-MM-DD HH:MM:SS": when things happen within a minute. */
+const char *fmt_time_s(char *buf, size_t size, json_object *ms);
 /* Unix ms as local "HH:MM:SS", "-" for null. */
 const char *fmt_clock(char *buf, size_t size, json_object *ms);
 /* A rate with an SI prefix: 61673900 -> "61.7M", 950 -> "950"; "-" for null. */

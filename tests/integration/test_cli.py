@@ -2,6 +2,7 @@
 import http.server
 import json
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -420,6 +421,9 @@ def test_alerts_lists_rules_fans_and_transitions(start_daemon, fixture_copy, ctl
     assert any(line.startswith("FAN") for line in lines)
     assert any(line.split()[:2] == ["case", "on"] for line in lines)
     assert any("ok -> warn" in line and "thermal_zone0" in line for line in lines)
+    # transitions a second apart are told apart: times to the second
+    assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$", " ".join(soc[2:4])), soc
+    assert any(re.search(r" \d\d:\d\d:\d\d .*ok -> warn", line) for line in lines), lines
     r = ctl(d, "alerts", "--json")
     assert json.loads(r.stdout)["rules"][0]["name"] == "soc"
     r = ctl(d, "alerts", "extra")
