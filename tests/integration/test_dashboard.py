@@ -327,6 +327,24 @@ def test_without_live_updates_the_page_still_works(page, start_daemon):
     assert page.problems([("GET", "/api/v1/events", "net::ERR_BLOCKED_BY_CLIENT")]) == []
 
 
+def test_live_0_gives_a_finished_page_for_pictures(start_daemon, tmp_path):
+    """?live=0 opens no event stream: headless Chromium's --virtual-time-budget then ends with the
+    page filled in (with the stream open it never ends), for scripts that take pictures of it."""
+    import subprocess
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        pytest.skip("chromium is not installed (Debian package chromium)")
+    d = start_daemon("--simulate", "--interval", "200ms")
+    args = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+            "--no-first-run", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=5000",
+            "--dump-dom", d.url + "/?live=0"]
+    r = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert 'data-id="thermal_zone0"' in r.stdout and "not live (live=0)" in r.stdout, r.stdout[-2000:]
+    assert not [line for line in d.logs().splitlines() if "/api/v1/events" in line]
+
+
 def fill_phase(page, n, kind, duration, workers=None):
     li = f"#phases li:nth-child({n}) "
     page.select(li + "[name=kind]", kind)

@@ -657,7 +657,12 @@ function init() {
   addPhase({ kind: 'cooldown', end: 'baseline', max: '30m' });
   window.addEventListener('hashchange', () => route(true));
   loadAll();
-  connectEvents();
+  // ?live=0: read once, no event stream, so the page finishes loading (for
+  // screenshots: headless Chromium's --virtual-time-budget waits for it)
+  if (new URLSearchParams(location.search).get('live') === '0')
+    setLive(false, 'not live (live=0) — Refresh reads again');
+  else
+    connectEvents();
 }
 
 init();
