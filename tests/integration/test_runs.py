@@ -223,6 +223,24 @@ def test_read_only_state_dir_refuses_runs_clearly(start_daemon, small_tmpfs):
     assert d.get("/api/v1/sensors")[0] == 200
 
 
+def test_a_run_without_room_for_its_spare_is_refused(start_daemon, small_tmpfs):
+    """With less free than the 64 KiB a run sets aside for its last run.json, a run is not started
+    (it would end on a full disk and read as a crash after a restart): 507, nothing left behind."""
+    d = start_tree(start_daemon, fixture_path("rpi4"), state_dir=small_tmpfs)
+    fill(small_tmpfs)
+    filler = os.path.join(small_tmpfs, "filler")
+    os.truncate(filler, os.path.getsize(filler) - 40 * 1024)        # 40 KiB free
+    status, body = post_run(d, {"phases": [stress_phase("10m")]})
+    assert status == 507 and body["error"]["code"] == "storage", body
+    assert "not enough free space" in body["error"]["message"] and "64 KiB" in body["error"]["message"], body
+    assert os.listdir(os.path.join(small_tmpfs, "runs")) == []
+    assert d.get("/api/v1/status")[1]["current_run"] is None and not children_of(d.proc.pid)
+    os.unlink(filler)
+    status, run = post_run(d, {"phases": [{"kind": "idle", "duration": "1s"}]})
+    assert status == 201, run
+    assert "run.json.spare" in os.listdir(os.path.join(small_tmpfs, "runs", str(run["id"])))
+
+
 def test_token_protects_mutating_requests(start_daemon, tmp_path):
     token = tmp_path / "token"
     token.write_text("s3cret-token\n")
