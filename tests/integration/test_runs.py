@@ -1,9 +1,11 @@
 """Runs through the real heatcurved: protocol, safety aborts, crash recovery, full disks, auth, bad input."""
+import csv
 import json
 import os
 import signal
 import subprocess
 import time
+import urllib.parse
 
 import pytest
 
@@ -239,6 +241,39 @@ def test_a_run_without_room_for_its_spare_is_refused(start_daemon, small_tmpfs):
     status, run = post_run(d, {"phases": [{"kind": "idle", "duration": "1s"}]})
     assert status == 201, run
     assert "run.json.spare" in os.listdir(os.path.join(small_tmpfs, "runs", str(run["id"])))
+
+
+def test_a_chip_name_with_a_comma_and_a_quote_is_quoted_in_the_csv_and_askable(start_daemon, fixture_copy,
+                                                                                tmp_path):
+    """A hwmon chip named 'core,"x"' makes the id hwmon:core,"x"/temp1: samples.csv's header quotes it
+    (RFC 4180), so header and rows have as many fields; the samples answer, heatcurvectl analyse and
+    /api/v1/history?sensors= (the same quoting, percent-encoded) read it back."""
+    root = fixture_copy("x86-laptop-coretemp")
+    chip = os.path.realpath(os.path.join(root, "sys/class/hwmon/hwmon1"))
+    with open(os.path.join(chip, "name"), "w") as f:
+        f.write('core,"x"\n')
+    sid = 'hwmon:core,"x"/temp1'
+    state = tmp_path / "state"
+    d = start_tree(start_daemon, root, state_dir=str(state))
+    assert sid in [t["id"] for t in d.get("/api/v1/sensors")[1]["temperatures"]]
+    status, run = post_run(d, {"phases": [{"kind": "idle", "duration": "1s"}]})
+    assert status == 201, run
+    wait_state(d, run["id"])
+    path = state / "runs" / str(run["id"]) / "samples.csv"
+    with open(path, newline="") as f:
+        table = list(csv.reader(f))
+    assert sid + "_c" in table[0] and all(len(row) == len(table[0]) for row in table[1:]), table[:2]
+    assert '"hwmon:core,""x""/temp1_c"' in path.read_text().splitlines()[0]
+    samples = d.get(f"/api/v1/runs/{run['id']}/samples")[1]
+    assert samples["columns"] == table[0] and all(len(r) == len(table[0]) for r in samples["rows"])
+    out = subprocess.run([os.environ["HEATCURVECTL"], "analyse", str(path)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    asked = '"hwmon:core,""x""/temp1",thermal_zone0'
+    status, hist = d.get("/api/v1/history?points=10&sensors=" + urllib.parse.quote(asked, safe=""))
+    assert status == 200, hist
+    assert json.dumps(hist).count(json.dumps(sid)) >= 1 and "thermal_zone0" in json.dumps(hist)
+    status, body = d.get("/api/v1/history?sensors=" + urllib.parse.quote(sid, safe=""))
+    assert status == 400 and 'unknown sensor id \\"hwmon:core\\"' in json.dumps(body), body
 
 
 def test_token_protects_mutating_requests(start_daemon, tmp_path):
