@@ -36,6 +36,22 @@ const char *samples_column_name(enum samples_column c) {
         return c < SAMPLES_FIXED_COLUMNS ? column_names[c] : NULL;
 }
 
+/* ",<id><suffix>", in double quotes (a quote doubled) when id holds a
+ * comma, a quote or a line break, as RFC 4180 has it: a chip name may. */
+static void header_name(FILE *f, const char *id, const char *suffix) {
+        if (!strpbrk(id, ",\"\r\n")) {
+                fprintf(f, ",%s%s", id, suffix);
+                return;
+        }
+        fputs(",\"", f);
+        for (const char *p = id; *p; p++) {
+                if (*p == '"')
+                        fputc('"', f);
+                fputc(*p, f);
+        }
+        fprintf(f, "%s\"", suffix);
+}
+
 char *samples_header(const char *const *temp_ids, size_t n_temps, const char *const *policy_ids, size_t n_policies) {
         char *buf = NULL;
         size_t size = 0;
@@ -46,9 +62,9 @@ char *samples_header(const char *const *temp_ids, size_t n_temps, const char *co
         for (size_t c = 0; c < SAMPLES_FIXED_COLUMNS; c++)
                 fprintf(f, "%s%s", c ? "," : "", column_names[c]);
         for (size_t i = 0; i < n_temps; i++)
-                fprintf(f, ",%s_c", temp_ids[i]);
+                header_name(f, temp_ids[i], "_c");
         for (size_t i = 0; i < n_policies; i++)
-                fprintf(f, ",%s_hz", policy_ids[i]);
+                header_name(f, policy_ids[i], "_hz");
         fputc('\n', f);
         if (fclose(f) != 0) {
                 free(buf);
@@ -235,12 +251,33 @@ size_t samples_header_fixed(const char *header) {
         return c;
 }
 
+/* A field in double quotes, its quotes taken off and "" made one, in
+ * place; what follows the closing quote up to the comma is dropped. */
+static char *field_quoted(char **rest) {
+        char *field = *rest + 1, *in = field, *out = field, *comma;
+
+        while (*in) {
+                if (*in == '"' && *++in != '"')
+                        break;          /* the closing quote */
+                *out++ = *in++;
+        }
+        comma = strchr(in, ',');
+        *out = '\0';                    /* at or before in: comma stays */
+        if (comma)
+                *comma++ = '\0';
+        *rest = comma;
+        return field;
+}
+
 /* strsep(rest, ","), which went through strcspn() for its one
  * delimiter: the split was a fifth of reading a run back. An empty field
  * (a failed sensor) is a field too, as with strsep. */
-static char *field_next(char **rest) {
-        char *field = *rest, *comma = strchr(field, ',');
+char *samples_field_next(char **rest) {
+        char *field = *rest, *comma;
 
+        if (*field == '"')
+                return field_quoted(rest);
+        comma = strchr(field, ',');
         if (comma)
                 *comma++ = '\0';
         *rest = comma;
@@ -267,7 +304,7 @@ int samples_parse_row(char *line, size_t fixed, struct samples_row *ret) {
         if (fixed < SAMPLES_WORK_UNIT + 1)
                 fixed = SAMPLES_WORK_UNIT + 1;
         while (rest && n < fixed && n < ELEMENTSOF(f))
-                f[n++] = field_next(&rest);
+                f[n++] = samples_field_next(&rest);
         if (n < SAMPLES_WORK_UNIT + 1)
                 return -EINVAL;
         while (n < ELEMENTSOF(f))
@@ -465,7 +502,7 @@ static int out_line(struct samples_json *j, char *line) {
         int r = out_add(j, "[", 1);
 
         for (char *rest = line, *f; r >= 0 && rest; ) {
-                f = field_next(&rest);
+                f = samples_field_next(&rest);
                 r = out_field(j, f);
                 if (r >= 0 && rest)
                         r = out_add(j, ",", 1);

@@ -10,7 +10,8 @@
 
 /* The fixed leading columns, in file order. After them comes one "<id>_c"
  * column per temperature sensor, then one "<policy>_hz" per cpufreq policy,
- * as the header names them. An empty field is a value that was not known
+ * as the header names them (in double quotes, a quote doubled, when the id
+ * holds a comma or a quote: RFC 4180). An empty field is a value that was not known
  * (a failed sensor, no load running). Columns are only ever added at the end
  * of the fixed ones, so readers that go by name (or by the first positions)
  * keep working; files written before a column existed lack it. */
@@ -83,6 +84,12 @@ void samples_row_as_read(struct samples_row *row);
 /* How many of the fixed columns a header line names, in order: files
  * written before a column existed name fewer. */
 size_t samples_header_fixed(const char *header);
+
+/* The next field of a line (header or row) cut up in place, *rest moved
+ * past its comma (NULL after the last field). A field in double quotes may
+ * hold commas, and "" for a quote (RFC 4180; the header quotes an id that
+ * needs it): it comes back without them. */
+char *samples_field_next(char **rest);
 
 /* The fixed columns of one data line (its '\n' already removed) of a file
  * whose header names fixed of them (samples_header_fixed()); the line is

@@ -59,6 +59,7 @@ struct daemon {
         struct tick_status status;      /* what the last STATUS= was made of */
         char status_text[256];          /* and what it said, "STATUS=..." */
         int64_t tick_ns;                /* ns the last tick took, -1 before one */
+        uint64_t reprobe_ns;            /* CLOCK_MONOTONIC ns of the last re-probe at a tick, 0 for none */
 
         int64_t started_ms;             /* Unix ms */
         int64_t history_saved_ms;       /* Unix ms of the last successful save, 0 for never */

@@ -133,18 +133,44 @@ static void tick_notify_status(struct daemon *d) {
         sd_notify(0, text);
 }
 
-static void tick_reprobe(struct daemon *d) {
-        size_t before = d->sensors->n_temps;
+/* While a sensor that vanished is missing, the set is probed again this
+ * often, so one that comes back (a module reloaded, a USB sensor plugged in
+ * again) is found without a SIGHUP. A probe opens and reads a few dozen
+ * sysfs files: once in 5 s is noise next to the tick, and nothing is done
+ * while every sensor answers. */
+#define TICK_MISSING_REPROBE_NS (5 * 1000000000ull)
+
+static bool tick_reprobe_due(const struct daemon *d, uint64_t now_ns) {
+        if (d->sensors->need_reprobe)
+                return true;
+        return d->sensors->n_missing > 0 && now_ns - d->reprobe_ns >= TICK_MISSING_REPROBE_NS;
+}
+
+static void tick_reprobe(struct daemon *d, uint64_t now_ns) {
+        size_t before = d->sensors->n_temps, missing = d->sensors->n_missing;
+        bool vanished = d->sensors->need_reprobe;
         int r = sensors_reprobe(&d->sensors);
 
+        d->reprobe_ns = now_ns;
         if (r < 0) {
-                log_warning("Re-probing sensors failed: %s, keeping the old set", strerror(-r));
+                if (vanished)
+                        log_warning("Re-probing sensors failed: %s, keeping the old set", strerror(-r));
                 d->sensors->need_reprobe = false;
                 return;
         }
-        log_info("A sensor vanished; re-probed: %zu temperature sensors (was %zu)", d->sensors->n_temps, before);
-        if (tick_sensors_changed(d) < 0)
+        if (vanished)
+                log_info("A sensor vanished; re-probed: %zu temperature sensors (was %zu)", d->sensors->n_temps, before);
+        else if (d->sensors->n_missing < missing)
+                log_info("A missing sensor answers again; re-probed: %zu temperature sensors (was %zu)",
+                         d->sensors->n_temps, before);
+        if (tick_sensors_changed(d) < 0) {
                 log_error("Out of memory after a re-probe, ignoring");
+                return;
+        }
+        if (!vanished)
+                /* a failing sensor logged before stays logged, not once more every 5 s */
+                for (size_t i = 0; i < d->sensors->n_temps; i++)
+                        d->was_ok[i] = d->sensors->temps[i].ok;
 }
 
 void tick_run(struct daemon *d) {
@@ -160,8 +186,8 @@ void tick_run(struct daemon *d) {
         }
         sensors_read(d->sensors, now);
         tick_log_changes(d);
-        if (d->sensors->need_reprobe) {
-                tick_reprobe(d);
+        if (tick_reprobe_due(d, started_ns)) {
+                tick_reprobe(d, started_ns);
                 sensors_read(d->sensors, now);
         }
         snap = (struct snapshot) {

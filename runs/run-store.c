@@ -23,9 +23,6 @@ int run_store_dir(const char *state_dir, unsigned id, char *buf, size_t size) {
 }
 
 #define RUN_JSON_MAX (1024 * 1024)      /* bytes; a larger run.json is not one this daemon wrote */
-/* Bytes set aside for run.json on a full disk: a run.json is a few KiB, one
- * with 16 phases and 4 KiB of notes in escapes stays well below. */
-#define RUN_JSON_SPARE_BYTES (64 * 1024)
 
 int run_store_reserve(const char *dir) {
         char path[PATH_MAX];

@@ -658,6 +658,18 @@ static int run_open_files(struct run *r, const struct run_settings *set, char *e
                 return ret;
         }
         ret = run_store_reserve(r->dir);
+        if (ret == -ENOSPC || ret == -EDQUOT) {
+                /* without its spare, a run that fills the disk would read as a
+                 * crash after a restart: better not to start it */
+                snprintf(err, errlen, "not enough free space in %s: a run sets %d KiB aside so that the reason "
+                         "it ends is kept when the disk fills (%s); free some space and start it again",
+                         r->dir, RUN_JSON_SPARE_BYTES / 1024, strerror(-ret));
+                close(r->csv_fd);
+                r->csv_fd = -1;
+                unlink(path);
+                rmdir(r->dir);
+                return ret;
+        }
         if (ret < 0)
                 run_log(r, LOG_WARNING, "cannot set room aside for run.json in %s: %s; if the disk fills, "
                         "the reason the run ended is written only once there is room", r->dir, strerror(-ret));

@@ -293,9 +293,13 @@ int run_store_dir(const char *state_dir, unsigned id, char *buf, size_t size);
  * spare of run_store_reserve() is given up to make the room; once r has
  * ended and its run.json is written, the spare goes. */
 int run_store_write(const struct run *r, const char *dir);
+/* Bytes set aside for run.json on a full disk: a run.json is a few KiB, one
+ * with 16 phases and 4 KiB of notes in escapes stays well below. */
+#define RUN_JSON_SPARE_BYTES (64 * 1024)
 /* Sets room aside in dir (dir/run.json.spare) for the run.json writes of a
  * run that fills the disk, so the reason it ended survives. -errno; a run
- * without one goes on, its last write may then have to wait for room. */
+ * start refuses ENOSPC and EDQUOT, and goes on without one on other errors
+ * (its last write may then have to wait for room). */
 int run_store_reserve(const char *dir);
 /* Every run under state_dir/runs, oldest first; runs left "running" by a
  * crash are rewritten as "interrupted" with metrics from their samples.

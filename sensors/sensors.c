@@ -417,6 +417,28 @@ static void carry_policies(struct sensors *to, const struct sensors *from) {
                 }
 }
 
+static void missing_add(struct sensors *s, const char *id) {
+        if (find_temp(s, id))
+                return;
+        for (size_t i = 0; i < s->n_missing; i++)
+                if (strcmp(s->missing[i], id) == 0)
+                        return;
+        if (s->n_missing == SENSORS_MISSING_MAX) {
+                /* full: the one missing longest is forgotten */
+                memmove(s->missing[0], s->missing[1], (SENSORS_MISSING_MAX - 1) * sizeof s->missing[0]);
+                s->n_missing--;
+        }
+        memcpy(s->missing[s->n_missing++], id, SENSORS_ID_MAX);
+}
+
+/* What to look for again: what old missed and what it had, minus what s has. */
+static void carry_missing(struct sensors *s, const struct sensors *old) {
+        for (size_t i = 0; i < old->n_missing; i++)
+                missing_add(s, old->missing[i]);
+        for (size_t i = 0; i < old->n_temps; i++)
+                missing_add(s, old->temps[i].id);
+}
+
 int sensors_reprobe(struct sensors **sp) {
         struct sensors *old = *sp, *s;
         int r;
@@ -432,6 +454,7 @@ int sensors_reprobe(struct sensors **sp) {
                 if (o && o->slow && s->temps[i].fd >= 0)
                         (void) reader_add(s, &s->temps[i]);
         }
+        carry_missing(s, old);
         carry_cooling(s, old);
         carry_policies(s, old);
         load_carry_over(&s->load, &old->load);

@@ -29,6 +29,9 @@
  * reads in a row (one read delayed by the scheduler is not a slow chip). */
 #define SENSORS_SLOW_US 2000
 #define SENSORS_SLOW_READS 3
+/* Temperature ids a re-probe remembers as gone (a vanished sensor that may
+ * come back); past this many the oldest are forgotten. */
+#define SENSORS_MISSING_MAX 16
 
 /* The SBC community's rule: a positive raw value below this is whole degrees. */
 #define SENSORS_DEGREE_QUIRK_BELOW 1000
@@ -182,6 +185,10 @@ struct sensors {
         int64_t time_ms;                /* Unix ms of the last sensors_read() */
         uint64_t read_ns;               /* ns (CLOCK_MONOTONIC) the last sensors_read() took */
         bool need_reprobe;              /* a sensor vanished (ENOENT/ENODEV): caller should re-probe */
+        char missing[SENSORS_MISSING_MAX][SENSORS_ID_MAX];     /* temperature ids an earlier set had and this
+                                         * one lacks (sensors_reprobe()): the caller should re-probe now
+                                         * and then while n_missing > 0, to find them again */
+        size_t n_missing;
         bool check_unlinked;            /* roots are not sysfs (fixture tree): a deleted file must
                                          * read as ENOENT, as sysfs would say */
         int watch_fd;                   /* inotify on the per-tick files of a fixture tree (-1 on
@@ -208,6 +215,8 @@ int sensors_probe(const char *sysfs_root, const char *procfs_root, struct sensor
 int sensors_read(struct sensors *s, int64_t now_ms);
 
 /* Re-discover, keeping last good values and last_good_ms of sensors whose id survives.
+ * Temperatures the old set had (or missed) and the new one lacks are listed
+ * in the new set's missing[]; one that is found again leaves the list.
  * On failure *s is left as it was, still usable. */
 int sensors_reprobe(struct sensors **s);
 

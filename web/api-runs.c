@@ -24,6 +24,8 @@ static void api_runs_reply_error(struct http_request *r, int e, const char *err)
                 http_reply_error(r, 409, "load_stopping", "%s", err);
                 return;
         case -EROFS:
+        case -ENOSPC:
+        case -EDQUOT:
                 http_reply_error(r, 507, "storage", "%s", err);
                 return;
         case -EBADMSG:

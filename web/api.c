@@ -21,6 +21,7 @@
 #include "json-util.h"
 #include "prometheus.h"
 #include "runs.h"
+#include "samples-csv.h"
 #include "simulate.h"
 #include "util.h"
 
@@ -232,44 +233,55 @@ static bool api_history_default_column(const char *id) {
         return sensors_id_kind(id) != SENSOR_KIND_CPU_LOAD;
 }
 
+static int api_history_add_column(const struct history *h, const char *id, const char *list,
+                                  struct history_request *q, char *err, size_t errlen) {
+        int col;
+
+        if (!id[0] || strlen(id) >= SENSORS_CHANNEL_ID_MAX) {
+                snprintf(err, errlen, "sensors: empty or overlong sensor id in \"%s\"", list);
+                return -EINVAL;
+        }
+        col = history_find_column(h, id);
+        if (col < 0) {
+                snprintf(err, errlen, "sensors: unknown sensor id \"%s\"", id);
+                return -EINVAL;
+        }
+        if (q->n_cols == ELEMENTSOF(q->cols)) {
+                snprintf(err, errlen, "sensors: more than %zu ids", ELEMENTSOF(q->cols));
+                return -EINVAL;
+        }
+        for (size_t i = 0; i < q->n_cols; i++)
+                if (q->cols[i] == (size_t) col) {
+                        snprintf(err, errlen, "sensors: \"%s\" is listed twice", id);
+                        return -EINVAL;
+                }
+        q->cols[q->n_cols++] = (size_t) col;
+        return 0;
+}
+
+/* sensors= is one CSV record, as samples.csv's header: an id that holds a
+ * comma or a quote is written in double quotes, a quote in it doubled
+ * (sensors="hwmon:a,b/temp1",thermal_zone0, percent-encoded in the URL). */
 static int api_history_columns(const struct history *h, const char *list, struct history_request *q,
                                char *err, size_t errlen) {
+        char *copy, *rest;
+        int r = 0;
+
         if (!list) {
                 for (size_t c = 0; c < history_n_columns(h) && q->n_cols < ELEMENTSOF(q->cols); c++)
                         if (api_history_default_column(history_column_id(h, c)))
                                 q->cols[q->n_cols++] = c;
                 return 0;
         }
-        for (const char *p = list; ; ) {
-                size_t len = strcspn(p, ",");
-                char id[SENSORS_CHANNEL_ID_MAX];
-                int col;
-
-                if (len == 0 || len >= sizeof id) {
-                        snprintf(err, errlen, "sensors: empty or overlong sensor id in \"%s\"", list);
-                        return -EINVAL;
-                }
-                memcpy(id, p, len);
-                id[len] = '\0';
-                col = history_find_column(h, id);
-                if (col < 0) {
-                        snprintf(err, errlen, "sensors: unknown sensor id \"%s\"", id);
-                        return -EINVAL;
-                }
-                if (q->n_cols == ELEMENTSOF(q->cols)) {
-                        snprintf(err, errlen, "sensors: more than %zu ids", ELEMENTSOF(q->cols));
-                        return -EINVAL;
-                }
-                for (size_t i = 0; i < q->n_cols; i++)
-                        if (q->cols[i] == (size_t) col) {
-                                snprintf(err, errlen, "sensors: \"%s\" is listed twice", id);
-                                return -EINVAL;
-                        }
-                q->cols[q->n_cols++] = (size_t) col;
-                if (p[len] == '\0')
-                        return 0;
-                p += len + 1;
+        copy = strdup(list);
+        if (!copy) {
+                snprintf(err, errlen, "out of memory");
+                return -ENOMEM;
         }
+        for (rest = copy; r >= 0 && rest; )
+                r = api_history_add_column(h, samples_field_next(&rest), list, q, err, errlen);
+        free(copy);
+        return r;
 }
 
 int api_arg_points(struct http_request *r, size_t def, size_t *ret, char *err, size_t errlen) {

@@ -134,6 +134,27 @@ def test_lost_sensor_is_a_state(start_daemon, fixture_copy, tmp_path):
     wait_rule_state(d, "soc", "warn")
 
 
+def test_a_vanished_sensor_that_comes_back_is_found_and_leaves_lost(start_daemon, fixture_copy, tmp_path):
+    """Its file gone (ENOENT), then back: the daemon finds it again on its own, no SIGHUP."""
+    root = fixture_copy("rk3399-rockpro64")
+    conf = write_conf(tmp_path, "[alert gpu]\nsensor = thermal_zone1\nwarn = 90\nlost = yes\n")
+    d = start_tree(start_daemon, root, "--config", conf)
+    temp = os.path.join(os.path.realpath(os.path.join(root, "sys/class/thermal/thermal_zone1")), "temp")
+    with open(temp) as f:
+        kept = f.read()
+    os.unlink(temp)
+    wait_rule_state(d, "gpu", "lost")
+    with open(temp, "w") as f:
+        f.write(kept)
+    t0 = time.monotonic()
+    r = wait_rule_state(d, "gpu", "ok", timeout=8)
+    assert time.monotonic() - t0 < 7
+    assert r["value_c"] == int(kept) / 1000
+    back = next(t for t in d.get("/api/v1/sensors")[1]["temperatures"] if t["id"] == "thermal_zone1")
+    assert back["ok"] is True
+    assert "A missing sensor answers again" in d.logs()
+
+
 def test_reload_with_a_bad_rule_keeps_the_old_rules(start_daemon, fixture_copy, tmp_path):
     root = fixture_copy("rpi4")
     conf = tmp_path / "alerts.conf"

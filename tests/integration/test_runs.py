@@ -1,9 +1,11 @@
 """Runs through the real heatcurved: protocol, safety aborts, crash recovery, full disks, auth, bad input."""
+import csv
 import json
 import os
 import signal
 import subprocess
 import time
+import urllib.parse
 
 import pytest
 
@@ -221,6 +223,57 @@ def test_read_only_state_dir_refuses_runs_clearly(start_daemon, small_tmpfs):
     assert status in (500, 507)
     assert "Read-only file system" in body["error"]["message"]
     assert d.get("/api/v1/sensors")[0] == 200
+
+
+def test_a_run_without_room_for_its_spare_is_refused(start_daemon, small_tmpfs):
+    """With less free than the 64 KiB a run sets aside for its last run.json, a run is not started
+    (it would end on a full disk and read as a crash after a restart): 507, nothing left behind."""
+    d = start_tree(start_daemon, fixture_path("rpi4"), state_dir=small_tmpfs)
+    fill(small_tmpfs)
+    filler = os.path.join(small_tmpfs, "filler")
+    os.truncate(filler, os.path.getsize(filler) - 40 * 1024)        # 40 KiB free
+    status, body = post_run(d, {"phases": [stress_phase("10m")]})
+    assert status == 507 and body["error"]["code"] == "storage", body
+    assert "not enough free space" in body["error"]["message"] and "64 KiB" in body["error"]["message"], body
+    assert os.listdir(os.path.join(small_tmpfs, "runs")) == []
+    assert d.get("/api/v1/status")[1]["current_run"] is None and not children_of(d.proc.pid)
+    os.unlink(filler)
+    status, run = post_run(d, {"phases": [{"kind": "idle", "duration": "1s"}]})
+    assert status == 201, run
+    assert "run.json.spare" in os.listdir(os.path.join(small_tmpfs, "runs", str(run["id"])))
+
+
+def test_a_chip_name_with_a_comma_and_a_quote_is_quoted_in_the_csv_and_askable(start_daemon, fixture_copy,
+                                                                                tmp_path):
+    """A hwmon chip named 'core,"x"' makes the id hwmon:core,"x"/temp1: samples.csv's header quotes it
+    (RFC 4180), so header and rows have as many fields; the samples answer, heatcurvectl analyse and
+    /api/v1/history?sensors= (the same quoting, percent-encoded) read it back."""
+    root = fixture_copy("x86-laptop-coretemp")
+    chip = os.path.realpath(os.path.join(root, "sys/class/hwmon/hwmon1"))
+    with open(os.path.join(chip, "name"), "w") as f:
+        f.write('core,"x"\n')
+    sid = 'hwmon:core,"x"/temp1'
+    state = tmp_path / "state"
+    d = start_tree(start_daemon, root, state_dir=str(state))
+    assert sid in [t["id"] for t in d.get("/api/v1/sensors")[1]["temperatures"]]
+    status, run = post_run(d, {"phases": [{"kind": "idle", "duration": "1s"}]})
+    assert status == 201, run
+    wait_state(d, run["id"])
+    path = state / "runs" / str(run["id"]) / "samples.csv"
+    with open(path, newline="") as f:
+        table = list(csv.reader(f))
+    assert sid + "_c" in table[0] and all(len(row) == len(table[0]) for row in table[1:]), table[:2]
+    assert '"hwmon:core,""x""/temp1_c"' in path.read_text().splitlines()[0]
+    samples = d.get(f"/api/v1/runs/{run['id']}/samples")[1]
+    assert samples["columns"] == table[0] and all(len(r) == len(table[0]) for r in samples["rows"])
+    out = subprocess.run([os.environ["HEATCURVECTL"], "analyse", str(path)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    asked = '"hwmon:core,""x""/temp1",thermal_zone0'
+    status, hist = d.get("/api/v1/history?points=10&sensors=" + urllib.parse.quote(asked, safe=""))
+    assert status == 200, hist
+    assert json.dumps(hist).count(json.dumps(sid)) >= 1 and "thermal_zone0" in json.dumps(hist)
+    status, body = d.get("/api/v1/history?sensors=" + urllib.parse.quote(sid, safe=""))
+    assert status == 400 and 'unknown sensor id \\"hwmon:core\\"' in json.dumps(body), body
 
 
 def test_token_protects_mutating_requests(start_daemon, tmp_path):

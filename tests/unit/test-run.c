@@ -303,6 +303,27 @@ static void test_older_samples_csv_reads_back(void **state) {
         assert_int_equal(samples_header_fixed("time_ms,elapsed"), 1);
 }
 
+/* An id with a comma or a quote is one quoted field of the header, read
+ * back whole by the field splitter; plain ids stay as they were. */
+static void test_samples_header_quotes_ids(void **state) {
+        const char *ids[] = { "thermal_zone0", "hwmon:core,\"x\"/temp1" }, *policies[] = { "policy,0" };
+        char *header = samples_header(ids, 2, policies, 1), *rest, *last = NULL;
+        size_t n = 0;
+
+        assert_non_null(header);
+        assert_non_null(strstr(header, ",thermal_zone0_c,\"hwmon:core,\"\"x\"\"/temp1_c\",\"policy,0_hz\"\n"));
+        header[strlen(header) - 1] = '\0';
+        for (rest = header; rest; n++) {
+                const char *f = samples_field_next(&rest);
+                if (n == SAMPLES_FIXED_COLUMNS + 1)
+                        assert_string_equal(f, "hwmon:core,\"x\"/temp1_c");
+                last = (char *) f;
+        }
+        assert_int_equal(n, SAMPLES_FIXED_COLUMNS + 3);
+        assert_string_equal(last, "policy,0_hz");
+        free(header);
+}
+
 /* A row's numbers are printf's "%.*f" to the byte, ties, negative zeros and
  * large values included, and read back as strtod() reads them. */
 static void test_samples_numbers_as_printf(void **state) {
@@ -804,6 +825,7 @@ static void test_thinned_series_gives_the_same_metrics(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_wall_clock_steps_do_not_time_phases),
+                cmocka_unit_test(test_samples_header_quotes_ids),
                 cmocka_unit_test(test_samples_numbers_as_printf),
                 cmocka_unit_test(test_samples_time_as_strtoll),
                 cmocka_unit_test(test_series_time_is_monotonic),

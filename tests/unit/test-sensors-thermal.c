@@ -317,6 +317,8 @@ static void test_removed_then_reprobe(void **state) {
         assert_int_equal(sensors_reprobe(&s), 0);
         assert_false(s->need_reprobe);
         assert_int_equal(s->n_temps, 1);
+        assert_int_equal(s->n_missing, 1);              /* looked for again while it is gone */
+        assert_string_equal(s->missing[0], "thermal_zone1");
         z = find(s, "thermal_zone0");
         assert_non_null(z);
         assert_int_equal(z->temp_mc, 45000);            /* carried over by id */
@@ -326,10 +328,15 @@ static void test_removed_then_reprobe(void **state) {
         assert_int_equal(sensors_read(s, 3000), 0);
         assert_int_equal(z->last_good_ms, 3000);
 
+        /* Still gone at the next re-probe: still missing, once. */
+        assert_int_equal(sensors_reprobe(&s), 0);
+        assert_int_equal(s->n_missing, 1);
+
         /* It comes back (hot-plug): found again by the next re-probe. */
         put(&t, "sys/devices/virtual/thermal/thermal_zone1/temp", "41000\n");
         assert_int_equal(sensors_reprobe(&s), 0);
         assert_int_equal(s->n_temps, 2);
+        assert_int_equal(s->n_missing, 0);
         assert_int_equal(sensors_read(s, 4000), 0);
         assert_int_equal(find(s, "thermal_zone1")->temp_mc, 41000);
         sensors_free(s);
