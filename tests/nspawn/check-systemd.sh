@@ -271,6 +271,19 @@ in_ct systemctl stop heatcurved heatcurved.socket
 in_ct rm -r /etc/systemd/system/heatcurved.socket.d
 in_ct systemctl daemon-reload
 
+# ---- an upgrade keeps the socket a user enabled, listening and answering
+in_ct systemctl enable --now heatcurved.socket >/dev/null 2>&1
+if in_ct env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --reinstall "/root/$(basename "$deb")" \
+        > "$WORK/reinstall.log" 2>&1 && [ "$(prop heatcurved.socket ActiveState)" = active ] \
+        && wait_until 10 service_answers; then
+    ok "an upgrade (reinstall) with the socket enabled: still listening, and answered"
+else
+    cat "$WORK/reinstall.log"
+    fail "after an upgrade the socket is $(prop heatcurved.socket ActiveState)"
+fi
+in_ct systemctl disable --now heatcurved.socket >/dev/null 2>&1
+in_ct systemctl stop heatcurved
+
 # ---- listen on the LAN by config: filtered until the drop-in; the hints at start
 # A directory the user made for the daemon: writable by it, but not under
 # ProtectSystem=strict without the drop-in.
@@ -294,7 +307,9 @@ code=$(lan_http http://198.51.100.1:8080/api/v1/status)
 [ "$code" = 200 ] && ok "service drop-in IPAddressAllow=198.51.100.0/24: the LAN client gets 200" \
     || fail "service with IPAddressAllow=: the LAN got $code"
 
-# ---- purge: units and user go, the state stays
+# ---- purge: units and user go, the state stays; a socket started by hand stops with them
+in_ct systemctl stop heatcurved
+in_ct systemctl start heatcurved.socket
 in_ct env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q heatcurve > "$WORK/purge.log" 2>&1 \
     || { cat "$WORK/purge.log"; fail "apt purge"; }
 if in_ct test ! -e /lib/systemd/system/heatcurved.service && in_ct test ! -e /lib/systemd/system/heatcurved.socket \
@@ -303,6 +318,9 @@ if in_ct test ! -e /lib/systemd/system/heatcurved.service && in_ct test ! -e /li
 else
     fail "purge left units, config or user behind"
 fi
+socket_state=$(prop heatcurved.socket ActiveState)
+[ "$socket_state" != active ] && ok "purge stopped the socket (it is $socket_state)" \
+    || fail "purge left heatcurved.socket active, with no unit file"
 in_ct test -d /var/lib/heatcurve/runs && ok "purge kept /var/lib/heatcurve (the recorded runs)" \
     || fail "purge removed /var/lib/heatcurve"
 
