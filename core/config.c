@@ -86,6 +86,9 @@ static const struct config_key config_keys[] = {
         { "runs", "ambient_sensor", CONFIG_PATH, offsetof(struct config, ambient_sensor),
           sizeof(((struct config *) 0)->ambient_sensor), .empty_ok = true },
         { "runs", "allow_root", CONFIG_BOOL, offsetof(struct config, allow_root) },
+        { "runs", "keep", CONFIG_COUNT, offsetof(struct config, runs_keep), .min = 0, .max = 100000 },
+        { "runs", "keep_for", CONFIG_DURATION, offsetof(struct config, runs_keep_ms),
+          .min_ms = MS_H, .max_ms = 3650 * MS_D, .zero_ok = true, .zero_note = "or 0s to keep them for ever" },
 };
 #define N_KEYS (sizeof(config_keys) / sizeof(config_keys[0]))
 

@@ -60,6 +60,8 @@ struct config {
         char stress_dir[512];           /* where io loads put their file; "" = state_dir */
         char ambient_sensor[96];        /* a temperature sensor id measuring the room, "" for none */
         bool allow_root;                /* runs with a load may start while heatcurved runs as root */
+        unsigned runs_keep;             /* ended runs kept, the newest; 0 = all */
+        uint64_t runs_keep_ms;          /* ms an ended run is kept after it ended; 0 = for ever */
         struct alert_config alerts;     /* [alert NAME] and [fan NAME] sections */
 };
 

@@ -171,7 +171,8 @@ static void daemon_setup_state_dir(struct daemon *d) {
 }
 
 static void daemon_runs_settings(const struct daemon *d, struct runs_settings *ret) {
-        *ret = (struct runs_settings) { .safety_limit_c = d->cfg.safety_limit_c };
+        *ret = (struct runs_settings) { .safety_limit_c = d->cfg.safety_limit_c,
+                                        .keep = d->cfg.runs_keep, .keep_ms = d->cfg.runs_keep_ms };
         snprintf(ret->state_dir, sizeof ret->state_dir, "%s", d->cfg.state_dir);
         snprintf(ret->stress_dir, sizeof ret->stress_dir, "%s", d->cfg.stress_dir);
         snprintf(ret->ambient_sensor, sizeof ret->ambient_sensor, "%s", d->cfg.ambient_sensor);

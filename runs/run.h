@@ -157,6 +157,7 @@ struct run {
         struct run_series series;       /* limited to RUN_SERIES_MAX */
         struct run_sample last;         /* the newest sample, kept in the series or not */
         bool sampled;                   /* last holds one */
+        bool prune_failed;              /* runs.c: past retention, could not be deleted (said once) */
         struct run_load *load;          /* the current phase's load, NULL for none */
         struct run_load *stopping;      /* loads of earlier phases not yet reaped, a list */
         uint64_t work_prev;             /* work counter at the previous tick */

@@ -27,6 +27,45 @@ struct runs {
         unsigned next_id;
 };
 
+static int runs_delete_done(struct runs *rs, size_t i, char *err, size_t errlen);
+
+/* Whether the ended run done[i] is past [runs] keep / keep_for. Never the
+ * newest ended run, nor one whose load is still stopping. */
+static bool runs_expired(const struct runs *rs, size_t i, size_t n_over, int64_t now_ms) {
+        const struct run *r = rs->done[i];
+        int64_t ended = r->ended_ms > 0 ? r->ended_ms : r->created_ms;
+
+        if (i + 1 >= rs->n_done || r == rs->stopping)
+                return false;
+        return n_over > 0 || (rs->set.keep_ms > 0 && now_ms - ended > (int64_t) rs->set.keep_ms);
+}
+
+/* Deletes the ended runs past the retention settings, oldest first. A run
+ * that cannot be deleted (a file someone else put there) is said once and
+ * kept; it counts as kept. */
+static void runs_prune(struct runs *rs, int64_t now_ms) {
+        size_t i = 0, n_over = rs->set.keep && rs->n_done > rs->set.keep ? rs->n_done - rs->set.keep : 0;
+        char err[700];
+
+        while (i < rs->n_done) {
+                unsigned id = rs->done[i]->id;
+
+                if (!runs_expired(rs, i, n_over, now_ms)) {
+                        i++;
+                        continue;
+                }
+                if (n_over > 0)
+                        n_over--;
+                if (runs_delete_done(rs, i, err, sizeof err) < 0) {
+                        if (!rs->done[i]->prune_failed)
+                                log_warning("Run %u is past [runs] keep/keep_for but is kept: %s", id, err);
+                        rs->done[i]->prune_failed = true;
+                        i++;
+                } else
+                        log_info("Run %u deleted: past [runs] keep/keep_for", id);
+        }
+}
+
 /* The engine says a run ended: it joins the finished ones (room was made
  * before it started, so this cannot fail). */
 static void runs_on_run_ended(struct run_host *host, struct run *r) {
@@ -37,6 +76,7 @@ static void runs_on_run_ended(struct run_host *host, struct run *r) {
         rs->done[rs->n_done++] = r;
         rs->live = NULL;
         rs->stopping = run_stress_stopping(r) ? r : NULL;
+        runs_prune(rs, r->ended_ms);
 }
 
 int runs_new(sd_event *event, const struct runs_settings *set, struct runs **ret, char *warn, size_t warnlen) {
@@ -63,6 +103,8 @@ int runs_new(sd_event *event, const struct runs_settings *set, struct runs **ret
         for (size_t i = 0; i < rs->n_done; i++)
                 if (rs->done[i]->state == RUN_INTERRUPTED && rs->done[i]->abort_reason[0])
                         log_notice("Run %u was interrupted: %s", rs->done[i]->id, rs->done[i]->abort_reason);
+        if (!set->unusable[0])
+                runs_prune(rs, util_now_ms());
         *ret = rs;
         return 0;
 }
@@ -85,6 +127,8 @@ void runs_free(struct runs *rs, const char *reason) {
 
 void runs_set_settings(struct runs *rs, const struct runs_settings *set) {
         rs->set = *set;
+        if (!set->unusable[0])
+                runs_prune(rs, util_now_ms());
 }
 
 /* Runs whose run.json could not be written when they ended (a full disk)
@@ -271,8 +315,6 @@ static size_t runs_done_index(const struct runs *rs, unsigned id) {
 
 int runs_delete(struct runs *rs, unsigned id, char *err, size_t errlen) {
         size_t i = runs_done_index(rs, id);
-        char why[600];
-        int e;
 
         if (rs->live && rs->live->id == id) {
                 snprintf(err, errlen, "run %u is running; stop it first", id);
@@ -282,6 +324,15 @@ int runs_delete(struct runs *rs, unsigned id, char *err, size_t errlen) {
                 snprintf(err, errlen, "no run %u", id);
                 return -ENOENT;
         }
+        return runs_delete_done(rs, i, err, errlen);
+}
+
+/* Deletes the ended run done[i], its files and its entry. */
+static int runs_delete_done(struct runs *rs, size_t i, char *err, size_t errlen) {
+        unsigned id = rs->done[i]->id;
+        char why[600];
+        int e;
+
         e = run_store_delete(rs->set.state_dir, id, why, sizeof why);
         if (e < 0) {
                 snprintf(err, errlen, "cannot delete run %u: %s", id, why);

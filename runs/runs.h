@@ -20,6 +20,8 @@ struct runs_settings {
                                          * that got this far carried it */
         bool root_loads_refused;        /* heatcurved runs as root and [runs] allow_root is no: no load */
         double safety_limit_c;          /* C; 0 = from the trips */
+        unsigned keep;                  /* ended runs kept, the newest; 0 = all */
+        uint64_t keep_ms;               /* ms an ended run is kept after it ended; 0 = for ever */
         char unusable[1200];            /* why the state directory cannot take runs; "" when it can */
 };
 

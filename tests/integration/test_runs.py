@@ -266,7 +266,7 @@ def test_a_chip_name_with_a_comma_and_a_quote_is_quoted_in_the_csv_and_askable(s
     assert '"hwmon:core,""x""/temp1_c"' in path.read_text().splitlines()[0]
     samples = d.get(f"/api/v1/runs/{run['id']}/samples")[1]
     assert samples["columns"] == table[0] and all(len(r) == len(table[0]) for r in samples["rows"])
-    out = subprocess.run([os.environ["HEATCURVECTL"], "analyse", str(path)], capture_output=True, text=True)
+    out = subprocess.run([HEATCURVECTL or "heatcurvectl", "analyse", str(path)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     asked = '"hwmon:core,""x""/temp1",thermal_zone0'
     status, hist = d.get("/api/v1/history?points=10&sensors=" + urllib.parse.quote(asked, safe=""))
@@ -833,3 +833,42 @@ def test_heatcurvectl_shows_why_a_load_is_refused_as_root(start_daemon):
     line = r.stderr.strip()
     assert "\n" not in line and line.startswith("heatcurvectl: phases[0].load: heatcurved runs as root"), line
     assert "[runs] allow_root = yes" in line and line.endswith(f"(HTTP 403 from POST {d.url}/api/v1/runs)"), line
+
+
+@pytest.mark.slow       # five runs and an import, about 7 s
+def test_retention_keeps_the_newest_runs_and_what_it_cannot_delete(start_daemon, tmp_path):
+    """[runs] keep: the oldest ended runs go as new ones end; a run folder holding someone else's
+    file is kept and said once; keep_for drops a run ended long ago; the newest always stays."""
+    state = tmp_path / "state"
+    conf = tmp_path / "keep.conf"
+    conf.write_text("[runs]\nkeep = 2\n")
+    d = start_tree(start_daemon, fixture_path("rpi4"), "--config", str(conf), state_dir=str(state))
+    idle = {"phases": [{"kind": "idle", "duration": "1s"}]}
+    dirs = lambda: sorted(int(p.name) for p in (state / "runs").iterdir())
+    for n in range(1, 4):
+        status, run = post_run(d, idle)
+        assert status == 201 and run["id"] == n, run
+        wait_state(d, n, timeout=10)
+    assert dirs() == [2, 3] and [r["id"] for r in d.get("/api/v1/runs")[1]["runs"]] in ([3, 2], [2, 3])
+    assert "Run 1 deleted: past [runs] keep/keep_for" in d.logs()
+    (state / "runs" / "2" / "notes.txt").write_text("mine")
+    for n in (4, 5):
+        assert post_run(d, idle)[0] == 201
+        wait_state(d, n, timeout=10)
+    # run 2 cannot go (a file heatcurved did not write): said once, kept, counted as kept
+    assert 2 in dirs() and 5 in dirs() and 3 not in dirs(), dirs()
+    assert d.logs().count("Run 2 is past [runs] keep/keep_for but is kept") == 1
+    assert (state / "runs" / "2" / "notes.txt").read_text() == "mine"
+
+    # keep_for: a run that ended two days ago goes when the next one ends, the newest never
+    _, doc = d.get("/api/v1/runs/5/export")
+    doc["run"]["created_ms"] -= 2 * 86400 * 1000
+    doc["run"]["ended_ms"] -= 2 * 86400 * 1000
+    conf.write_text("[runs]\nkeep_for = 1d\n")
+    d2 = start_tree(start_daemon, fixture_path("rpi4"), "--config", str(conf), state_dir=str(tmp_path / "s2"))
+    status, old = d2.request("POST", "/api/v1/runs/import", doc)
+    assert status == 201 and old["id"] == 1, old
+    assert [r["id"] for r in d2.get("/api/v1/runs")[1]["runs"]] == [1]     # the newest stays
+    assert post_run(d2, idle)[0] == 201
+    wait_state(d2, 2, timeout=10)
+    assert d2.get("/api/v1/runs/1")[0] == 404 and d2.get("/api/v1/runs/2")[0] == 200
