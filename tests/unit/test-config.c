@@ -63,7 +63,7 @@ static void test_good_conf(void **state) {
         assert_string_equal(c.path, "good.conf");
         assert_string_equal(c.listen_host, "::1");
         assert_int_equal(c.listen_port, 9090);
-        assert_int_equal(c.interval_ms, 500);           /* the repeated [daemon] wins */
+        assert_int_equal(c.interval_ms, 500);           /* from the [daemon] that comes back */
         assert_int_equal(c.history_ms, 7200000);
         assert_int_equal(c.history_save_ms, 0);
         assert_string_equal(c.state_dir, "/tmp/heatcurve-state");
@@ -78,6 +78,8 @@ static void test_good_conf(void **state) {
         assert_false(c.sim.quantize);
         assert_true(c.safety_limit_c == 72.5);
         assert_string_equal(c.stress_dir, "/var/tmp");
+        assert_int_equal(c.runs_keep, 100);
+        assert_int_equal(c.runs_keep_ms, 30 * 86400000ull);
         assert_int_equal(config_validate(&c, err, sizeof err), 0);
 }
 
