@@ -96,6 +96,41 @@ static void metric_diff_cell(struct table *t, const struct metric *m, json_objec
                 table_cellf(t, "%+g", d);
 }
 
+/* A run's quality in a word: "ok", else the worst of its metrics' flags
+ * ("disturbed" before "uncertain"); "-" for a document without any. The
+ * metrics not ok go into why (", "-separated keys), "" when none. */
+static const char *run_quality(json_object *run, char *why, size_t size) {
+        json_object *q = json_get(run, "quality"), *ms = json_get(q, "metrics");
+        const char *worst = "disturbed";
+        bool disturbed = false, uncertain = false;
+        size_t len = 0;
+
+        if (why && size)
+                why[0] = '\0';
+        if (!q || !json_object_is_type(q, json_type_object))
+                return "-";
+        if (json_object_get_boolean(json_get(q, "ok")))
+                return "ok";
+        if (ms && json_object_is_type(ms, json_type_object)) {
+                json_object_object_foreach(ms, key, v) {
+                        const char *s = json_object_get_string(v);
+                        /* a server's keys go to a terminal: metric names only */
+                        if (!s || strcmp(s, "ok") == 0 || strcmp(s, "unknown") == 0 ||
+                            key[strspn(key, "abcdefghijklmnopqrstuvwxyz0123456789_")] != '\0')
+                                continue;
+                        disturbed |= strcmp(s, "disturbed") == 0;
+                        uncertain |= strcmp(s, "uncertain") == 0;
+                        if (why && len < size)
+                                len += (size_t) snprintf(why + len, size - len, "%s%s %s", len ? ", " : "", key, s);
+                }
+        }
+        /* not ok and no metric disturbed: uncertain if one says so, else a
+         * phase was disturbed */
+        if (!disturbed && uncertain)
+                worst = "uncertain";
+        return worst;
+}
+
 /* One metric across the runs: run 1, then each other run and its
  * difference from run 1. m is NULL for a metric this client does not know
  * yet, shown by its key as sent. */
@@ -146,6 +181,12 @@ void metrics_print(json_object *runs) {
                         if (i > 0)
                                 table_cell(&t, "");
                 }
+                table_cell(&t, "quality");
+                for (size_t i = 0; i < n; i++) {
+                        table_cell(&t, run_quality(json_object_array_get_idx(runs, i), NULL, 0));
+                        if (i > 0)
+                                table_cell(&t, "");
+                }
         }
         for (size_t k = 0; k < ELEMENTSOF(metrics); k++)
                 if (metrics[k].label)
@@ -181,6 +222,7 @@ static void runs_row(struct table *t, json_object *r) {
         table_cell(t, fmt_string(r, "id"));
         table_cell(t, fmt_string(r, "label"));
         table_cell(t, fmt_string(r, "state"));
+        table_cell(t, run_quality(r, NULL, 0));
         table_cell(t, fmt_time(a, sizeof a, json_get(r, "started_ms")));
         table_cell(t, json_is_null(json_get(r, "started_ms")) ? "-" : fmt_seconds(b, sizeof b, run_duration_s(r)));
         table_cell(t, fmt_number(c, sizeof c, json_get(m, "baseline_c"), 1, 1));
@@ -208,9 +250,9 @@ int cmd_runs(struct client *c, int argc, char **argv) {
         else if (!runs || !json_object_is_type(runs, json_type_array))
                 r = cli_fail("GET %s/api/v1/runs: the answer has no \"runs\" list", c->url);
         else {
-                table_init(&t, 10);
-                table_header(&t, "ID\0LABEL\0STATE\0STARTED\0DURATION\0BASELINE °C\0PLATEAU °C\0RISE °C\0"
-                                 "TAU HEAT s\0THROTTLED %\0");
+                table_init(&t, 11);
+                table_header(&t, "ID\0LABEL\0STATE\0QUALITY\0STARTED\0DURATION\0BASELINE °C\0PLATEAU °C\0"
+                                 "RISE °C\0TAU HEAT s\0THROTTLED %\0");
                 for (size_t i = 0; i < json_len(runs); i++)
                         runs_row(&t, json_object_array_get_idx(runs, i));
                 table_print(&t, stdout);
@@ -279,6 +321,9 @@ static void show_header(json_object *run) {
                json_object_get_boolean(json_get(rec, "ok")) ? "" : fmt_string(rec, "error"));
         if (strcmp(fmt_string(run, "notes"), "-") && *fmt_string(run, "notes"))
                 printf("notes    %s\n", fmt_string(run, "notes"));
+        char why[512];
+        const char *quality = run_quality(run, why, sizeof why);
+        printf("quality  %s%s%s\n", quality, why[0] ? ": " : "", why);
 }
 
 int cmd_show(struct client *c, int argc, char **argv) {

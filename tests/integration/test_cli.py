@@ -428,3 +428,37 @@ def test_alerts_lists_rules_fans_and_transitions(start_daemon, fixture_copy, ctl
     assert json.loads(r.stdout)["rules"][0]["name"] == "soc"
     r = ctl(d, "alerts", "extra")
     assert r.returncode == 2 and "unexpected argument" in r.stderr
+
+
+def test_a_disturbed_run_is_flagged_in_runs_show_and_compare(start_daemon, ctl):
+    """A run whose idle phase was busy with other programs says so in every table, not only
+    in its document: runs (QUALITY), show (quality line naming the metrics), compare (a row)."""
+    d = board(start_daemon, "rpi4")
+    status, run = d.request("POST", "/api/v1/runs", {"label": "clean",
+                                                     "phases": [{"kind": "idle", "duration": "2s"}]})
+    assert status == 201, run
+    d.wait_for(lambda: d.get("/api/v1/runs/1")[1]["state"] == "finished", what="the run's end")
+    _, doc = d.get("/api/v1/runs/1/export")
+    header, *lines = doc["samples_csv"].splitlines(keepends=True)
+    col = header.rstrip("\n").split(",").index("load")
+    busy = []
+    for line in lines:                  # a cron job during the idle phase: 60 % of the CPUs
+        cells = line.rstrip("\n").split(",")
+        cells[col] = "0.6"
+        busy.append(",".join(cells) + "\n")
+    doc["samples_csv"] = header + "".join(busy)
+    doc["run"]["label"] = "busy"
+    status, imported = d.request("POST", "/api/v1/runs/import", doc)
+    assert status == 201 and imported["quality"]["ok"] is False, imported.get("quality")
+
+    r = ctl(d, "runs")
+    assert r.returncode == 0, r.stderr
+    table = rows(r.stdout)
+    assert table[0][:4] == ["ID", "LABEL", "STATE", "QUALITY"]
+    assert {row[0]: row[3] for row in table[1:]} == {"1": "ok", "2": "disturbed"}, r.stdout
+    r = ctl(d, "show", "2")
+    assert r.returncode == 0 and "quality  disturbed: " in r.stdout and "baseline_c disturbed" in r.stdout, r.stdout
+    assert "quality  ok\n" in ctl(d, "show", "1").stdout
+    r = ctl(d, "compare", "1", "2")
+    assert r.returncode == 0, r.stderr
+    assert row_starting(r.stdout, "quality")[1:] == ["ok", "disturbed"], r.stdout
