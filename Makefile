@@ -5,7 +5,7 @@
 DEPS_BUILD := meson ninja-build pkgconf gcc libc6-dev make libsystemd-dev \
               libmicrohttpd-dev libjson-c-dev libgpiod-dev libinih-dev \
               libcurl4-openssl-dev scdoc
-DEPS_TEST  := libcmocka-dev python3-pytest valgrind curl stress stress-ng iproute2 systemd \
+DEPS_TEST  := libcmocka-dev python3-pytest valgrind curl stress stress-ng iproute2 systemd tmux \
               prometheus man-db util-linux qemu-system-arm fuse3 libfuse3-dev chromium chromium-driver python3-selenium libxml2-utils \
               time
 DEPS_BENCH := wrk prometheus-node-exporter valgrind dpkg-dev

@@ -1,6 +1,7 @@
 /* watch.c — heatcurvectl watch: a live line per second for a run, or for the hottest sensor when none runs. */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +27,10 @@ struct spark {
 
 /* Where the live line goes and how. */
 struct watch_out {
-        bool tty;                       /* rewrite one line: \r, clear, no newline */
+        bool tty;                       /* rewrite the live lines in place, no newline after */
         size_t cols;                    /* terminal width, 0 when unknown */
-        bool pending;                   /* a line without its newline is on screen */
+        bool pending;                   /* live lines without their newline are on screen */
+        unsigned rows;                  /* how many: a line too wide goes on two */
 };
 
 static void watch_out_init(struct watch_out *o) {
@@ -39,39 +41,86 @@ static void watch_out_init(struct watch_out *o) {
                 o->cols = ws.ws_col;
 }
 
-/* Cuts s after n display characters (UTF-8). */
-static void truncate_columns(char *s, size_t n) {
+/* The columns s takes on a terminal: UTF-8 characters, the colour
+ * sequences (ESC [ ... m) of the sparkline taking none. With cut, s is cut
+ * after that many columns. */
+static size_t columns(char *s, size_t cut) {
         size_t w = 0;
 
-        for (char *p = s; *p; p++)
-                if (((unsigned char) *p & 0xc0) != 0x80 && w++ == n) {
-                        *p = '\0';
-                        return;
+        for (char *p = s; *p; p++) {
+                if (*p == '\033') {
+                        while (p[1] && *p != 'm')
+                                p++;
+                        continue;
                 }
+                if (((unsigned char) *p & 0xc0) != 0x80 && w++ == cut) {
+                        *p = '\0';
+                        break;
+                }
+        }
+        return w;
 }
 
-/* A live line: on a terminal it replaces the previous one and must not wrap. */
+/* Where a line too wide for width columns goes on: at the last field
+ * separator ("  ") before the width, NULL when there is none. */
+static char *watch_split(char *line, size_t width) {
+        char *split = NULL;
+
+        for (char *p = strstr(line, "  "); p; p = strstr(p + 2, "  ")) {
+                char keep = *p;
+                *p = '\0';
+                size_t w = columns(line, SIZE_MAX);
+                *p = keep;
+                if (w > width)
+                        break;
+                split = p;
+        }
+        return split;
+}
+
+/* Back to the first of the live lines on screen, cleared to the end. */
+static void watch_out_clear(struct watch_out *o) {
+        if (o->pending && o->rows > 1)
+                printf("\033[%uA", o->rows - 1);
+        printf("\r\033[J");
+}
+
+/* A live line: on a terminal it replaces the previous one and never
+ * wraps; one too wide for the terminal goes on two lines, between fields,
+ * and only what is still too wide is cut (80 columns show every field). */
 static void watch_out_line(struct watch_out *o, char *line) {
+        char *rest = NULL;
+
         if (!o->tty) {
                 printf("%s\n", line);
-        } else {
-                if (o->cols > 1)
-                        truncate_columns(line, o->cols - 1);
-                printf("\r\033[K%s", line);
-                o->pending = true;
+                fflush(stdout);
+                return;
         }
+        if (o->cols > 1 && columns(line, SIZE_MAX) > o->cols - 1 && (rest = watch_split(line, o->cols - 1))) {
+                *rest = '\0';
+                rest += strspn(rest + 1, " ") + 1;
+                columns(rest, o->cols - 1);
+        }
+        if (o->cols > 1)
+                columns(line, o->cols - 1);
+        watch_out_clear(o);
+        printf(rest ? "%s\n%s" : "%s", line, rest);
+        o->pending = true;
+        o->rows = rest ? 2 : 1;
         fflush(stdout);
 }
 
 /* A line that stays: the final state, or before an error on stderr. */
 static void watch_out_end(struct watch_out *o, const char *line) {
-        if (o->tty && line)
-                printf("\r\033[K%s\n", line);
-        else if (o->tty && o->pending)
+        if (o->tty && line) {
+                watch_out_clear(o);
+                printf("%s\n", line);
+        } else if (o->tty && o->pending)
                 putchar('\n');
         else if (line)
                 printf("%s\n", line);
         o->pending = false;
+        o->rows = 0;
         fflush(stdout);
 }
 

@@ -462,3 +462,37 @@ def test_a_disturbed_run_is_flagged_in_runs_show_and_compare(start_daemon, ctl):
     r = ctl(d, "compare", "1", "2")
     assert r.returncode == 0, r.stderr
     assert row_starting(r.stdout, "quality")[1:] == ["ok", "disturbed"], r.stdout
+
+
+def test_watch_shows_every_field_at_80_columns(start_daemon, ctl, tmp_path):
+    """In an 80x24 terminal (a real tmux pane) the live line goes on two lines between fields
+    rather than losing load, work rate and plateau off the right edge."""
+    import shutil
+    tmux = shutil.which("tmux")
+    if not tmux:
+        pytest.skip("tmux is not installed (Debian package tmux)")
+    d = board(start_daemon, "rpi4")
+    status, run = d.request("POST", "/api/v1/runs", {"phases": [
+        {"kind": "idle", "duration": "1s"},
+        {"kind": "stress", "duration": "20s", "load": {"type": "cpu", "workers": 1}}]})
+    assert status == 201, run
+    sock = str(tmp_path / "tmux.sock")
+    cmd = f"{HEATCURVECTL} --url {d.url} watch {run['id']}; sleep 30"
+    subprocess.run([tmux, "-S", sock, "new-session", "-d", "-x", "80", "-y", "24", "-s", "w", cmd], check=True)
+    try:
+        screen = ""
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            screen = subprocess.run([tmux, "-S", sock, "capture-pane", "-p", "-t", "w"],
+                                    capture_output=True, text=True).stdout
+            if " stress " in screen and "plateau" in screen:
+                break
+            time.sleep(0.2)
+        lines = [line for line in screen.splitlines() if line.strip()]
+        assert len(lines) == 2, screen                   # the live line, on two: nothing else left over
+        text = " ".join(lines)
+        for field in ("run 1 stress 2/2", "temp ", "hottest ", " MHz", "load ", "work ", "plateau "):
+            assert field in text, (field, screen)
+        assert all(len(line) <= 80 for line in screen.splitlines()), screen
+    finally:
+        subprocess.run([tmux, "-S", sock, "kill-server"], capture_output=True)
