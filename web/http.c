@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <dlfcn.h>
+#include <linux/sockios.h>
 #include <errno.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -170,11 +172,10 @@ static bool http_addr_from(const struct sockaddr *sa, struct http_addr *a) {
         return false;
 }
 
-static bool http_is_loopback(struct MHD_Connection *conn) {
+static bool http_peer_of_conn(struct MHD_Connection *conn, struct http_peer *ret) {
         const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-        struct http_addr a;
 
-        return http_addr_from(ci ? ci->client_addr : NULL, &a);
+        return http_peer_of(ci ? ci->client_addr : NULL, ret);
 }
 
 static struct http_conn *http_conn_of(struct MHD_Connection *conn) {
@@ -456,7 +457,7 @@ static enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn, c
                 r->server = s;
                 r->method = method;
                 r->url = url;
-                r->from_loopback = http_is_loopback(conn);
+                r->from_loopback = http_peer_of_conn(conn, &r->peer);
                 r->body_max = s->body_max ? s->body_max(s->userdata, r) : HTTP_BODY_MAX;
                 *req_cls = r;
                 http_answer_early(s, r);
@@ -823,6 +824,16 @@ void http_stream_wake(struct http_stream *st) {
          * else may come to start one soon. */
         st->server->wake_pending = true;
         http_schedule(st->server);
+}
+
+int http_stream_unsent(struct http_stream *st) {
+        int n;
+
+        if (st->fd < 0)
+                return -EBADF;
+        if (ioctl(st->fd, SIOCOUTQ, &n) < 0)
+                return -errno;
+        return n;
 }
 
 void http_stream_close(struct http_stream *st) {

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
@@ -21,6 +22,17 @@
 
 struct MHD_Connection;
 
+/* A client as the limits count it (http-limits.c): IPv4 per address, IPv6
+ * per /64, every loopback address as one (all zeroes). */
+struct http_peer {
+        uint8_t family;                 /* AF_INET, AF_INET6; 0 for loopback or unknown */
+        uint8_t bytes[16];              /* IPv4: the address; IPv6: its /64 prefix, the rest zero */
+};
+/* The peer of sa (NULL: unknown, all zeroes); returns whether it is loopback
+ * (127/8, ::1, ::ffff:127.0.0.0/104). */
+bool http_peer_of(const struct sockaddr *sa, struct http_peer *ret);
+bool http_peer_equal(const struct http_peer *a, const struct http_peer *b);
+
 struct http_request {
         struct MHD_Connection *conn;
         struct http_server *server;     /* the server it came to */
@@ -32,6 +44,7 @@ struct http_request {
         bool body_too_large;
         size_t body_discarded;          /* bytes of a too large body read and dropped */
         bool from_loopback;
+        struct http_peer peer;          /* who sent it, as the limits count clients */
         bool replied;
         bool close;                     /* close the connection after the answer */
         struct http_deferral *deferral; /* http_defer()'s, NULL for none */
@@ -93,6 +106,9 @@ int http_reply_stream(struct http_request *r, unsigned status, const char *conte
                       http_stream_done_t done, void *userdata, struct http_stream **ret);
 /* Asks read() again soon; harmless when the stream is not asleep. */
 void http_stream_wake(struct http_stream *st);
+/* Bytes written to the stream's socket that the client has not taken yet
+ * (the kernel's send queue), or -errno. */
+int http_stream_unsent(struct http_stream *st);
 /* Ends the stream now, whatever the client has not read yet. */
 void http_stream_close(struct http_stream *st);
 
