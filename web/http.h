@@ -12,8 +12,9 @@
 #define HTTP_BODY_MAX (64 * 1024)       /* bytes; larger bodies get 413, unless http_set_body_max() says more */
 #define HTTP_BODY_DISCARD_MAX (256 * 1024) /* bytes of a too large chunked body read before closing */
 #define HTTP_CONNECTIONS_MAX 128
-#define HTTP_CONNECTIONS_PER_ADDRESS 16 /* per remote address; loopback clients are not counted */
+#define HTTP_CONNECTIONS_PER_ADDRESS 16 /* per remote address (IPv6: per /64); loopback clients are not counted */
 #define HTTP_LOOPBACK_RESERVED 8        /* slots that only loopback clients may take */
+#define HTTP_CONNECTIONS_LEAVING 16     /* connections shut down to make room, beyond the limit until closed */
 #define HTTP_HEADERS_MAX (16 * 1024)    /* bytes of memory per connection for the request line and headers */
 #define HTTP_REQUEST_DEADLINE_S 10      /* seconds: from connect (or the previous answer) to a whole request */
 #define HTTP_IDLE_TIMEOUT_S 30          /* seconds without a byte either way, while answering too */
@@ -130,10 +131,12 @@ const char *http_header(struct http_request *r, const char *name);
 /* The first query parameter not in the NULL-terminated list, or NULL. */
 const char *http_unknown_arg(struct http_request *r, const char *const *known);
 
-/* Whether a new connection is let in: total connections open, those from
- * the same address, and whether it comes from loopback. Loopback clients
- * may take every slot; others leave HTTP_LOOPBACK_RESERVED free and hold
- * at most HTTP_CONNECTIONS_PER_ADDRESS each. */
+/* Whether a new connection has a free slot: total connections open, those
+ * from the same address (IPv6: the same /64), and whether it comes from
+ * loopback. Loopback clients may take every slot; others leave
+ * HTTP_LOOPBACK_RESERVED free and hold at most HTTP_CONNECTIONS_PER_ADDRESS
+ * each. When there is no free slot but the address is under its limit, the
+ * slowest half-sent request is closed to make one. */
 bool http_admit(unsigned total, unsigned same_address, bool loopback);
 
 /* Checks the request's framing headers before its body is read: NULL when
