@@ -436,7 +436,9 @@ EVENTS_SHARE_SCRIPT = textwrap.dedent(r"""
         out["closed_readers"] += len(drain(readers + [lo], 1.0))
     finally:
         p.terminate()
-        p.wait(10)
+        out["exit"] = p.wait(10)
+        log.seek(0)
+        out["sanitizer"] = [w for w in ("runtime error:", "AddressSanitizer", "LeakSanitizer") if w in log.read()]
     print(json.dumps(out))
 """)
 
@@ -459,6 +461,7 @@ def test_one_address_cannot_hold_every_stream(heatcurved_bin, tmp_path):
                         str(conf)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
     out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["exit"] == 0 and not out["sanitizer"], out
     assert out["a"] == [200, 200, 503], out
     assert out["b"] == [200, 200], out
     assert out["lo"] == 200 and out["a_stalled_closed"], out

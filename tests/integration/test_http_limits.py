@@ -319,7 +319,9 @@ LOCKOUT_SCRIPT = textwrap.dedent(r"""
                 s.close()
     finally:
         p.terminate()
-        p.wait(10)
+        out["exit"] = p.wait(10)
+        log.seek(0)
+        out["sanitizer"] = [w for w in ("runtime error:", "AddressSanitizer", "LeakSanitizer") if w in log.read()]
     print(json.dumps(out))
 """)
 
@@ -343,6 +345,7 @@ def test_slow_connections_from_one_host_lock_nobody_out(heatcurved_bin, tmp_path
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["exit"] == 0 and not out["sanitizer"], out
     assert out["loopback"] == 30, out
     if mode == "lan":
         assert out["other"] == 30, out
