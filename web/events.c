@@ -263,7 +263,8 @@ static unsigned events_count(const struct events *ev, const struct http_peer *pe
         return n;
 }
 
-/* Whether a stalled longer than b (never stalled counts as the shortest; ties: the older client, later in the list). */
+/* Whether a stalled longer than b: never stalled counts as the shortest;
+ * between equals, a wins (the older client: the list is newest first). */
 static bool events_stalled_longer(const struct events_client *a, const struct events_client *b) {
         if (!b)
                 return true;

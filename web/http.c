@@ -3,8 +3,8 @@
 
 #include <arpa/inet.h>
 #include <dlfcn.h>
-#include <linux/sockios.h>
 #include <errno.h>
+#include <linux/sockios.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
