@@ -4,7 +4,16 @@
  * a position in it (the next id and the bytes of that event already sent),
  * so fifty clients cost fifty positions, not fifty copies. A client that
  * falls EVENTS_RING events behind is closed: the daemon never waits for a
- * reader and never holds more than the ring. */
+ * reader and never holds more than the ring.
+ *
+ * The slots are shared out by client address (http_peer: IPv6 per /64,
+ * loopback as one): an address holds at most half of them (loopback, where
+ * a reverse proxy brings every client from, more while slots are free).
+ * When every slot is taken, a newcomer takes the slot of a client of the
+ * address holding the most, the one whose socket has not drained for the
+ * longest; and a client stalled for EVENTS_STALL_S gives way to any
+ * newcomer of its own address. So neither many streams from one address
+ * nor clients that never read keep another dashboard off. */
 #include "events.h"
 
 #include <errno.h>
@@ -30,7 +39,9 @@ struct events_client {
         size_t offset;                  /* bytes of that event already sent */
         size_t hello_sent;              /* bytes of EVENTS_HELLO already sent */
         bool keepalive;                 /* a keep-alive comment is due */
-        bool dropped;                   /* closed for being too slow, not gone yet */
+        bool dropped;                   /* closed (too slow, or its slot taken), not gone yet */
+        struct http_peer peer;          /* its address, as the slots are shared out */
+        uint64_t stalled_us;            /* CLOCK_MONOTONIC: since when its socket has not drained; 0 drained */
 };
 
 struct events {
@@ -47,6 +58,8 @@ struct events {
 /* The reconnection delay EventSource waits after a lost stream, ms. */
 #define EVENTS_HELLO "retry: 2000\n\n"
 #define EVENTS_KEEPALIVE_TEXT ": keep-alive\n\n"
+/* Seconds a client's socket stays full before any newcomer of its address may take its slot. */
+#define EVENTS_STALL_S 3
 
 static uint64_t events_oldest_id(const struct events *ev) {
         return ev->last_id >= EVENTS_RING ? ev->last_id - EVENTS_RING + 1 : 1;
@@ -164,6 +177,19 @@ bool events_want_samples(struct events *ev) {
         return false;
 }
 
+/* Before each event: a client has drained when it took every event so far
+ * and its socket's send queue is empty. */
+static void events_note_stalls(struct events *ev) {
+        uint64_t now = util_monotonic_us();
+
+        for (struct events_client *c = ev->clients; c; c = c->next) {
+                if (c->next_id > ev->last_id && c->offset == 0 && http_stream_unsent(c->stream) == 0)
+                        c->stalled_us = 0;
+                else if (c->stalled_us == 0)
+                        c->stalled_us = now;
+        }
+}
+
 int events_publish(struct events *ev, const char *type, const char *data, size_t len) {
         uint64_t id = ev->last_id + 1;
         struct event *e = &ev->ring[id % EVENTS_RING];
@@ -180,6 +206,7 @@ int events_publish(struct events *ev, const char *type, const char *data, size_t
         memcpy(text + n, data, len);
         memcpy(text + n + len, "\n\n", 2);
 
+        events_note_stalls(ev);
         free(e->text);
         *e = (struct event) { .id = id, .sample = strcmp(type, "sample") == 0, .text = text,
                               .len = (size_t) n + len + 2 };
@@ -222,22 +249,114 @@ static uint64_t events_start_id(const struct events *ev, const char *last_event_
         return seen + 1;
 }
 
-void events_serve(struct events *ev, struct http_request *r, const char *last_event_id, unsigned max_clients) {
-        struct events_client *c;
+/* The slots one address may hold: half of them (at least one). */
+static unsigned events_share(unsigned max_clients) {
+        return max_clients / 2 > 0 ? max_clients / 2 : 1;
+}
 
-        if (ev->n_clients >= max_clients) {
+/* Streams open (not on their way out) from peer, or from everyone for NULL. */
+static unsigned events_count(const struct events *ev, const struct http_peer *peer) {
+        unsigned n = 0;
+
+        for (const struct events_client *c = ev->clients; c; c = c->next)
+                n += !c->dropped && (!peer || http_peer_equal(&c->peer, peer));
+        return n;
+}
+
+/* Whether a stalled longer than b: never stalled counts as the shortest;
+ * between equals, a wins (the older client: the list is newest first). */
+static bool events_stalled_longer(const struct events_client *a, const struct events_client *b) {
+        if (!b)
+                return true;
+        if (a->stalled_us != b->stalled_us)
+                return a->stalled_us && (!b->stalled_us || a->stalled_us < b->stalled_us);
+        return true;
+}
+
+/* The address holding the most streams, and its longest-stalled client;
+ * between addresses holding as many, the one with the longest stall. */
+static struct events_client *events_biggest_holder(const struct events *ev, unsigned *ret_count) {
+        struct events_client *best = NULL, *v;
+        unsigned best_n = 0, n;
+
+        for (struct events_client *c = ev->clients; c; c = c->next) {
+                if (c->dropped)
+                        continue;
+                n = 0;
+                v = NULL;
+                for (struct events_client *o = ev->clients; o; o = o->next)
+                        if (!o->dropped && http_peer_equal(&o->peer, &c->peer)) {
+                                n++;
+                                if (events_stalled_longer(o, v))
+                                        v = o;
+                        }
+                if (n > best_n || (n == best_n && events_stalled_longer(v, best) && v != best)) {
+                        best = v;
+                        best_n = n;
+                }
+        }
+        *ret_count = best_n;
+        return best;
+}
+
+/* Whose slot a newcomer from peer, which holds mine streams, takes when
+ * all are taken: NULL for none (the newcomer gets 503). */
+static struct events_client *events_pick_slot(const struct events *ev, const struct http_peer *peer,
+                                              unsigned mine, unsigned share) {
+        uint64_t stall_us = EVENTS_STALL_S * UINT64_C(1000000), now = util_monotonic_us();
+        struct events_client *v, *stalled = NULL;
+        unsigned most;
+
+        /* From the biggest holder, when that leaves it no smaller than the newcomer. */
+        v = events_biggest_holder(ev, &most);
+        if (v && mine < share && most >= mine + 2)
+                return v;
+        for (struct events_client *c = ev->clients; c; c = c->next)
+                if (!c->dropped && c->stalled_us && now - c->stalled_us >= stall_us &&
+                    (mine < share || http_peer_equal(&c->peer, peer)) && events_stalled_longer(c, stalled))
+                        stalled = c;
+        return stalled;
+}
+
+/* Whether a newcomer gets a slot, closing the client whose slot it takes; answers 503 when not. */
+static bool events_admit(struct events *ev, struct http_request *r, unsigned max_clients) {
+        unsigned open = events_count(ev, NULL), mine = events_count(ev, &r->peer), share = events_share(max_clients);
+        struct events_client *v;
+
+        if (max_clients > 0 && open < max_clients) {
+                if (r->from_loopback || mine < share)
+                        return true;
+                ev->refused++;
+                http_reply_error(r, 503, "too_many_clients",
+                                 "%u event streams are open from this address, the most one address holds "
+                                 "(half of [daemon] event_clients)", mine);
+                return false;
+        }
+        v = max_clients > 0 ? events_pick_slot(ev, &r->peer, mine, share) : NULL;
+        if (!v) {
                 ev->refused++;
                 http_reply_error(r, 503, "too_many_clients",
                                  "%u event streams are open, the most this daemon serves "
                                  "([daemon] event_clients)", ev->n_clients);
-                return;
+                return false;
         }
+        v->dropped = true;
+        http_stream_close(v->stream);
+        return true;
+}
+
+void events_serve(struct events *ev, struct http_request *r, const char *last_event_id, unsigned max_clients) {
+        struct events_client *c;
+
+        if (!events_admit(ev, r, max_clients))
+                return;
         c = calloc(1, sizeof *c);
         if (!c) {
                 http_reply_error(r, 500, "internal", "out of memory");
                 return;
         }
         c->ev = ev;
+        c->peer = r->peer;
         c->next_id = events_start_id(ev, last_event_id);
         c->next = ev->clients;
         if (c->next)

@@ -35,7 +35,8 @@ bool events_want_samples(struct events *ev);
  * JSON (a newline in it would end the field). */
 int events_publish(struct events *ev, const char *type, const char *data, size_t len);
 
-/* Answers r with the stream: 503 beyond max_clients. last_event_id (the
+/* Answers r with the stream: 503 beyond max_clients, or beyond its
+ * address's share of them (events.c says how they are shared). last_event_id (the
  * header, NULL when absent) resumes after that event when the ring still
  * holds what follows; otherwise the stream starts at the newest sample. */
 void events_serve(struct events *ev, struct http_request *r, const char *last_event_id, unsigned max_clients);

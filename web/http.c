@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <linux/sockios.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -21,20 +23,17 @@
 #include "text.h"
 #include "util.h"
 
-/* A client address, IPv4-mapped IPv6 folded into IPv4, for per-address counts. */
-struct http_addr {
-        sa_family_t family;
-        uint8_t bytes[16];
-};
-
 /* One open connection: MHD's timeout restarts on every byte, so a client
  * sending one byte every few seconds would keep its slot for ever; this
  * deadline does not move until the whole request is in. */
 struct http_conn {
         struct http_conn *prev, *next;
         int fd;
+        uint64_t started_us;            /* CLOCK_MONOTONIC: connect, or the previous answer */
         uint64_t deadline_us;           /* CLOCK_MONOTONIC; 0 while the request is being answered */
-        struct http_addr addr;          /* zeroes for loopback, which is not counted per address */
+        struct http_peer peer;          /* who, as the per-address limit counts: zeroes for loopback */
+        bool loopback;
+        bool leaving;                   /* shut down by us, MHD closes it at its next run */
 };
 
 /* A request whose answer waits for work off the loop (http_defer()). */
@@ -56,6 +55,7 @@ struct http_server {
         void *userdata;
         struct http_conn *conns;        /* every open connection */
         unsigned n_conns;
+        unsigned n_leaving;             /* of which shut down by us, not closed yet */
         struct http_stream *streams;    /* every streamed answer still going */
         struct http_deferral *deferred; /* every deferred request not answered yet */
         bool wake_pending;              /* a stream was resumed: MHD must run soon */
@@ -145,36 +145,10 @@ int http_local_address(int fd, char *buf, size_t size) {
         return n < 0 || (size_t) n >= size ? -ENOBUFS : 0;
 }
 
-/* The address of sa, and whether it is loopback (127/8, ::1, ::ffff:127/104). */
-static bool http_addr_from(const struct sockaddr *sa, struct http_addr *a) {
-        *a = (struct http_addr) {};
-        if (!sa)
-                return false;
-        if (sa->sa_family == AF_INET) {
-                const struct sockaddr_in *in = (const struct sockaddr_in *) sa;
-                a->family = AF_INET;
-                memcpy(a->bytes, &in->sin_addr, 4);
-                return a->bytes[0] == 127;
-        }
-        if (sa->sa_family == AF_INET6) {
-                const struct in6_addr *in6 = &((const struct sockaddr_in6 *) sa)->sin6_addr;
-                if (IN6_IS_ADDR_V4MAPPED(in6)) {
-                        a->family = AF_INET;
-                        memcpy(a->bytes, &in6->s6_addr[12], 4);
-                        return a->bytes[0] == 127;
-                }
-                a->family = AF_INET6;
-                memcpy(a->bytes, in6->s6_addr, 16);
-                return IN6_IS_ADDR_LOOPBACK(in6);
-        }
-        return false;
-}
-
-static bool http_is_loopback(struct MHD_Connection *conn) {
+static bool http_peer_of_conn(struct MHD_Connection *conn, struct http_peer *ret) {
         const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-        struct http_addr a;
 
-        return http_addr_from(ci ? ci->client_addr : NULL, &a);
+        return http_peer_of(ci ? ci->client_addr : NULL, ret);
 }
 
 static struct http_conn *http_conn_of(struct MHD_Connection *conn) {
@@ -191,16 +165,52 @@ bool http_admit(unsigned total, unsigned same_address, bool loopback) {
         return total < HTTP_CONNECTIONS_MAX - HTTP_LOOPBACK_RESERVED && same_address < HTTP_CONNECTIONS_PER_ADDRESS;
 }
 
+/* Shuts a connection down; MHD sees it at its next run and closes it. */
+static void http_conn_leave(struct http_server *s, struct http_conn *c) {
+        if (c->leaving || c->fd < 0)
+                return;
+        shutdown(c->fd, SHUT_RDWR);
+        c->leaving = true;
+        c->deadline_us = 0;
+        s->n_leaving++;
+}
+
+/* The connection whose request has been coming in for the longest (an
+ * idle kept-alive one counts from its last answer): the slowest half-sent
+ * request, which gives way first when every slot is taken, as nginx
+ * reuses idle connections and mod_reqtimeout cuts slow ones. A client
+ * that sends its whole request at once is never one. Loopback's are
+ * taken only for loopback newcomers: the reserve is theirs. */
+static struct http_conn *http_slowest_request(struct http_server *s, bool loopback) {
+        struct http_conn *slowest = NULL;
+
+        for (struct http_conn *c = s->conns; c; c = c->next)
+                if (!c->leaving && c->deadline_us && c->fd >= 0 && (loopback || !c->loopback) &&
+                    (!slowest || c->started_us <= slowest->started_us))
+                        slowest = c;
+        return slowest;
+}
+
 static enum MHD_Result http_on_accept(void *cls, const struct sockaddr *sa, socklen_t len) {
         struct http_server *s = cls;
-        struct http_addr a;
-        bool loopback = http_addr_from(sa, &a);
+        struct http_peer p;
+        bool loopback = http_peer_of(sa, &p);
+        struct http_conn *slowest;
         unsigned same = 0;
 
         if (!loopback)
                 for (struct http_conn *c = s->conns; c; c = c->next)
-                        same += memcmp(&c->addr, &a, sizeof a) == 0;
-        return http_admit(s->n_conns, same, loopback) ? MHD_YES : MHD_NO;
+                        same += !c->leaving && !c->loopback && http_peer_equal(&c->peer, &p);
+        if (http_admit(s->n_conns - s->n_leaving, same, loopback))
+                return MHD_YES;
+        if (!loopback && same >= HTTP_CONNECTIONS_PER_ADDRESS)
+                return MHD_NO;
+        /* Every slot is taken: the slowest half-sent request makes room. */
+        slowest = s->n_leaving < HTTP_CONNECTIONS_LEAVING ? http_slowest_request(s, loopback) : NULL;
+        if (!slowest)
+                return MHD_NO;
+        http_conn_leave(s, slowest);
+        return MHD_YES;
 }
 
 static void http_on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
@@ -215,9 +225,9 @@ static void http_on_connection(void *cls, struct MHD_Connection *conn, void **so
                 if (!c)
                         return;         /* then only MHD's idle timeout applies to it */
                 c->fd = fd ? fd->connect_fd : -1;
-                if (http_addr_from(ci ? ci->client_addr : NULL, &c->addr))
-                        c->addr = (struct http_addr) {};
-                c->deadline_us = util_monotonic_us() + HTTP_REQUEST_DEADLINE_S * UINT64_C(1000000);
+                c->loopback = http_peer_of(ci ? ci->client_addr : NULL, &c->peer);
+                c->started_us = util_monotonic_us();
+                c->deadline_us = c->started_us + HTTP_REQUEST_DEADLINE_S * UINT64_C(1000000);
                 c->next = s->conns;
                 if (s->conns)
                         s->conns->prev = c;
@@ -235,6 +245,7 @@ static void http_on_connection(void *cls, struct MHD_Connection *conn, void **so
         if (c->next)
                 c->next->prev = c->prev;
         s->n_conns--;
+        s->n_leaving -= c->leaving;
         free(c);
         *socket_context = NULL;
 }
@@ -247,8 +258,7 @@ static unsigned http_enforce_deadlines(struct http_server *s) {
 
         for (struct http_conn *c = s->conns; c; c = c->next)
                 if (c->deadline_us && c->deadline_us <= now && c->fd >= 0) {
-                        shutdown(c->fd, SHUT_RDWR);
-                        c->deadline_us = 0;
+                        http_conn_leave(s, c);
                         cut++;
                 }
         return cut;
@@ -456,7 +466,7 @@ static enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn, c
                 r->server = s;
                 r->method = method;
                 r->url = url;
-                r->from_loopback = http_is_loopback(conn);
+                r->from_loopback = http_peer_of_conn(conn, &r->peer);
                 r->body_max = s->body_max ? s->body_max(s->userdata, r) : HTTP_BODY_MAX;
                 *req_cls = r;
                 http_answer_early(s, r);
@@ -497,7 +507,8 @@ static void http_on_completed(void *cls, struct MHD_Connection *conn, void **req
 
         /* The next request on a kept-alive connection gets its own deadline. */
         if (c && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK) {
-                c->deadline_us = util_monotonic_us() + HTTP_REQUEST_DEADLINE_S * UINT64_C(1000000);
+                c->started_us = util_monotonic_us();
+                c->deadline_us = c->started_us + HTTP_REQUEST_DEADLINE_S * UINT64_C(1000000);
                 http_close_if_client_done(c);
         }
         if (r) {
@@ -550,7 +561,8 @@ int http_new(sd_event *event, int listen_fd, http_dispatch_t dispatch, void *use
         s->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_TURBO | MHD_ALLOW_SUSPEND_RESUME, 0, http_on_accept, s,
                                   http_on_request, s,
                                   MHD_OPTION_LISTEN_SOCKET, (MHD_socket) listen_fd,
-                                  MHD_OPTION_CONNECTION_LIMIT, (unsigned) HTTP_CONNECTIONS_MAX,
+                                  MHD_OPTION_CONNECTION_LIMIT,
+                                  (unsigned) (HTTP_CONNECTIONS_MAX + HTTP_CONNECTIONS_LEAVING),
                                   MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) HTTP_IDLE_TIMEOUT_S,
                                   MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) HTTP_HEADERS_MAX,
                                   MHD_OPTION_NOTIFY_COMPLETED, http_on_completed, s,
@@ -823,6 +835,16 @@ void http_stream_wake(struct http_stream *st) {
          * else may come to start one soon. */
         st->server->wake_pending = true;
         http_schedule(st->server);
+}
+
+int http_stream_unsent(struct http_stream *st) {
+        int n;
+
+        if (st->fd < 0)
+                return -EBADF;
+        if (ioctl(st->fd, SIOCOUTQ, &n) < 0)
+                return -errno;
+        return n;
 }
 
 void http_stream_close(struct http_stream *st) {

@@ -5,14 +5,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
 #define HTTP_BODY_MAX (64 * 1024)       /* bytes; larger bodies get 413, unless http_set_body_max() says more */
 #define HTTP_BODY_DISCARD_MAX (256 * 1024) /* bytes of a too large chunked body read before closing */
 #define HTTP_CONNECTIONS_MAX 128
-#define HTTP_CONNECTIONS_PER_ADDRESS 16 /* per remote address; loopback clients are not counted */
+#define HTTP_CONNECTIONS_PER_ADDRESS 16 /* per remote address (IPv6: per /64); loopback clients are not counted */
 #define HTTP_LOOPBACK_RESERVED 8        /* slots that only loopback clients may take */
+#define HTTP_CONNECTIONS_LEAVING 16     /* connections shut down to make room, beyond the limit until closed */
 #define HTTP_HEADERS_MAX (16 * 1024)    /* bytes of memory per connection for the request line and headers */
 #define HTTP_REQUEST_DEADLINE_S 10      /* seconds: from connect (or the previous answer) to a whole request */
 #define HTTP_IDLE_TIMEOUT_S 30          /* seconds without a byte either way, while answering too */
@@ -20,6 +22,17 @@
 #define HTTP_LARGE_ANSWER (64 * 1024)   /* bytes: a JSON answer this large gives the heap back once sent */
 
 struct MHD_Connection;
+
+/* A client as the limits count it (http-limits.c): IPv4 per address, IPv6
+ * per /64, every loopback address as one (all zeroes). */
+struct http_peer {
+        uint8_t family;                 /* AF_INET, AF_INET6; 0 for loopback or unknown */
+        uint8_t bytes[16];              /* IPv4: the address; IPv6: its /64 prefix, the rest zero */
+};
+/* The peer of sa (NULL: unknown, all zeroes); returns whether it is loopback
+ * (127/8, ::1, ::ffff:127.0.0.0/104). */
+bool http_peer_of(const struct sockaddr *sa, struct http_peer *ret);
+bool http_peer_equal(const struct http_peer *a, const struct http_peer *b);
 
 struct http_request {
         struct MHD_Connection *conn;
@@ -32,6 +45,7 @@ struct http_request {
         bool body_too_large;
         size_t body_discarded;          /* bytes of a too large body read and dropped */
         bool from_loopback;
+        struct http_peer peer;          /* who sent it, as the limits count clients */
         bool replied;
         bool close;                     /* close the connection after the answer */
         struct http_deferral *deferral; /* http_defer()'s, NULL for none */
@@ -93,6 +107,9 @@ int http_reply_stream(struct http_request *r, unsigned status, const char *conte
                       http_stream_done_t done, void *userdata, struct http_stream **ret);
 /* Asks read() again soon; harmless when the stream is not asleep. */
 void http_stream_wake(struct http_stream *st);
+/* Bytes written to the stream's socket that the client has not taken yet
+ * (the kernel's send queue), or -errno. */
+int http_stream_unsent(struct http_stream *st);
 /* Ends the stream now, whatever the client has not read yet. */
 void http_stream_close(struct http_stream *st);
 
@@ -114,10 +131,12 @@ const char *http_header(struct http_request *r, const char *name);
 /* The first query parameter not in the NULL-terminated list, or NULL. */
 const char *http_unknown_arg(struct http_request *r, const char *const *known);
 
-/* Whether a new connection is let in: total connections open, those from
- * the same address, and whether it comes from loopback. Loopback clients
- * may take every slot; others leave HTTP_LOOPBACK_RESERVED free and hold
- * at most HTTP_CONNECTIONS_PER_ADDRESS each. */
+/* Whether a new connection has a free slot: total connections open, those
+ * from the same address (IPv6: the same /64), and whether it comes from
+ * loopback. Loopback clients may take every slot; others leave
+ * HTTP_LOOPBACK_RESERVED free and hold at most HTTP_CONNECTIONS_PER_ADDRESS
+ * each. When there is no free slot but the address is under its limit, the
+ * slowest half-sent request is closed to make one. */
 bool http_admit(unsigned total, unsigned same_address, bool loopback);
 
 /* Checks the request's framing headers before its body is read: NULL when

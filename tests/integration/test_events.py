@@ -1,10 +1,16 @@
 """GET /api/v1/events through the real heatcurved: samples each tick, run and phase events,
-Last-Event-ID, the client limit, and fifty clients of which one never reads."""
+Last-Event-ID, the client limit and its share per address, and fifty clients of which one never reads.
+
+Addresses used: loopback, and 198.51.100.2 and .3 on the loopback of a network namespace
+this test creates (unshare --net), never one of the host's."""
 import json
 import os
 import selectors
 import socket
+import shutil
 import subprocess
+import sys
+import textwrap
 import time
 
 import pytest
@@ -306,3 +312,158 @@ def test_fifty_clients_one_stalled(start_daemon, tmp_path):
     stalled.close()
     for s in live:
         s.close()
+
+
+def closed_within(sock, timeout):
+    """True when the server closes sock within timeout s (what it sent before is read and dropped)."""
+    deadline = time.monotonic() + timeout
+    sock.settimeout(0.5)
+    while time.monotonic() < deadline:
+        try:
+            if sock.recv(65536) == b"":
+                return True
+        except socket.timeout:
+            continue
+        except ConnectionResetError:
+            return True
+    return False
+
+
+def test_clients_that_never_read_give_way(start_daemon, tmp_path):
+    # Clients that connect and never read used to hold their slots until they
+    # fell 64 events behind (a minute and more at the default interval), and
+    # a fresh client got 503 all along. A stalled one now gives way.
+    conf = tmp_path / "four.conf"
+    conf.write_text("[daemon]\nevent_clients = 4\n")
+    d = start_daemon("--config", str(conf), *FAST)
+    stalled = [Stream(d, rcvbuf=4096) for _ in range(3)]
+    reader = Stream(d)
+    assert reader.read_head() == 200
+    # their sockets fill within a second, then stay full for the 3 s that make them stalled
+    t0 = time.monotonic()
+    reader.read_until(lambda ev: time.monotonic() - t0 > 4.5, timeout=10, what="4.5 s of events")
+    fresh = Stream(d)
+    assert fresh.read_head() == 200
+    fresh.read_until(lambda ev: len(samples(ev)) >= 2, what="samples for the newcomer")
+    assert sum(closed_within(s.sock, 5) for s in stalled) == 1
+    n = len(reader.events)
+    reader.read_until(lambda ev: len(ev) > n + 2, what="events for the client that reads")
+    _, st = d.get("/api/v1/status")
+    assert st["events"]["dropped"] == 0 and st["events"]["clients"] == 4, st["events"]
+    for s in stalled + [reader, fresh]:
+        s.close()
+
+
+EVENTS_SHARE_SCRIPT = textwrap.dedent(r"""
+    import json, select, socket, subprocess, sys, time
+    heatcurved, state, conf = sys.argv[1], sys.argv[2], sys.argv[3]
+    PORT, A, B = 8080, "198.51.100.2", "198.51.100.3"
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    for addr in (A, B):
+        subprocess.run(["ip", "addr", "add", addr + "/32", "dev", "lo"], check=True)
+    log = open(state + ".log", "w+")
+    p = subprocess.Popen([heatcurved, "--simulate", "--interval", "100ms", "--state-dir", state,
+                          "--config", conf, "--listen", f":{PORT}"], stdout=log, stderr=subprocess.STDOUT)
+
+    def stream(src, rcvbuf=None):
+        s = socket.socket()
+        if rcvbuf:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        s.bind((src, 0))
+        s.settimeout(5)
+        s.connect((src, PORT))
+        s.sendall(b"GET /api/v1/events HTTP/1.1\r\nHost: x\r\n\r\n")
+        head = b""
+        while b"\r\n\r\n" not in head:
+            more = s.recv(4096)
+            if not more:
+                break
+            head += more
+        return s, int(head.split()[1]) if head.startswith(b"HTTP/") else None
+
+    def drain(socks, seconds):
+        # reads what the readers get for `seconds`; returns those the server closed
+        closed, deadline = set(), time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([s for s in socks if s not in closed], [], [], 0.1)
+            for s in ready:
+                try:
+                    if s.recv(65536) == b"":
+                        closed.add(s)
+                except OSError:
+                    closed.add(s)
+        return closed
+
+    def closed_within(s, seconds):
+        deadline = time.monotonic() + seconds
+        s.settimeout(0.5)
+        while time.monotonic() < deadline:
+            try:
+                if s.recv(65536) == b"":
+                    return True
+            except socket.timeout:
+                continue
+            except OSError:
+                return True
+        return False
+
+    out = {}
+    try:
+        for attempt in range(150):
+            try:
+                with socket.create_connection(("127.0.0.1", PORT), timeout=2) as s:
+                    s.sendall(b"GET /api/v1/status HTTP/1.0\r\n\r\n")
+                    if s.recv(64).split()[1] == b"200":
+                        break
+            except (OSError, IndexError):
+                pass
+            time.sleep(0.1)
+        # A: one that reads, one that never does, and one more than its share
+        a_reader, s1 = stream(A)
+        a_stalled, s2 = stream(A, rcvbuf=4096)
+        a_third, s3 = stream(A)
+        out["a"] = [s1, s2, s3]
+        b = [stream(B) for _ in range(2)]
+        out["b"] = [st for _, st in b]
+        readers = [a_reader] + [s for s, _ in b]
+        out["closed_readers"] = len(drain(readers, 2.0))
+        # every slot taken: loopback takes the slot of A's client that does not read
+        lo, out["lo"] = stream("127.0.0.1")
+        out["a_stalled_closed"] = closed_within(a_stalled, 5)
+        out["closed_readers"] += len(drain(readers + [lo], 1.0))
+        # B, at its share, does not take anyone's slot
+        b3, out["b_third"] = stream(B)
+        out["closed_readers"] += len(drain(readers + [lo], 1.0))
+    finally:
+        p.terminate()
+        out["exit"] = p.wait(10)
+        log.seek(0)
+        out["sanitizer"] = [w for w in ("runtime error:", "AddressSanitizer", "LeakSanitizer") if w in log.read()]
+    print(json.dumps(out))
+""")
+
+
+def test_one_address_cannot_hold_every_stream(heatcurved_bin, tmp_path):
+    # One address could open every stream, and every other dashboard got 503.
+    # Now an address holds at most half of them, and a newcomer at the limit
+    # takes the slot of the client (of the address holding the most) that
+    # has not drained for the longest.
+    unshare = shutil.which("unshare")
+    if os.geteuid() != 0 or not unshare or not shutil.which("ip"):
+        pytest.skip("needs root, unshare and ip to make a network namespace")
+    if subprocess.run([unshare, "--net", "true"], capture_output=True).returncode != 0:
+        pytest.skip("cannot create a network namespace here (unshare --net failed)")
+    conf = tmp_path / "four.conf"
+    conf.write_text("[daemon]\nevent_clients = 4\n")
+    script = tmp_path / "share.py"
+    script.write_text(EVENTS_SHARE_SCRIPT)
+    r = subprocess.run([unshare, "--net", sys.executable, str(script), heatcurved_bin, str(tmp_path / "state"),
+                        str(conf)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["exit"] == 0 and not out["sanitizer"], out
+    assert out["a"] == [200, 200, 503], out
+    assert out["b"] == [200, 200], out
+    assert out["lo"] == 200 and out["a_stalled_closed"], out
+    assert out["b_third"] == 503, out
+    assert out["closed_readers"] == 0, out

@@ -1,8 +1,16 @@
-"""The HTTP transport under abuse: slow clients, large and ambiguous bodies, bytes that are not UTF-8."""
+"""The HTTP transport under abuse: slow clients, large and ambiguous bodies, bytes that are not UTF-8.
+
+Addresses used: loopback, and 2001:db8:1::1-8 and 2001:db8:2::1 on the loopback of a network
+namespace this test creates (unshare --net), never one of the host's."""
 import json
+import os
+import shutil
 import socket
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -211,3 +219,31 @@ def test_client_that_closed_its_side_is_let_go(start_daemon):
             assert status_of(resp) == 200
             lingering += time.monotonic() - t0 > 2.5
     assert lingering == 0, f"{lingering} of 100 connections stayed open after the answer"
+
+
+# 200 slow connections from one host's /64 or from loopback against 30 whole
+# requests from another host and 30 from loopback (bench/lockout.py says how).
+LOCKOUT = Path(__file__).resolve().parents[2] / "bench" / "lockout.py"
+
+
+@pytest.mark.slow       # 200 slow connections for a few seconds, twice
+@pytest.mark.parametrize("mode", ["lan", "loopback"])
+def test_slow_connections_from_one_host_lock_nobody_out(heatcurved_bin, tmp_path, mode):
+    # With the daemon on [::], 200 slow connections from 8 addresses of one
+    # /64 took every slot but loopback's: another host was served 0 of 30.
+    # From loopback they took every slot: 7 of 30. Now a /64 counts as one
+    # address, and when every slot is taken the slowest half-sent request
+    # gives way to the newcomer.
+    unshare = shutil.which("unshare")
+    if os.geteuid() != 0 or not unshare or not shutil.which("ip"):
+        pytest.skip("needs root, unshare and ip to make a network namespace")
+    if subprocess.run([unshare, "--net", "true"], capture_output=True).returncode != 0:
+        pytest.skip("cannot create a network namespace here (unshare --net failed)")
+    r = subprocess.run([unshare, "--net", sys.executable, str(LOCKOUT), heatcurved_bin, str(tmp_path / "state"), mode],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["exit"] == 0 and not out["sanitizer"], out
+    assert out["loopback"] == 30, out
+    if mode == "lan":
+        assert out["other"] == 30, out

@@ -1,5 +1,7 @@
 /* test-http.c — unit tests for the transport's pure decisions (who is let in, which bodies are refused early) and its footprint. */
+#include <arpa/inet.h>
 #include <microhttpd.h>
+#include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -68,6 +70,41 @@ static void test_admit_per_address(void **state) {
         assert_true(http_admit(100, 100, true));
 }
 
+static bool peer_of(const char *text, struct http_peer *ret) {
+        struct sockaddr_in in = { .sin_family = AF_INET };
+        struct sockaddr_in6 in6 = { .sin6_family = AF_INET6 };
+
+        if (inet_pton(AF_INET, text, &in.sin_addr) == 1)
+                return http_peer_of((struct sockaddr *) &in, ret);
+        assert_int_equal(inet_pton(AF_INET6, text, &in6.sin6_addr), 1);
+        return http_peer_of((struct sockaddr *) &in6, ret);
+}
+
+/* One host holds a whole IPv6 /64: its addresses are one client to the limits. */
+static void test_peer_per_64(void **state) {
+        struct http_peer a, b, lo, lo2;
+
+        assert_false(peer_of("2001:db8:1::1", &a));
+        assert_false(peer_of("2001:db8:1::ffff:8", &b));
+        assert_true(http_peer_equal(&a, &b));
+        assert_false(peer_of("2001:db8:2::1", &b));
+        assert_false(http_peer_equal(&a, &b));
+        /* IPv4 per address, the same through a dual-stack socket */
+        assert_false(peer_of("198.51.100.2", &a));
+        assert_false(peer_of("::ffff:198.51.100.2", &b));
+        assert_true(http_peer_equal(&a, &b));
+        assert_false(peer_of("198.51.100.3", &b));
+        assert_false(http_peer_equal(&a, &b));
+        /* every loopback address is one */
+        assert_true(peer_of("127.0.0.1", &lo));
+        assert_true(peer_of("127.0.0.2", &lo2));
+        assert_true(http_peer_equal(&lo, &lo2));
+        assert_true(peer_of("::1", &lo2));
+        assert_true(http_peer_equal(&lo, &lo2));
+        assert_true(peer_of("::ffff:127.0.0.1", &lo2));
+        assert_true(http_peer_equal(&lo, &lo2));
+}
+
 static void test_framing(void **state) {
         const char *one[] = { "12" }, *same[] = { "12", "12" }, *diff[] = { "12", "40" };
         const char *big[] = { "2000000" }, *huge[] = { "99999999999999999999999" };
@@ -109,6 +146,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_admit_loopback_reserve),
                 cmocka_unit_test(test_admit_per_address),
+                cmocka_unit_test(test_peer_per_64),
                 cmocka_unit_test(test_framing),
                 cmocka_unit_test(test_tls_state_released),
         };
