@@ -145,9 +145,46 @@ static void spark_add(struct spark *sp, double celsius, bool throttled) {
                 sp->n++;
                 sp->cell_end_s = now + SPARK_CELL_S;
         }
+        celsius = round(celsius * 10.0) / 10.0;    /* as shown: 48.686 and the history's 48.69 are one level */
         if (isfinite(celsius) && !(sp->max_c[sp->n - 1] >= celsius))
                 sp->max_c[sp->n - 1] = celsius;
         sp->throttled[sp->n - 1] |= throttled;
+}
+
+/* The sparkline's cells before the first reading, from the daemon's
+ * history of sensor id: a watch started on a warm board shows how it got
+ * there. On failure (said once) the line fills as it goes. */
+static void spark_prefill(const struct client *c, struct spark *sp, const char *id) {
+        char path[256];
+        json_object *doc, *t, *max;
+        int64_t from, bucket;
+
+        if (!id || !*id || strpbrk(id, "&#%+ ,\"") ||
+            (size_t) snprintf(path, sizeof path, "/api/v1/history?from=-%ds&points=%d&sensors=%s",
+                              SPARK_CELLS * SPARK_CELL_S, SPARK_CELLS, id) >= sizeof path)
+                return;
+        if (client_get_json(c->url, c, path, &doc) < 0)
+                return;
+        t = json_get(doc, "t_ms");
+        max = json_get(json_object_array_get_idx(json_get(doc, "series"), 0), "max");
+        from = json_object_get_int64(json_get(doc, "from_ms"));
+        bucket = json_object_get_int64(json_get(doc, "bucket_ms"));
+        for (size_t i = 0; i < SPARK_CELLS; i++)
+                sp->max_c[i] = NAN;
+        for (size_t i = 0; bucket > 0 && i < json_len(t) && i < json_len(max); i++) {
+                int64_t k = (json_object_get_int64(json_object_array_get_idx(t, i)) - from) / bucket;
+                json_object *v = json_object_array_get_idx(max, i);
+                if (k >= 0 && k < SPARK_CELLS && !json_is_null(v))
+                        sp->max_c[k] = round(json_object_get_double(v) * 10.0) / 10.0;
+        }
+        /* from the oldest cell with a reading: a daemon started a minute ago has no more */
+        size_t first = 0;
+        while (first < SPARK_CELLS && !isfinite(sp->max_c[first]))
+                first++;
+        memmove(sp->max_c, sp->max_c + first, (SPARK_CELLS - first) * sizeof sp->max_c[0]);
+        sp->n = SPARK_CELLS - first;
+        sp->cell_end_s = monotonic_s();         /* the first reading opens a cell of its own */
+        json_object_put(doc);
 }
 
 /* "▂▃▅▆▇▇" scaled to the cells shown; a throttled cell in red on a
@@ -293,6 +330,8 @@ int watch_run(const struct client *c, unsigned id, long count, unsigned flags) {
                         watch_out_end(&o, NULL);
                         return 1;
                 }
+                if (n == 1 && !c->json)
+                        spark_prefill(c, &sp, json_object_get_string(json_get(run, "sensor")));
                 ended = watch_show_run(c, &o, &sp, run, flags);
                 if (ended) {
                         int r = strcmp(fmt_string(run, "state"), "finished") == 0 ? 0 : EXIT_RUN_NOT_FINISHED;
@@ -330,6 +369,8 @@ static int watch_board(const struct client *c, long count) {
                 }
                 hot = json_get(json_get(st, "sensors"), "hottest");
                 run = json_get(st, "current_run");
+                if (n == 1 && !c->json)
+                        spark_prefill(c, &sp, json_object_get_string(json_get(hot, "id")));
                 spark_add(&sp, json_is_null(json_get(hot, "celsius")) ? NAN :
                           json_object_get_double(json_get(hot, "celsius")), false);
                 if (json_is_null(run))

@@ -243,8 +243,12 @@ def test_watch_without_a_run_shows_the_hottest_sensor(start_daemon, ctl):
     hot = st["sensors"]["hottest"]
     r = ctl(d, "watch", "--count", "2")
     assert r.returncode == 0, r.stderr
-    # then a sparkline: one reading so far, drawn at mid height, no throttling mark
-    assert r.stdout.splitlines() == [f"no run  hottest {hot['id']} {hot['celsius']:.1f} °C ▅"] * 2
+    # then a sparkline: the history so far and the readings, a flat line drawn at mid height,
+    # no throttling mark
+    lines = r.stdout.splitlines()
+    assert len(lines) == 2, r.stdout
+    for line in lines:
+        assert re.fullmatch(f"no run  hottest {hot['id']} {hot['celsius']:.1f} °C ▅+", line), line
 
 
 @pytest.mark.slow       # two recorded runs, 6 s
@@ -496,3 +500,14 @@ def test_watch_shows_every_field_at_80_columns(start_daemon, ctl, tmp_path):
         assert all(len(line) <= 80 for line in screen.splitlines()), screen
     finally:
         subprocess.run([tmux, "-S", sock, "kill-server"], capture_output=True)
+
+
+def test_watch_sparkline_starts_from_the_history(start_daemon, ctl):
+    """watch started on a board that has been sampling shows the minutes before it, not one cell."""
+    d = board(start_daemon, "rpi4")
+    d.wait_for(lambda: d.get("/api/v1/status")[1]["history"]["samples"] >= 60, timeout=15,
+               what="6 s of history at 100 ms")
+    r = ctl(d, "watch", "--count", "1")
+    assert r.returncode == 0, r.stderr
+    spark = r.stdout.split(" °C ", 1)[1].strip()
+    assert len([c for c in spark if c in "▁▂▃▄▅▆▇█"]) >= 2, r.stdout
