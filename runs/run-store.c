@@ -126,6 +126,7 @@ static int run_store_read(const char *dir, struct run **ret, char *err, size_t e
 static bool run_store_own_file(const char *name) {
         return strcmp(name, "run.json") == 0 || strcmp(name, "run.json.tmp") == 0 ||
                strcmp(name, "run.json.spare") == 0 || strcmp(name, "samples.csv") == 0 ||
+               strcmp(name, "samples.csv.tmp") == 0 ||
                strncmp(name, "run.json.corrupt-", 17) == 0;
 }
 
@@ -457,6 +458,17 @@ int64_t run_store_read_series(const char *dir, struct run_series *s, char *unit,
         return run_series_read_file(path, s, unit, unitlen);
 }
 
+/* Removes what atomic_file_replace() leaves when killed before its rename. */
+static void run_store_drop_tmp(const char *dir) {
+        static const char *const tmp[] = { "samples.csv.tmp", "run.json.tmp" };
+        char path[PATH_MAX];
+
+        for (size_t i = 0; i < sizeof tmp / sizeof *tmp; i++) {
+                snprintf(path, sizeof path, "%s/%s", dir, tmp[i]);
+                (void) unlink(path);
+        }
+}
+
 /* Cuts a samples.csv left with a torn last row (a crash mid-write, a tail
  * of zeros after a power loss) back to its last complete row. */
 static void truncate_torn_tail(const char *dir) {
@@ -601,13 +613,20 @@ int run_store_load_all(const char *state_dir, struct run ***ret, size_t *n, unsi
                 if (id > *max_id)
                         *max_id = id;
                 snprintf(dir, sizeof dir, "%s/%s", runs, de->d_name);
+                /* an atomic write that a kill cut before its rename: nothing
+                 * there is data (an import's samples.csv.tmp can be 30 MB) */
+                run_store_drop_tmp(dir);
                 if (run_store_read(dir, &r, why, sizeof why) < 0) {
                         char reason[400];
                         snprintf(reason, sizeof reason, "run.json was lost or damaged (%s)", why);
                         truncate_torn_tail(dir);
                         if (rebuild_run(dir, id, reason, &r) < 0) {
-                                snprintf(warn, warnlen, "%s/run.json: %s, and no samples to rebuild it from; "
-                                         "ignoring that run", dir, why);
+                                if (rmdir(dir) == 0)            /* empty: an import cut before it wrote */
+                                        snprintf(warn, warnlen, "%s held no run, only an unfinished write; "
+                                                 "removed", dir);
+                                else
+                                        snprintf(warn, warnlen, "%s/run.json: %s, and no samples to rebuild it "
+                                                 "from; ignoring that run", dir, why);
                                 continue;
                         }
                         snprintf(warn, warnlen, "%s/run.json: %s; rebuilt from samples.csv as interrupted "

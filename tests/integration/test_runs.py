@@ -872,3 +872,28 @@ def test_retention_keeps_the_newest_runs_and_what_it_cannot_delete(start_daemon,
     assert post_run(d2, idle)[0] == 201
     wait_state(d2, 2, timeout=10)
     assert d2.get("/api/v1/runs/1")[0] == 404 and d2.get("/api/v1/runs/2")[0] == 200
+
+
+def test_unfinished_writes_are_cleared_at_start(start_daemon, tmp_path):
+    """A kill -9 during an import's fsync leaves runs/<id>/samples.csv.tmp and nothing else: the
+    next start removes it and the empty folder, says so, and never reuses the id. A stale .tmp
+    beside a whole run goes too, and DELETE of such a run is not refused for it."""
+    state = tmp_path / "state"
+    d = start_tree(start_daemon, fixture_path("rpi4"), state_dir=str(state))
+    status, run = post_run(d, {"phases": [{"kind": "idle", "duration": "1s"}]})
+    assert status == 201
+    wait_state(d, run["id"], timeout=10)
+    d.stop()
+    cut = state / "runs" / "2"
+    cut.mkdir()
+    (cut / "samples.csv.tmp").write_bytes(b"time_ms,elapsed_s\n" + b"1,0\n" * 100000)
+    (state / "runs" / "1" / "samples.csv.tmp").write_text("half")
+    d2 = start_tree(start_daemon, fixture_path("rpi4"), state_dir=str(state))
+    assert not cut.exists() and f"{cut} held no run, only an unfinished write; removed" in d2.logs()
+    assert not (state / "runs" / "1" / "samples.csv.tmp").exists()
+    status, run = post_run(d2, {"phases": [{"kind": "idle", "duration": "1s"}]})
+    assert status == 201 and run["id"] == 3, run
+    wait_state(d2, 3, timeout=10)
+    (state / "runs" / "3" / "samples.csv.tmp").write_text("a write cut short")
+    assert d2.request("DELETE", "/api/v1/runs/3")[0] == 204
+    assert not (state / "runs" / "3").exists()
