@@ -108,7 +108,7 @@ static json_object *json_policy_lists(const struct cpufreq_policy *p, json_objec
         return o;
 }
 
-static json_object *json_policy(const struct cpufreq_policy *p) {
+static json_object *json_policy(const struct sensors *s, const struct cpufreq_policy *p) {
         json_object *o = json_object_new_object();
 
         json_object_object_add(o, "id", json_object_new_string(p->id));
@@ -120,6 +120,8 @@ static json_object *json_policy(const struct cpufreq_policy *p) {
         json_object_object_add(o, "max_hz", json_hz(p->max_khz));
         json_object_object_add(o, "scaling_min_hz", json_hz(p->scaling_min_khz));
         json_object_object_add(o, "scaling_max_hz", json_hz(p->scaling_max_khz));
+        /* as /metrics' heatcurve_cpu_throttled: a cooling device of its CPUs acts */
+        json_object_object_add(o, "throttled", json_object_new_boolean(sensors_policy_throttled(s, p)));
         json_object_object_add(o, "ok", json_object_new_boolean(p->ok));
         json_object_object_add(o, "error", json_error_or_null(p->ok, p->error));
         return json_policy_lists(p, o);
@@ -166,7 +168,7 @@ json_object *json_sensors_document(const struct sensors *s) {
         for (size_t i = 0; i < s->n_cooling; i++)
                 json_object_array_add(cool, json_cooling(&s->cooling[i]));
         for (size_t i = 0; i < s->n_policies; i++)
-                json_object_array_add(freq, json_policy(&s->policies[i]));
+                json_object_array_add(freq, json_policy(s, &s->policies[i]));
 
         json_object_object_add(root, "time_ms", json_object_new_int64(s->time_ms));
         json_object_object_add(root, "board", json_board(&s->board));

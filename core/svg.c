@@ -23,6 +23,32 @@ const char *svg_palette(size_t i) {
         return palette[i % SVG_PALETTE_SIZE];
 }
 
+/* Light colour as the plots write it, and its dark counterpart: same length. */
+static const char *const dark_colours[][2] = {
+        { "#ffffff", "#17181b" },       /* background, legend box */
+        { "#333333", "#d9d9d9" },       /* axes, titles */
+        { "#666666", "#a3a7ad" },       /* muted text */
+        { "#e4e4e4", "#33363c" },       /* grid */
+        { "#f7f7f7", "#202226" },       /* metrics box */
+        { "#cccccc", "#4a4d54" },       /* box frame */
+        { "#b2182b", "#ff6b6b" },       /* trips, safety limit */
+};
+
+void svg_theme_dark(char *doc, size_t len) {
+        const size_t width = 7;         /* "#rrggbb" */
+
+        for (size_t i = 0; i + 2 + width <= len; i++) {
+                if (doc[i] != '=' || doc[i + 1] != '"' || doc[i + 2] != '#')
+                        continue;
+                for (size_t k = 0; k < ELEMENTSOF(dark_colours); k++)
+                        if (memcmp(doc + i + 2, dark_colours[k][0], width) == 0) {
+                                memcpy(doc + i + 2, dark_colours[k][1], width);
+                                break;
+                        }
+                i += 2 + width - 1;
+        }
+}
+
 int svg_begin(struct svg *s, unsigned width, unsigned height, const char *title) {
         *s = (struct svg) {};
         s->f = open_memstream(&s->buf, &s->len);

@@ -26,6 +26,13 @@ struct svg {
 #define SVG_PALETTE_SIZE 7
 const char *svg_palette(size_t i);
 
+/* The dark theme: recolours a finished document in place, the same length,
+ * by swapping each light neutral (background, text, grid, axes, boxes) and
+ * the trip colour for its dark counterpart; the palette's curve colours stay
+ * as they are (they keep their contrast on a dark ground). Only attribute
+ * values are touched: text is escaped, so ="# never occurs in it. */
+void svg_theme_dark(char *doc, size_t len);
+
 /* Starts a document of width x height px with a <title>. -ENOMEM. */
 int svg_begin(struct svg *s, unsigned width, unsigned height, const char *title);
 /* Closes it; *ret (caller frees) and *ret_len get the text. -ENOMEM. */

@@ -11,6 +11,7 @@
 #include "plot-data.h"
 #include "plot.h"
 #include "runs.h"
+#include "svg.h"
 
 #define SVG_TYPE "image/svg+xml"
 
@@ -34,10 +35,11 @@ static int arg_size(struct http_request *r, const char *name, unsigned def, unsi
         return 0;
 }
 
-/* Unknown parameters, width and height; answers 400 and returns false on any. */
+/* Unknown parameters, width, height and theme (light, the default, or
+ * dark); answers 400 and returns false on any. */
 static bool plot_args(struct http_request *r, const char *const *known, const char *known_text,
-                      unsigned *width, unsigned *height) {
-        const char *unknown = http_unknown_arg(r, known);
+                      unsigned *width, unsigned *height, bool *dark) {
+        const char *unknown = http_unknown_arg(r, known), *theme = http_arg(r, "theme");
         char err[256];
 
         if (unknown) {
@@ -49,10 +51,17 @@ static bool plot_args(struct http_request *r, const char *const *known, const ch
                 http_reply_error(r, 400, "bad_parameter", "%s", err);
                 return false;
         }
+        if (theme && strcmp(theme, "light") != 0 && strcmp(theme, "dark") != 0) {
+                http_reply_error(r, 400, "bad_parameter", "theme: \"%s\" is neither light nor dark", theme);
+                return false;
+        }
+        *dark = theme && strcmp(theme, "dark") == 0;
         return true;
 }
 
-static void reply_svg(struct http_request *r, int e, char *svg, size_t len, const char *what) {
+static void reply_svg(struct http_request *r, int e, char *svg, size_t len, bool dark, const char *what) {
+        if (e >= 0 && dark)
+                svg_theme_dark(svg, len);
         if (e == -ENOMEM)
                 http_reply_error(r, 500, "internal", "out of memory drawing %s", what);
         else if (e < 0)
@@ -173,13 +182,23 @@ static void plot_cache_add(struct api *a, const struct plot_cache_entry *key, si
         e->len = len;
 }
 
-/* The plot with the number of the run's samples it was drawn from. */
-static void reply_run_svg(struct http_request *r, const char *svg, size_t len, size_t shown) {
-        char n[24];
+/* The plot with the number of the run's samples it was drawn from; the
+ * cache keeps the light one, a dark one is recoloured from a copy. */
+static void reply_run_svg(struct http_request *r, const char *svg, size_t len, size_t shown, bool dark) {
+        char n[24], *copy = NULL;
         const char *const headers[] = { "Heatcurve-Run-Samples", n, NULL };
 
+        if (dark) {
+                if (!(copy = malloc(len ? len : 1))) {
+                        http_reply_error(r, 500, "internal", "out of memory");
+                        return;
+                }
+                memcpy(copy, svg, len);
+                svg_theme_dark(copy, len);
+        }
         snprintf(n, sizeof n, "%zu", shown);
-        http_reply_with(r, 200, SVG_TYPE, svg, len, headers);
+        http_reply_with(r, 200, SVG_TYPE, copy ? copy : svg, len, headers);
+        free(copy);
 }
 
 void api_plots_free(struct api *a) {
@@ -196,6 +215,7 @@ void api_plots_free(struct api *a) {
 struct plot_job {
         struct plot_cache_entry key;    /* a run plot: the run as it was drawn */
         bool compare, rise;             /* a comparison (of the rises over ambient) */
+        bool dark;                      /* theme=dark */
         unsigned width, height;
         size_t n;                       /* plot data started */
         struct plot_data d[PLOT_COMPARE_MAX];
@@ -283,10 +303,10 @@ static void plot_job_answer(struct api *a, struct http_request *r, const unsigne
                 http_reply_error(r, 400, "bad_parameter", "height: %u px is too small for %zu runs and their table",
                                  j->height, n);
         } else if (j->compare || j->e < 0)
-                reply_svg(r, j->e, svg, j->len, j->compare ? "the comparison" : "the run");
+                reply_svg(r, j->e, svg, j->len, j->dark, j->compare ? "the comparison" : "the run");
         else {
                 plot_cache_add(a, &j->key, j->shown, svg, j->len);
-                reply_run_svg(r, svg, j->len, j->shown);
+                reply_run_svg(r, svg, j->len, j->shown, j->dark);
                 free(svg);
         }
 }
@@ -309,20 +329,21 @@ static void plot_job_start(struct api *a, struct http_request *r, struct plot_jo
 }
 
 void api_plot_run(struct api *a, struct http_request *r, unsigned id) {
-        static const char *const known[] = { "width", "height", NULL };
+        static const char *const known[] = { "width", "height", "theme", NULL };
         const struct run *run = runs_find(a->ctx.runs, id);
         const struct plot_cache_entry *cached;
         unsigned width, height;
         struct plot_job *j;
+        bool dark;
 
-        if (!plot_args(r, known, "width, height", &width, &height))
+        if (!plot_args(r, known, "width, height, theme", &width, &height, &dark))
                 return;
         if (!run) {
                 http_reply_error(r, 404, "not_found", "no run %u", id);
                 return;
         }
         if ((cached = plot_cache_find(a, run, width, height))) {
-                reply_run_svg(r, cached->svg, cached->len, cached->shown);
+                reply_run_svg(r, cached->svg, cached->len, cached->shown, dark);
                 return;
         }
         if (!(j = calloc(1, sizeof *j))) {
@@ -330,20 +351,22 @@ void api_plot_run(struct api *a, struct http_request *r, unsigned id) {
                 return;
         }
         j->key = plot_cache_key(a, run, width, height);
+        j->dark = dark;
         j->width = width;
         j->height = height;
         plot_job_start(a, r, j, &id, 1);
 }
 
 void api_plot_compare(struct api *a, struct http_request *r, unsigned id) {
-        static const char *const known[] = { "runs", "y", "width", "height", NULL };
+        static const char *const known[] = { "runs", "y", "width", "height", "theme", NULL };
         const char *y = http_arg(r, "y");
         unsigned ids[PLOT_COMPARE_MAX], width, height;
         struct plot_job *j;
         char err[256];
         size_t n = 0;
+        bool dark;
 
-        if (!plot_args(r, known, "runs, y, width, height", &width, &height))
+        if (!plot_args(r, known, "runs, y, width, height, theme", &width, &height, &dark))
                 return;
         if (y && strcmp(y, "temp") != 0 && strcmp(y, "rise") != 0) {
                 http_reply_error(r, 400, "bad_parameter", "y: \"%s\" is neither temp nor rise", y);
@@ -361,6 +384,7 @@ void api_plot_compare(struct api *a, struct http_request *r, unsigned id) {
         }
         j->compare = true;
         j->rise = y && strcmp(y, "rise") == 0;
+        j->dark = dark;
         j->width = width;
         j->height = height;
         plot_job_start(a, r, j, ids, n);
@@ -395,7 +419,7 @@ static int history_bands(const struct history *h, const struct history_request *
 }
 
 void api_plot_history(struct api *a, struct http_request *r, unsigned id) {
-        static const char *const known[] = { "from", "to", "sensors", "width", "height", NULL };
+        static const char *const known[] = { "from", "to", "sensors", "width", "height", "theme", NULL };
         const struct history *h = a->ctx.hist;
         struct history_request q = {};
         struct history_result res = {};
@@ -405,9 +429,10 @@ void api_plot_history(struct api *a, struct http_request *r, unsigned id) {
         unsigned width, height;
         char err[256], *svg = NULL;
         size_t len = 0;
+        bool dark;
         int e;
 
-        if (!plot_args(r, known, "from, to, sensors, width, height", &width, &height))
+        if (!plot_args(r, known, "from, to, sensors, width, height, theme", &width, &height, &dark))
                 return;
         if (api_history_parse(h, r, known, &q, err, sizeof err) < 0) {
                 http_reply_error(r, 400, "bad_parameter", "%s", err);
@@ -428,5 +453,5 @@ void api_plot_history(struct api *a, struct http_request *r, unsigned id) {
         free(bands);
         free(t_ms);
         free(values);
-        reply_svg(r, e, svg, len, "the history");
+        reply_svg(r, e, svg, len, dark, "the history");
 }

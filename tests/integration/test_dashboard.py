@@ -520,3 +520,101 @@ def test_live_updates_from_server_sent_events(page, start_daemon, fixture_copy, 
     page.wait(lambda: page.text(row) == "finished", timeout=60, what="the end from a run event")
     assert page.js("return window.notReloaded === true")
     assert page.problems() == []
+
+
+def row_level(page, sensor):
+    """(text, class) of a temperature row's state cell."""
+    return page.js("const c = document.querySelector(arguments[0]); return c ? [c.textContent, c.className] : null;",
+                   f'#sensors tr[data-id="{sensor}"] td.level')
+
+
+def test_states_against_trips_and_alert_values(page, start_daemon, fixture_copy, tmp_path):
+    """A zone over its hot trip reads hot, in words and class; the Alerts card shows the value now."""
+    root = fixture_copy("odroid-c2-3.14")       # trips: passive 70 and 80, hot 90, critical 110 (whole degrees)
+    conf = tmp_path / "alert.conf"
+    conf.write_text("[alert soc]\nsensor = thermal_zone0\nwarn = 60\ncrit = 80\n")
+    zone = os.path.join(root, ZONE)
+    write_in_place(zone, "45\n")
+    d = start_tree(start_daemon, root, "--config", str(conf))
+    page.open(d.url, "?live=0" if EVENTS_MISSING else "")
+    refresh = (lambda: page.el("#refresh").click()) if EVENTS_MISSING else (lambda: None)
+    page.wait(lambda: row_level(page, "thermal_zone0") == ["✓ ok", "level level-ok"], what="ok at 45 °C")
+    assert page.text("#alerts") == "none"
+
+    write_in_place(zone, "95\n")
+    d.wait_for(lambda: d.get("/api/v1/status")[1]["active_alerts"], timeout=10, what="the alert fires")
+    fired = d.get("/api/v1/status")[1]["active_alerts"][0]
+    assert fired["state"] == "crit" and fired["value_c"] == 95.0, fired
+    refresh()
+
+    def hot():
+        text, cls = row_level(page, "thermal_zone0") or ("", "")
+        return text.startswith("▲ hot") and "level-hot" in cls.split() and "alert soc crit" in text
+    page.wait(hot, what="hot, with its alert, in the row")
+    page.wait(lambda: page.text("#alerts") == "soc crit (thermal_zone0 95.0 °C)", what="the alert card")
+    assert "alert-crit" in page.el("#alerts").get_attribute("class").split()
+    assert page.js("return getComputedStyle(document.querySelector('#alerts')).color") != \
+        page.js("return getComputedStyle(document.querySelector('#updated')).color")
+
+    # the alert stays crit, its recorded value 95 °C; the card follows the sensor
+    write_in_place(zone, "97\n")
+    refresh()
+    page.wait(lambda: page.text("#alerts") == "soc crit (thermal_zone0 97.0 °C)", what="the card at 97 °C")
+    assert d.get("/api/v1/status")[1]["active_alerts"][0]["value_c"] == 95.0
+
+    write_in_place(zone, "112\n")
+    refresh()
+    page.wait(lambda: (row_level(page, "thermal_zone0") or [""])[0].startswith("✖ critical"), what="critical")
+    assert "level-critical" in row_level(page, "thermal_zone0")[1].split()
+    write_in_place(zone, "72\n")
+    refresh()
+    page.wait(lambda: (row_level(page, "thermal_zone0") or [""])[0].startswith("▲ passive"), what="passive")
+    page.shot("dashboard-states.png")
+    assert page.problems() == []
+
+
+def test_throttled_badge_while_a_policy_is_capped(page, start_daemon, fixture_copy):
+    root = fixture_copy("rpi4")
+    cap = os.path.join(root, "sys/devices/system/cpu/cpufreq/policy0/scaling_max_freq")
+    d = start_tree(start_daemon, root)
+    page.open(d.url, "?live=0" if EVENTS_MISSING else "")
+    refresh = (lambda: page.el("#refresh").click()) if EVENTS_MISSING else (lambda: None)
+    badge = '#cpufreq tr[data-id="policy0"] th .badge'
+    page.wait(lambda: page.text('#cpufreq tr[data-id="policy0"] td.freq'), what="the policy row")
+    assert page.text(badge) is None
+    write_in_place(cap, "1000000\n")
+    refresh()
+    page.wait(lambda: page.text(badge) == "throttled", what="the throttled badge")
+    assert page.el(badge).get_attribute("title") == "capped at 1000 of 1500 MHz"
+    write_in_place(cap, "1500000\n")
+    refresh()
+    page.wait(lambda: page.text(badge) is None, what="no badge once the cap is lifted")
+    assert page.problems() == []
+
+
+# The colour of a plot's pixel (x, y), read through a canvas (a blob: image is the page's own).
+PIXEL = """const i = document.querySelector(arguments[0]), c = document.createElement('canvas');
+c.width = i.naturalWidth; c.height = i.naturalHeight;
+const g = c.getContext('2d'); g.drawImage(i, 0, 0);
+return [...g.getImageData(arguments[1], arguments[2], 1, 1).data].slice(0, 3);"""
+
+
+def test_plots_follow_the_dark_scheme(page, start_daemon):
+    d = start_daemon("--simulate", "--interval", "200ms")
+    run = finished_run(d, "dark")
+    page.open(d.url)
+    url = page.plot("#chart")[0]
+    assert "theme" not in url and sum(page.js(PIXEL, "#chart", 2, 2)) > 3 * 200, url      # light: white
+    page.d.execute_cdp_cmd("Emulation.setEmulatedMedia",
+                           {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+    url = page.plot("#chart", "&theme=dark$")[0]        # drawn again as the scheme changes
+    assert sum(page.js(PIXEL, "#chart", 2, 2)) < 3 * 48, url
+    page.open(d.url, f"#/runs/{run}")
+    url = page.plot("#run-plot", "&theme=dark$")[0]
+    assert sum(page.js(PIXEL, "#run-plot", 2, 2)) < 3 * 48, url
+    page.open(d.url, f"#/compare?runs={run}")
+    url = page.plot("#compare-plot", "&theme=dark$")[0]
+    assert sum(page.js(PIXEL, "#compare-plot", 2, 2)) < 3 * 48, url
+    assert b'fill="#17181b"' in fetch(d, url)[2]
+    page.shot("dashboard-dark-plots.png")
+    assert page.problems() == []

@@ -163,6 +163,26 @@ def test_compare_and_history_plots(two_runs, tmp_path):
     assert status == 200 and "CPU MHz" not in " ".join(texts(parse_svg(body)))
 
 
+@pytest.mark.slow       # two recorded runs, 6 s
+def test_dark_theme(two_runs, tmp_path):
+    """theme=dark: the same drawing in dark neutrals, the curves in the same colours; light is the default."""
+    d, (a, b) = two_runs
+    for path in (f"/api/v1/runs/{a}/plot.svg", f"/api/v1/compare.svg?runs={a},{b}", "/api/v1/history.svg?from=-1m"):
+        sep = "&" if "?" in path else "?"
+        light = fetch(d, path)[2]
+        assert fetch(d, path + sep + "theme=light")[2] == light or "history" in path, path
+        status, ctype, dark = fetch(d, path + sep + "theme=dark")
+        assert status == 200 and ctype.startswith("image/svg+xml"), (path, dark[:300])
+        root = parse_svg(dark)
+        assert xmllint_ok(dark, tmp_path)
+        assert root.find(SVG_NS + "rect").get("fill") == "#17181b", path         # the background
+        assert b'"#ffffff"' in light and b'"#ffffff"' not in dark and b'"#333333"' not in dark, path
+        assert texts(root) == texts(parse_svg(light)) or "history" in path, path
+        assert b'"#0072B2"' in dark, path                                      # the first curve's colour
+    # the run plot's cache holds the light one: asked again, still light
+    assert b'"#ffffff"' in fetch(d, f"/api/v1/runs/{a}/plot.svg")[2]
+
+
 def test_history_plot_of_any_time_range_is_bounded(start_daemon):
     """Ranges no history has, up to the largest time the API takes: an answer, a few ticks, no hang."""
     d = start_tree(start_daemon, fixture_path("rpi4"))
@@ -189,6 +209,9 @@ BAD_REQUESTS = [
     ("/api/v1/history.svg?from=yesterday", "from"),
     ("/api/v1/history.svg?points=5", "points"),
     ("/api/v1/history.svg?width=99999", "width"),
+    ("/api/v1/runs/{a}/plot.svg?theme=black", "theme"),
+    ("/api/v1/compare.svg?runs={a}&theme=", "theme"),
+    ("/api/v1/history.svg?theme=Dark", "theme"),
 ]
 
 

@@ -209,6 +209,42 @@ static void test_compare_golden(void **state) {
         free(svg);
 }
 
+/* theme=dark: the same document, the same length, with dark neutrals; the
+ * curves keep their palette colours, so they stay as distinguishable. */
+static void assert_dark_theme(const char *light, size_t len) {
+        static const char *const gone[] = { "\"#ffffff\"", "\"#333333\"", "\"#666666\"", "\"#e4e4e4\"", NULL };
+        char *dark = malloc(len + 1), *again;
+        size_t changed = 0;
+
+        assert_non_null(dark);
+        memcpy(dark, light, len + 1);
+        svg_theme_dark(dark, len);
+        for (size_t i = 0; gone[i]; i++)
+                assert_null(strstr(dark, gone[i]));
+        assert_non_null(strstr(dark, "<rect x=\"0.0\" y=\"0.0\" width=\"960.0\" height=\"480.0\" fill=\"#17181b\"/>"));
+        assert_non_null(strstr(dark, "fill=\"#d9d9d9\">History 2026-12-01 08:00:00"));
+        for (size_t i = 0; i < 2; i++)
+                assert_non_null(strstr(dark, svg_palette(i)));
+        assert_non_null(strstr(dark, "stroke=\"#33363c\""));        /* the grid */
+        for (size_t i = 0; i < len; i++)
+                if (dark[i] != light[i]) {
+                        /* only inside a colour: "#rrggbb" after =" */
+                        size_t k = i;
+                        while (k > 0 && dark[k] != '#')
+                                k--;
+                        assert_true(k >= 2 && i - k <= 6 && dark[k - 1] == '"' && dark[k - 2] == '=');
+                        changed++;
+                }
+        assert_true(changed > 0);
+        /* no dark colour is a light one: applying it twice changes nothing more */
+        again = strdup(dark);
+        assert_non_null(again);
+        svg_theme_dark(again, len);
+        assert_memory_equal(again, dark, len);
+        free(again);
+        free(dark);
+}
+
 #define HIST_N 120
 
 static void test_history_golden(void **state) {
@@ -242,6 +278,7 @@ static void test_history_golden(void **state) {
         assert_non_null(strstr(svg, "History 2026-12-01 08:00:00"));
         assert_non_null(strstr(svg, "hwmon:scpi/temp1"));
         assert_non_null(strstr(svg, "CPU MHz"));
+        assert_dark_theme(svg, len);
         free(svg);
         assert_int_equal(plot_history_svg(t, 0, bucket, from, from, bands, 0, 400, 400, &svg, &len), 0);
         assert_non_null(strstr(svg, "no sensors selected"));

@@ -7,7 +7,7 @@ const PLOT_MIN_MS = 5000;       // a plot is fetched again at most this often wh
 const RECONNECT_MS = 30000;     // EventSource gives up on an HTTP error; try again after this
 const COMPARE_MAX = 7;          // what compare.svg draws at most
 
-const st = { runs: null, view: '', runId: 0, run: null, compare: new Set(), missed: false };
+const st = { runs: null, view: '', runId: 0, run: null, compare: new Set(), missed: false, doc: null, alerts: [] };
 
 // --- requests -------------------------------------------------------------
 
@@ -141,29 +141,63 @@ function status(x, lastGood) {
   return td(`error: ${x.error || 'unknown'}` + (lastGood ? ` (last good ${clock(lastGood)})` : ''), 'bad');
 }
 
+// Where the reading stands against its trips (hwmon: max is hot, crit critical).
+const LEVELS = { passive: ['passive', '▲'], hot: ['hot', '▲'], critical: ['critical', '✖'] };
+function level(t) {
+  if (!t.ok || t.celsius == null)
+    return null;
+  const at = (x, name) => x != null && t.celsius >= x ? name : null;
+  const marks = [...(t.trips || []).map(p => at(p.celsius, p.type)), at(t.max_celsius, 'hot'),
+                 at(t.crit_celsius, 'critical')];
+  return ['critical', 'hot', 'passive'].find(l => marks.includes(l)) || 'ok';
+}
+
+function levelCell(t) {
+  const l = level(t), [word, icon] = LEVELS[l] || [l, '✓'];
+  const alerts = st.alerts.filter(a => a.sensor === t.id).map(a => `alert ${a.name} ${a.state}`);
+  return td(l ? [`${icon} ${word}`, ...alerts].join(' · ') : DASH, 'level' + (l ? ' level-' + l : ''));
+}
+
+// The policy runs below its hardware maximum because it is capped or a cooling device or the firmware acts.
+function throttled(p, doc) {
+  const why = [p.scaling_max_hz && p.max_hz && p.scaling_max_hz < p.max_hz && `capped at ${mhz(p.scaling_max_hz)} of ${mhz(p.max_hz)} MHz`,
+               p.throttled && 'a cooling device acts', doc.power && doc.power.firmware_throttled && 'the firmware throttles'];
+  const text = why.filter(Boolean).join('; ');
+  return text ? h('span', { class: 'badge', title: text }, 'throttled') : null;
+}
+
 function renderSensors(doc) {
+  st.doc = doc;
   const temps = doc.temperatures || [];
   $('#sensors tbody').replaceChildren(...temps.map(t => h('tr', { 'data-id': t.id },
     h('th', { scope: 'row' }, t.id, h('small', null, [t.label, t.type, t.mirror_of && `same as ${t.mirror_of}`]
       .filter(Boolean).join(' · '))),
-    td(t.ok ? num(t.celsius, 1) : DASH, 'num temp'), td(trips(t)), status(t, t.last_good_ms))));
+    td(t.ok ? num(t.celsius, 1) : DASH, 'num temp'), td(trips(t)), status(t, t.last_good_ms), levelCell(t))));
   const hot = temps.filter(t => t.ok && t.celsius != null).sort((a, b) => b.celsius - a.celsius)[0];
   $('#hottest').textContent = hot ? `${degC(hot.celsius)} ${hot.id}` : DASH;
   $('#cpufreq tbody').replaceChildren(...(doc.cpufreq || []).map(p => h('tr', { 'data-id': p.id },
-    h('th', { scope: 'row' }, p.id), td(mhz(p.cur_hz != null ? p.cur_hz : p.cpuinfo_cur_hz), 'num freq'),
+    h('th', { scope: 'row' }, p.id, ' ', throttled(p, doc)), td(mhz(p.cur_hz != null ? p.cur_hz : p.cpuinfo_cur_hz), 'num freq'),
     td(`${mhz(p.scaling_min_hz)}–${mhz(p.scaling_max_hz)} (hw ${mhz(p.min_hz)}–${mhz(p.max_hz)})`),
     td(p.governor || DASH), td((p.cpus || []).join(', ')), status(p))));
   const load = doc.load || {};
   $('#load').textContent = load.ok ? pct(load.total) : `error: ${load.error || 'unknown'}`;
   $('#load-cpus').textContent = load.ok && load.per_cpu ? load.per_cpu.map(pct).join(' · ') : '';
   $('#updated').textContent = clock(doc.time_ms);
+  renderAlerts(st.alerts);
 }
 
+// Each active alert with its sensor's value now (the alert keeps the one it changed state at).
 function renderAlerts(active) {
-  const el = $('#alerts');
-  el.textContent = !active || !active.length ? 'none' :
-    active.map(a => `${a.name} ${a.state}` + (a.sensor ? ` (${a.sensor} ${degC(a.value_c)})` : '')).join(', ');
-  el.className = active && active.length ? 'bad' : 'ok';
+  const el = $('#alerts'), temps = (st.doc && st.doc.temperatures) || [];
+  st.alerts = active || [];
+  const now = a => {
+    const t = temps.find(x => x.id === a.sensor);
+    return t && t.ok ? t.celsius : a.value_c;
+  };
+  el.textContent = !st.alerts.length ? 'none' :
+    st.alerts.map(a => `${a.name} ${a.state}` + (a.sensor ? ` (${a.sensor} ${degC(now(a))})` : '')).join(', ');
+  const worst = ['crit', 'lost', 'warn'].find(w => st.alerts.some(a => a.state === w));
+  el.className = st.alerts.length ? `bad alert-${worst || 'warn'}` : 'ok';
 }
 
 // --- plots ----------------------------------------------------------------
@@ -237,8 +271,11 @@ const clamp = (x, lo, hi) => Math.min(hi, Math.max(lo, x));
 // Drawn at the size it is shown, so that its text stays readable on a phone.
 function plotSize(img, minHeight, ratio) {
   const w = clamp(Math.round(img.parentElement.clientWidth) || 960, 320, 1600);
-  return `width=${w}&height=${clamp(Math.round(w * ratio), minHeight, 1000)}`;
+  return `width=${w}&height=${clamp(Math.round(w * ratio), minHeight, 1000)}` + (DARK.matches ? '&theme=dark' : '');
 }
+
+// The plots in the page's scheme: drawn again when it changes.
+const DARK = matchMedia('(prefers-color-scheme: dark)');
 
 const chart = new Plot($('#chart'));
 const runPlot = new Plot($('#run-plot'));
@@ -656,6 +693,7 @@ function init() {
   addPhase({ kind: 'stress', end: 'plateau', min: '5m', max: '90m' });
   addPhase({ kind: 'cooldown', end: 'baseline', max: '30m' });
   window.addEventListener('hashchange', () => route(true));
+  DARK.addEventListener('change', () => route(false));
   loadAll();
   // ?live=0: read once, no event stream, so the page finishes loading (for
   // screenshots: headless Chromium's --virtual-time-budget waits for it)
