@@ -19,9 +19,9 @@ static json_object *json_error_or_null(bool ok, int error) {
 json_object *json_board(const struct board_info *b) {
         json_object *o = json_object_new_object();
 
-        json_object_object_add(o, "model", json_object_new_string(b->model));
-        json_object_object_add(o, "kernel", json_object_new_string(b->kernel));
-        json_object_object_add(o, "hostname", json_object_new_string(b->hostname));
+        json_object_object_add(o, "model", json_new_text(b->model));
+        json_object_object_add(o, "kernel", json_new_text(b->kernel));
+        json_object_object_add(o, "hostname", json_new_text(b->hostname));
         json_object_object_add(o, "cpus", json_object_new_int(b->cpus));
         return o;
 }
@@ -34,7 +34,7 @@ static json_object *json_trips(const struct temp_sensor *t) {
                 json_object *o = json_object_new_object();
 
                 json_object_object_add(o, "index", json_object_new_int(tp->index));
-                json_object_object_add(o, "type", json_object_new_string(tp->type));
+                json_object_object_add(o, "type", json_new_text(tp->type));
                 json_object_object_add(o, "celsius", tp->has_temp ? json_new_millis(tp->temp_mc) : NULL);
                 json_object_object_add(o, "hyst_celsius", tp->has_hyst ? json_new_millis(tp->hyst_mc) : NULL);
                 json_object_array_add(a, o);
@@ -46,13 +46,13 @@ static json_object *json_temp(const struct temp_sensor *t) {
         json_object *o = json_object_new_object();
         bool hwmon = t->source == TEMP_SOURCE_HWMON;
 
-        json_object_object_add(o, "id", json_object_new_string(t->id));
+        json_object_object_add(o, "id", json_new_text(t->id));
         json_object_object_add(o, "source", json_object_new_string(hwmon ? "hwmon" : "thermal"));
         if (hwmon) {
-                json_object_object_add(o, "chip", json_object_new_string(t->chip));
-                json_object_object_add(o, "sensor", json_object_new_string(t->sensor));
+                json_object_object_add(o, "chip", json_new_text(t->chip));
+                json_object_object_add(o, "sensor", json_new_text(t->sensor));
         } else {
-                json_object_object_add(o, "type", json_object_new_string(t->type));
+                json_object_object_add(o, "type", json_new_text(t->type));
                 json_object_object_add(o, "mode", json_new_string_or_null(t->mode));
         }
         json_object_object_add(o, "label", json_new_string_or_null(t->label));
@@ -73,8 +73,8 @@ static json_object *json_temp(const struct temp_sensor *t) {
 static json_object *json_cooling(const struct cooling_device *c) {
         json_object *o = json_object_new_object();
 
-        json_object_object_add(o, "id", json_object_new_string(c->id));
-        json_object_object_add(o, "type", json_object_new_string(c->type));
+        json_object_object_add(o, "id", json_new_text(c->id));
+        json_object_object_add(o, "type", json_new_text(c->type));
         json_object_object_add(o, "cur_state", json_object_new_int64(c->cur_state));
         json_object_object_add(o, "max_state", json_object_new_int64(c->max_state));
         json_object_object_add(o, "ok", json_object_new_boolean(c->ok));
@@ -111,7 +111,7 @@ static json_object *json_policy_lists(const struct cpufreq_policy *p, json_objec
 static json_object *json_policy(const struct sensors *s, const struct cpufreq_policy *p) {
         json_object *o = json_object_new_object();
 
-        json_object_object_add(o, "id", json_object_new_string(p->id));
+        json_object_object_add(o, "id", json_new_text(p->id));
         json_object_object_add(o, "driver", json_new_string_or_null(p->driver));
         json_object_object_add(o, "governor", json_new_string_or_null(p->governor));
         json_object_object_add(o, "cur_hz", json_hz(p->cur_khz));

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "text.h"
 #include "util.h"
 
 /* json-c prints doubles with %.17g (43.1 -> 43.100000000000001); we hand it
@@ -66,8 +67,25 @@ json_object *json_new_number(double v, int decimals) {
         return json_object_new_double_s(v, buf);
 }
 
+json_object *json_new_text(const char *s) {
+        size_t len = strlen(s), i = 0, n;
+        char *clean;
+        json_object *o;
+
+        while (i < len && (n = text_utf8_char_len(s + i, len - i)) > 0)
+                i += n;
+        if (i == len)           /* valid, as nearly always */
+                return json_object_new_string(s);
+        clean = malloc(3 * len + 1);    /* each bad byte becomes U+FFFD, 3 bytes */
+        if (!clean)
+                return NULL;
+        o = json_object_new_string(text_utf8_sanitize(s, clean, 3 * len + 1));
+        free(clean);
+        return o;
+}
+
 json_object *json_new_string_or_null(const char *s) {
-        return s && *s ? json_object_new_string(s) : NULL;
+        return s && *s ? json_new_text(s) : NULL;
 }
 
 char *json_error_body(const char *code, const char *message) {

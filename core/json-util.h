@@ -13,6 +13,9 @@ json_object *json_new_number(double v, int decimals);
  * (48 bytes are always enough); returns its length. */
 size_t json_number_text(double v, int decimals, char *buf, size_t size);
 /* A string, or null for NULL/"" . */
+/* A JSON string of text that may not be UTF-8 (sysfs names, labels, the
+ * board's model): invalid bytes become U+FFFD, so every answer parses. */
+json_object *json_new_text(const char *s);
 json_object *json_new_string_or_null(const char *s);
 /* {"error": {"code": code, "message": message}} serialised, caller frees. */
 char *json_error_body(const char *code, const char *message);

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import sanitized, status_kib
+from conftest import fixture_path, sanitized, start_tree, status_kib
 
 FAST = ["--simulate", "--interval", "100ms"]
 
@@ -140,6 +140,24 @@ def test_stream_sends_each_tick_the_sensors_document(start_daemon):
     assert times == sorted(set(times)), f"a tick sent twice: {times}"
     _, st = d.get("/api/v1/status")
     assert st["events"]["clients"] == 1 and st["events"]["last_id"] >= ids[-1]
+    s.close()
+
+
+def test_sysfs_bytes_that_are_not_utf8_go_out_as_valid_json(start_daemon, tmp_path):
+    """A hwmon label and a board model with bytes that are not UTF-8 (0xFF) reach /api/v1/sensors
+    and the sample events as U+FFFD: both parse strictly, the rest of the text kept."""
+    root = tmp_path / "tree"
+    shutil.copytree(fixture_path("x86-laptop-coretemp"), root, symlinks=True)
+    label = root / "sys/devices/platform/coretemp.0/hwmon/hwmon1/temp1_label"
+    label.write_bytes(b"Package \xff\xfe id 0\n")
+    d = start_tree(start_daemon, str(root))
+    _, doc = d.get("/api/v1/sensors")             # json.loads of the bytes: strict UTF-8
+    labels = [t["label"] for t in doc["temperatures"] if t.get("label")]
+    assert "Package \ufffd\ufffd id 0" in labels, labels
+    s = Stream(d)
+    assert s.read_head() == 200
+    got = s.read_until(lambda ev: samples(ev), what="a sample")       # decoded strictly too
+    assert "Package \ufffd\ufffd id 0" in [t.get("label") for t in samples(got)[-1][2]["temperatures"]]
     s.close()
 
 
