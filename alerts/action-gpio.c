@@ -29,13 +29,21 @@ struct gpio_out *alert_gpio_open(const char *kind, const char *name, const char 
 }
 
 void alert_gpio_set(struct gpio_out *g, const char *kind, const char *name, bool on, char *error, size_t errlen) {
+        const char *who = kind[0] == 'a' ? "Alert" : "Fan";
+        bool was_failing;
+
         if (!g)
                 return;
-        if (gpio_out_set(g, on, error, errlen) < 0)
-                log_error("%s %s: setting its gpio line %s failed: %s", kind[0] == 'a' ? "Alert" : "Fan", name,
-                          on ? "on" : "off", error);
-        else
-                error[0] = '\0';
+        was_failing = error[0] != '\0';
+        if (gpio_out_set(g, on, error, errlen) < 0) {
+                if (!was_failing)
+                        log_error("%s %s: setting its gpio line %s failed: %s; the line is not driven until a "
+                                  "setting succeeds", who, name, on ? "on" : "off", error);
+                return;
+        }
+        error[0] = '\0';
+        if (was_failing)
+                log_notice("%s %s: its gpio line is driven again (%s)", who, name, on ? "on" : "off");
 }
 
 /* A line not had before is tried again: a reload is how to retry it. */
@@ -68,6 +76,7 @@ static void gpio_status(const void *rule, struct alert_status *ret) {
         const struct gpio_rule *g = rule;
 
         ret->gpio_error = g->error;
+        ret->gpio_driven = alert_gpio_driven(g->out, g->error);
 }
 
 const struct alert_action alert_action_gpio = {

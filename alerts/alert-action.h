@@ -54,6 +54,13 @@ extern const struct alert_action alert_action_hook;
  * NULL with error "" when spec_text is "". */
 struct gpio_out *alert_gpio_open(const char *kind, const char *name, const char *spec_text, bool active_low,
                                  bool on, char *error, size_t errlen);
-/* Drives it to on; a failure is logged and kept in error, success clears
- * error. Nothing for NULL. */
+/* Drives it to on; a failure is kept in error and logged when the line was
+ * driven until then (not again while it keeps failing); success clears error
+ * and, after a failure, says so. Nothing for NULL. */
 void alert_gpio_set(struct gpio_out *g, const char *kind, const char *name, bool on, char *error, size_t errlen);
+/* Whether the line of g (with its error as alert_gpio_set() keeps it) is at
+ * the level last asked for: false when it could not be had or its last
+ * setting failed. */
+static inline bool alert_gpio_driven(const struct gpio_out *g, const char *error) {
+        return g && !error[0];
+}

@@ -792,6 +792,7 @@ static json_object *rule_to_json(const struct alerts *a, size_t i) {
         json_object_object_add(o, "hook_running", json_object_new_boolean(st.hook_running));
         json_object_object_add(o, "gpio", json_new_string_or_null(st.gpio));
         json_object_object_add(o, "gpio_error", json_new_string_or_null(st.gpio_error));
+        json_object_object_add(o, "gpio_driven", st.gpio[0] ? json_object_new_boolean(st.gpio_driven) : NULL);
         return o;
 }
 
@@ -813,6 +814,8 @@ json_object *alerts_fans_to_json(const struct alerts *a) {
         for (size_t i = 0; i < a->n_fans; i++) {
                 json_object *o = fan_to_json(&a->fans[i]);
                 json_object_object_add(o, "gpio_error", json_new_string_or_null(a->fan_error[i]));
+                json_object_object_add(o, "gpio_driven", a->fans[i].cfg.gpio[0] ? json_object_new_boolean(
+                                               alert_gpio_driven(a->fan_out[i], a->fan_error[i])) : NULL);
                 json_object_array_add(fans, o);
         }
         return fans;

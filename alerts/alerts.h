@@ -42,6 +42,7 @@ struct alert_status {
         bool hook_running;
         const char *gpio;               /* "" for none */
         const char *gpio_error;         /* why the line is not driven, "" when it is or there is none */
+        bool gpio_driven;               /* the line is held and its last setting took; false for none */
 };
 
 /* What the rules need from the daemon. */

@@ -322,13 +322,17 @@ def test_a_line_that_cannot_be_had_is_named_and_the_rule_works_on(start_daemon, 
     d = start_tree(start_daemon, root, "--config", conf)
     r = rule(d, "led")
     assert r["gpio"] == "gpiochip7:17" and r["gpio_error"].startswith("gpiochip7:17"), r
+    assert r["gpio_driven"] is False, r
     assert alerts(d)["fans"][0]["gpio_error"].startswith("gpiochip7:18")
+    assert alerts(d)["fans"][0]["gpio_driven"] is False
     log = d.logs()
     assert "Alert led: cannot drive gpio gpiochip7:17:" in log and "the alert works on without it" in log
     assert "Fan case: cannot drive gpio gpiochip7:18:" in log
     set_zone(root, 65)
     wait_rule_state(d, "led", "warn")
     d.wait_for(lambda: alerts(d)["fans"][0]["on"], what="fan on without its line")
+    assert alerts(d)["fans"][0]["gpio_driven"] is False
+    assert d.logs().count("Fan case: cannot drive gpio") == 1   # once, not again at the switch
     d.signal(signal.SIGHUP)
     d.wait_for(lambda: d.logs().count("cannot drive gpio gpiochip7:17") == 2, what="the line tried again at reload")
     assert rule(d, "led")["state"] == "warn"            # unchanged rule: state kept

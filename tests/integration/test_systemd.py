@@ -42,3 +42,13 @@ def test_service_exposure_below_2(analyze, heatcurved_bin, tmp_path):
     m = re.search(r"Overall exposure level for heatcurved.service: ([0-9.]+)", r.stdout + r.stderr)
     assert m, r.stdout + r.stderr
     assert float(m.group(1)) < 2.0, r.stdout
+
+
+def test_service_devices_are_the_gpio_chips_and_vcio_only():
+    """PrivateDevices=yes hid the GPIO chips and /dev/vcio; their replacement must not open the rest of /dev."""
+    with open(os.path.join(UNITS, "heatcurved.service")) as f:
+        settings = [line.strip().split("=", 1) for line in f if re.match(r"(PrivateDevices|Device\w+)=", line)]
+    assert ["DevicePolicy", "closed"] in settings, settings
+    assert sorted(v for k, v in settings if k == "DeviceAllow") == ["/dev/vcio rw", "char-gpiochip rw"], settings
+    with open(os.path.join(UNITS, "heatcurve.sysusers")) as f:
+        assert {"m heatcurve gpio", "m heatcurve video"} <= {line.strip() for line in f}

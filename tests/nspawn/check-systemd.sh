@@ -4,7 +4,8 @@
 # systemd-nspawn on cgroup v2, so IPAddressDeny= is enforced as on a board.
 #
 # Checks: apt install of the .deb; active (running) with the simulated board's
-# temperatures; STATUS=; a bad config on reload fails and the old one is
+# temperatures; STATUS=; the GPIO chips reach the service user (a stand-in
+# device node) and a fan says when its line is not driven; a bad config on reload fails and the old one is
 # kept; a run's cpu, io and command loads stay in the service's cgroup and
 # nothing outlives stop; the watchdog restarts a SIGSTOPped daemon; socket
 # activation answers the first request and the socket filters addresses
@@ -156,6 +157,55 @@ fi
 status_set() { prop heatcurved.service StatusText | grep -q '^Hottest .* C'; }
 if wait_until 10 status_set; then ok "STATUS= \"$(prop heatcurved.service StatusText)\""
 else fail "STATUS= is \"$(prop heatcurved.service StatusText)\""; fi
+
+# ---- devices: the GPIO chips reach the service user, the fan says when its line is not driven
+# No GPIO chip in the container: /dev/gpiochip9 is a stand-in, a clone of
+# /dev/null (1:3, which DevicePolicy=closed lets through) with the group and
+# mode the package's udev rule gives a chip. Under the unit the daemon must
+# open it (PrivateDevices=yes hid it: "no such GPIO chip"; without the group:
+# "Permission denied"); the chip ioctl then fails: "not a GPIO chip".
+devs=$(prop heatcurved.service DeviceAllow)
+if [ "$(prop heatcurved.service DevicePolicy)" = closed ] && [ "$(prop heatcurved.service PrivateDevices)" = no ] \
+        && grep -q 'char-gpiochip rw' <<<"$devs" && grep -q '/dev/vcio rw' <<<"$devs"; then
+    ok "DevicePolicy=closed with DeviceAllow= $(tr '\n' ' ' <<<"$devs")"
+else
+    fail "the unit's devices: DevicePolicy=$(prop heatcurved.service DevicePolicy) DeviceAllow=$devs"
+fi
+groups=" $(in_ct id -nG heatcurve) "
+if [[ $groups == *" gpio "* && $groups == *" video "* ]] && in_ct test -f /lib/udev/rules.d/60-heatcurve-gpio.rules; then
+    ok "heatcurve is in gpio and video (sysusers), the udev rule is installed"
+else
+    fail "heatcurve's groups are${groups% }; udev rule: $(in_ct ls /lib/udev/rules.d/ | grep heatcurve || echo none)"
+fi
+in_ct sh -c 'rm -f /dev/gpiochip9 && mknod -m 0660 /dev/gpiochip9 c 1 3 && chgrp gpio /dev/gpiochip9'
+set_conf '[daemon]\nsimulate = yes\n[fan stand-in]\nsensor = hottest\non = 20\noff = 10\ngpio = gpiochip9:0\n[fan missing]\nsensor = hottest\non = 20\noff = 10\ngpio = gpiochip7:0\n'
+in_ct systemctl restart heatcurved
+fans() { in_ct curl -s -m 3 http://127.0.0.1:8080/api/v1/alerts | python3 -c 'import json, sys
+for f in json.load(sys.stdin)["fans"]:
+    print(f["name"], f["on"], f["gpio_driven"], f["gpio_error"])' 2>/dev/null; }
+fans_on() { [ "$(fans | grep -c '^[a-z-]* True False ')" = 2 ]; }
+if wait_until 15 fans_on && fans | grep -q '^stand-in True False gpiochip9:0: not a GPIO chip$' \
+        && fans | grep -q '^missing True False gpiochip7:0: no such GPIO chip$'; then
+    ok "a fan on the stand-in chip: opened by heatcurve, the ioctl fails; both fans on, \"gpio_driven\": false"
+else
+    fans
+    in_ct journalctl -q -u heatcurved --no-pager | grep -i gpio | tail -n 5
+    fail "the fans' lines under the unit: $(fans | tr '\n' ';')"
+fi
+if [ "$(in_ct journalctl -q -u heatcurved --no-pager | grep -c 'Fan stand-in: cannot drive gpio gpiochip9:0')" = 1 ]; then
+    ok "the journal names the stand-in fan's line once"
+else
+    fail "the journal on the stand-in fan's line: $(in_ct journalctl -q -u heatcurved --no-pager | grep stand-in)"
+fi
+in_ct chmod 0600 /dev/gpiochip9
+in_ct systemctl restart heatcurved
+denied() { fans | grep -q '^stand-in True False gpiochip9:0: cannot open the GPIO chip: Permission denied$'; }
+if wait_until 15 denied; then
+    ok "the same node without the group's rw: Permission denied (the group is what lets it in)"
+else
+    fail "with mode 0600 the stand-in fan says: $(fans | grep stand-in)"
+fi
+in_ct rm -f /dev/gpiochip9
 
 # ---- reload: a bad config fails the reload and the old one stays
 pid=$(prop heatcurved.service MainPID)

@@ -502,6 +502,7 @@ static void test_actions_status(void **state) {
         alerts_status(a, 0, &st);
         assert_string_equal(st.gpio, "gpiochip99:3");
         assert_true(strncmp(st.gpio_error, "gpiochip99:3: ", 14) == 0);
+        assert_false(st.gpio_driven);
         assert_false(st.hook_running);
         set_temp(0, 75);
         sample(a, 0);
@@ -523,7 +524,48 @@ static void test_actions_status(void **state) {
         alerts_status(a, 0, &st);
         assert_string_equal(st.gpio, "");
         assert_string_equal(st.gpio_error, "");
+        assert_false(st.gpio_driven);
         assert_false(st.hook_running);
+        alerts_free(a);
+}
+
+static json_object *json_at(json_object *root, const char *list, size_t i, const char *key) {
+        json_object *l, *v = NULL;
+
+        assert_true(json_object_object_get_ex(root, list, &l));
+        assert_true(json_object_object_get_ex(json_object_array_get_idx(l, i), key, &v));
+        return v;
+}
+
+/* A line that cannot be had: the rule in warn and the fan switched on say,
+ * beside why, that their line is not driven; one without a line says null. */
+static void test_undriven_lines_reported(void **state) {
+        static const char *const cfg[] = { "alert soc", "sensor", "thermal_zone0", "alert soc", "warn", "70",
+                                           "alert soc", "gpio", "gpiochip99:3",
+                                           "alert bare", "sensor", "thermal_zone0", "alert bare", "warn", "70",
+                                           "fan case", "sensor", "thermal_zone0", "fan case", "on", "60",
+                                           "fan case", "off", "50", "fan case", "gpio", "gpiochip99:4", NULL };
+        struct alert_status st;
+        struct alerts *a;
+        json_object *j;
+
+        board_reset();
+        a = alerts_from(cfg);
+        set_temp(0, 75);
+        sample(a, 0);
+        alerts_status(a, 0, &st);
+        assert_int_equal(st.state, ALERT_WARN);
+        assert_false(st.gpio_driven);
+        assert_int_equal(alerts_fans_on(a), 1);
+        j = alerts_to_json(a);
+        assert_int_equal(json_object_get_type(json_at(j, "rules", 0, "gpio_driven")), json_type_boolean);
+        assert_false(json_object_get_boolean(json_at(j, "rules", 0, "gpio_driven")));
+        assert_null(json_at(j, "rules", 1, "gpio_driven"));
+        assert_true(json_object_get_boolean(json_at(j, "fans", 0, "on")));
+        assert_int_equal(json_object_get_type(json_at(j, "fans", 0, "gpio_driven")), json_type_boolean);
+        assert_false(json_object_get_boolean(json_at(j, "fans", 0, "gpio_driven")));
+        assert_true(strncmp(json_object_get_string(json_at(j, "fans", 0, "gpio_error")), "gpiochip99:4: ", 14) == 0);
+        json_object_put(j);
         alerts_free(a);
 }
 
@@ -544,6 +586,7 @@ int main(void) {
                 cmocka_unit_test(test_fan_follows_sensor_change),
                 cmocka_unit_test(test_undervoltage_source),
                 cmocka_unit_test(test_actions_status),
+                cmocka_unit_test(test_undriven_lines_reported),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
