@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "text.h"
+#include "util.h"
 
 #define FMT_TEXT_MAX 200                /* characters of one string from a server shown */
 #define FMT_RING 16                     /* fmt_string() results usable at once (one printf) */
@@ -94,8 +95,7 @@ void table_free(struct table *t) {
 const char *fmt_number(char *buf, size_t size, json_object *o, double scale, int decimals) {
         if (!o || json_object_is_type(o, json_type_null))
                 return "-";
-        snprintf(buf, size, "%.*f", decimals, json_object_get_double(o) * scale);
-        return buf;
+        return util_fixed_text(json_object_get_double(o) * scale, decimals, buf, size);
 }
 
 const char *fmt_rate(char *buf, size_t size, json_object *o) {

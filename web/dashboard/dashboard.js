@@ -97,19 +97,25 @@ function showError(el, e) {
 // --- formatting -----------------------------------------------------------
 
 const DASH = '—';
-const num = (x, digits) => x == null || !isFinite(x) ? DASH : Number(x).toFixed(digits);
+// One rule with the CLI and the SVG (util_fixed_text()): half away from zero, no "-0".
+function num(x, d) {
+  if (x == null || !isFinite(x))
+    return DASH;
+  const u = Math.round(Math.abs(x) * 10 ** d);
+  return (x < 0 && u ? '-' : '') + (u / 10 ** d).toFixed(d);
+}
 const degC = x => x == null ? DASH : num(x, 1) + ' °C';
-const mhz = hz => hz == null ? DASH : String(Math.round(hz / 1e6));
+const mhz = hz => num(hz * 1e-6, 0);
 const pct = f => f == null ? DASH : num(f * 100, f < 0.1 ? 1 : 0) + ' %';
 const when = ms => ms == null ? DASH : new Date(ms).toLocaleString();
 const clock = ms => ms == null ? DASH : new Date(ms).toLocaleTimeString();
 
+// As compare.svg and the run's plot write durations (plot.c's fmt_duration()).
 function secs(s) {
   if (s == null)
     return DASH;
-  if (s < 120)
-    return num(s, s < 10 ? 1 : 0) + ' s';
-  return s < 7200 ? num(s / 60, 1) + ' min' : num(s / 3600, 1) + ' h';
+  const a = Math.abs(s);
+  return a < 120 ? num(s, 0) + ' s' : a < 7200 ? num(s / 60, 1) + ' min' : num(s / 3600, 2) + ' h';
 }
 
 // Elements from text only: labels and sensor names are never parsed as HTML.
