@@ -110,10 +110,9 @@ const char *fmt_rate(char *buf, size_t size, json_object *o) {
                 v /= 1000.0;
                 p++;
         }
-        if (p == 0)
-                snprintf(buf, size, "%.0f", v);
-        else
-                snprintf(buf, size, "%.1f%c", v, prefixes[p]);
+        util_fixed_text(v, p == 0 ? 0 : 1, buf, size);
+        if (p > 0 && strlen(buf) + 1 < size)
+                strncat(buf, &prefixes[p], 1);
         return buf;
 }
 
