@@ -340,3 +340,11 @@ int analysis_verdict(const struct analysis_group *a, const struct analysis_group
  * no difference beyond ±0.8 °C over ambient (95 %; 3 runs each)", "A and B:
  * not conclusive: repeat for confidence (...)". Returns what snprintf does. */
 int analysis_verdict_text(const struct analysis_verdict *v, char *buf, size_t size);
+
+/* The sentence of the first verdict GET /api/v1/compare gives for runs[0..n)
+ * labelled labels[i]: the first two groups in the order given, on the rise
+ * (over ambient when analysis_rise_over_ambient() says so). The line under
+ * compare.svg's title. Returns 1 when written, 0 with buf "" when the runs
+ * make fewer than two groups, -EINVAL, -ENOMEM. */
+int analysis_first_verdict_text(const struct run_metrics *const *runs, const char *const *labels, size_t n,
+                                char *buf, size_t size);

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis-internal.h"
@@ -284,4 +285,27 @@ int analysis_verdict_text(const struct analysis_verdict *v, char *buf, size_t si
                                 v->b->label, bound, verdict_phrase(v), counts);
         }
         return verdict_text_open(v, counts, buf, size);
+}
+
+int analysis_first_verdict_text(const struct run_metrics *const *runs, const char *const *labels, size_t n,
+                                char *buf, size_t size) {
+        bool over_ambient = analysis_rise_over_ambient(runs, n);
+        struct analysis_verdict v;
+        struct analysis_group *g;
+        int ng;
+
+        if (!buf || size == 0)
+                return -EINVAL;
+        buf[0] = '\0';
+        if (n < 2)
+                return 0;
+        if (!(g = calloc(n, sizeof *g)))
+                return -ENOMEM;
+        ng = analysis_groups(runs, labels, n, over_ambient, g);
+        if (ng >= 2) {
+                analysis_verdict(&g[0], &g[1], ANALYSIS_METRIC_RISE, over_ambient, 0, &v);
+                analysis_verdict_text(&v, buf, size);
+        }
+        free(g);
+        return ng < 0 ? ng : ng >= 2;
 }

@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "table.h"
+#include "util.h"
 
 /* How one metric of the run document is shown. */
 struct metric {
@@ -13,6 +14,7 @@ struct metric {
         const char *label;              /* with its unit */
         double scale;                   /* shown = value * scale */
         int decimals;
+        bool no_diff;                   /* no "Δ vs 1st": a difference of it means nothing */
 };
 
 static const struct metric metrics[] = {
@@ -20,7 +22,7 @@ static const struct metric metrics[] = {
         { "ambient_c", "ambient °C", 1, 1 },
         { "peak_c", "peak °C", 1, 1 },
         { "plateau_c", "plateau °C", 1, 1 },
-        { "plateau_ci95_c", "plateau ±95% °C", 1, 2 },
+        { "plateau_ci95_c", "plateau ±95% °C", 1, 2, true },   /* two widths subtracted */
         { "rise_c", "rise °C", 1, 1 },
         { "rise_over_ambient_c", "rise over ambient °C", 1, 1 },
         { "tau_heat_s", "tau heat s", 1, 0 },
@@ -74,26 +76,31 @@ static bool metric_is_number(json_object *v) {
  * decimals, or in per cent for work rates (whose unit may differ). "-"
  * when either is not a number. */
 static void metric_diff_cell(struct table *t, const struct metric *m, json_object *first, json_object *other) {
+        char buf[48];
         double a, b, d;
 
+        if (m && m->no_diff) {
+                table_cell(t, "");
+                return;
+        }
         if (!metric_is_number(first) || !metric_is_number(other) || (m && m->scale < 0)) {
                 table_cell(t, "-");
                 return;
         }
         a = json_object_get_double(first);
         b = json_object_get_double(other);
-        if (m && m->scale == 0) {
-                if (a == 0)
-                        table_cell(t, "-");
-                else
-                        table_cellf(t, "%+.1f %%", 100.0 * (b - a) / a);
+        if (!m) {
+                table_cellf(t, "%+g", b - a);
                 return;
         }
-        d = (b - a) * (m ? m->scale : 1.0);
-        if (m)
-                table_cellf(t, "%+.*f", m->decimals, d);
-        else
-                table_cellf(t, "%+g", d);
+        if (m->scale == 0 && a == 0) {
+                table_cell(t, "-");
+                return;
+        }
+        d = m->scale == 0 ? 100.0 * (b - a) / a : (b - a) * m->scale;
+        /* the sign of the number shown: "+0.0", never "-0.0" */
+        util_fixed_text(d, m->scale == 0 ? 1 : m->decimals, buf, sizeof buf);
+        table_cellf(t, "%s%s%s", buf[0] == '-' ? "" : "+", buf, m->scale == 0 ? " %" : "");
 }
 
 /* A run's quality in a word: "ok", else the worst of its metrics' flags

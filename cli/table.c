@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "text.h"
+#include "util.h"
 
 #define FMT_TEXT_MAX 200                /* characters of one string from a server shown */
 #define FMT_RING 16                     /* fmt_string() results usable at once (one printf) */
@@ -94,8 +95,7 @@ void table_free(struct table *t) {
 const char *fmt_number(char *buf, size_t size, json_object *o, double scale, int decimals) {
         if (!o || json_object_is_type(o, json_type_null))
                 return "-";
-        snprintf(buf, size, "%.*f", decimals, json_object_get_double(o) * scale);
-        return buf;
+        return util_fixed_text(json_object_get_double(o) * scale, decimals, buf, size);
 }
 
 const char *fmt_rate(char *buf, size_t size, json_object *o) {
@@ -110,10 +110,9 @@ const char *fmt_rate(char *buf, size_t size, json_object *o) {
                 v /= 1000.0;
                 p++;
         }
-        if (p == 0)
-                snprintf(buf, size, "%.0f", v);
-        else
-                snprintf(buf, size, "%.1f%c", v, prefixes[p]);
+        util_fixed_text(v, p == 0 ? 0 : 1, buf, size);
+        if (p > 0 && strlen(buf) + 1 < size)
+                strncat(buf, &prefixes[p], 1);
         return buf;
 }
 

@@ -1,6 +1,7 @@
 /* json-metrics.c — a run's metrics as JSON (run.json, the API, heatcurvectl analyse), and back. */
 #include "json-metrics.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -81,4 +82,18 @@ void json_run_metrics_parse(json_object *o, struct run_metrics *ret, char *unit,
         ret->cool_fit_model = model_parse(o, "cool_fit_model");
         snprintf(unit, unitlen, "%s", json_object_object_get_ex(o, "work_unit", &v) && json_object_get_string(v) ?
                  json_object_get_string(v) : "");
+}
+
+int json_run_metrics_as_shown(const struct run_metrics *m, struct run_metrics *ret) {
+        json_object *o = json_run_metrics(m, NULL), *parsed;
+        char unit[16];
+
+        parsed = o ? json_tokener_parse(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) : NULL;
+        json_object_put(o);
+        if (!parsed)
+                return -ENOMEM;
+        analysis_metrics_init(ret, NAN);
+        json_run_metrics_parse(parsed, ret, unit, sizeof unit);
+        json_object_put(parsed);
+        return 0;
 }

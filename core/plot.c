@@ -547,6 +547,47 @@ static void draw_compare_table(struct svg *s, const struct plot_curve *curves, s
         }
 }
 
+/* The groups' names as GET /api/v1/compare gives them: the label, else
+ * "#3" (with where it comes from, when known). */
+static void curve_group_name(const struct plot_curve *c, char *buf, size_t size) {
+        if (str(c->label)[0])
+                snprintf(buf, size, "%s", c->label);
+        else if (c->origin && c->origin[0])
+                snprintf(buf, size, "#%u (%s)", c->id, c->origin);
+        else
+                snprintf(buf, size, "#%u", c->id);
+}
+
+#define SUBTITLE_MAX 2400               /* bytes: four labels and the numbers */
+
+/* The verdict between the first two groups, the sentence the API gives,
+ * under the title; nothing when the runs make one group. An estimate of its
+ * width (0.6 em a character) squeezes a long one into the plot's width. */
+static void draw_compare_verdict(struct svg *s, const struct plot_curve *curves, size_t n, double x, double y,
+                                 double w) {
+        const struct run_metrics *runs[PLOT_COMPARE_MAX];
+        const char *labels[PLOT_COMPARE_MAX];
+        char names[PLOT_COMPARE_MAX][160], text[SUBTITLE_MAX];
+        size_t chars = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                curve_group_name(&curves[i], names[i], sizeof names[i]);
+                labels[i] = names[i];
+                runs[i] = &curves[i].metrics;
+        }
+        if (analysis_first_verdict_text(runs, labels, n, text, sizeof text) <= 0)
+                return;
+        for (const char *p = text; *p; p++)
+                chars += ((unsigned char) *p & 0xc0) != 0x80;
+        svg_raw(s, "<text x=\"%s\" y=\"%s\" font-size=\"%u\" fill=\"%s\"", svg_num(x, 1, (char[32]) {}, 32),
+                svg_num(y, 1, (char[32]) {}, 32), FONT_SMALL, MUTED);
+        if ((double) chars * 0.6 * FONT_SMALL > w)
+                svg_raw(s, " textLength=\"%s\" lengthAdjust=\"spacingAndGlyphs\"", svg_num(w, 1, (char[32]) {}, 32));
+        svg_raw(s, ">");
+        svg_escaped(s, text);
+        svg_raw(s, "</text>\n");
+}
+
 int plot_compare_svg(const struct plot_curve *curves, size_t n, bool rise, unsigned width, unsigned height,
                      char **ret, size_t *ret_len) {
         double table_h = TABLE_ROW * (double) (n + 1) + 16;
@@ -575,6 +616,7 @@ int plot_compare_svg(const struct plot_curve *curves, size_t n, bool rise, unsig
                 return -ENOMEM;
         draw_title(&s, 12, 22, rise ? "Rise over ambient, aligned on the load start" :
                    "Temperature, aligned on the load start", "", "");
+        draw_compare_verdict(&s, curves, n, 12, 36, width - 24.0);
         p = (struct panel) { .x = 64, .y = 40, .w = width - 64 - 24, .h = height - 40 - 50 - table_h };
         panel_x_range(&p, lo, hi);
         panel_y_range(&p, yr, 5);

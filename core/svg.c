@@ -136,22 +136,7 @@ void svg_escaped(struct svg *s, const char *text) {
 }
 
 char *svg_num(double v, int decimals, char *buf, size_t size) {
-        static const double scale[] = { 1, 10, 100, 1000, 10000, 100000, 1000000 };
-        long long whole, frac, units;
-        int d = decimals < 0 ? 0 : decimals > 6 ? 6 : decimals;
-        bool neg;
-
-        if (!isfinite(v) || fabs(v) > 1e12)
-                v = 0;
-        units = llround(fabs(v) * scale[d]);
-        neg = v < 0 && units != 0;
-        whole = units / (long long) scale[d];
-        frac = units % (long long) scale[d];
-        if (d == 0)
-                snprintf(buf, size, "%s%lld", neg ? "-" : "", whole);
-        else
-                snprintf(buf, size, "%s%lld.%0*lld", neg ? "-" : "", whole, d, frac);
-        return buf;
+        return util_fixed_text(v, decimals, buf, size);
 }
 
 #define N(v) svg_num((v), 1, (char[32]) {}, 32)

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -195,4 +196,18 @@ size_t util_decimal_text(uint64_t q, int decimals, bool negative, int keep, char
         }
         buf[len] = '\0';
         return len;
+}
+
+char *util_fixed_text(double v, int decimals, char *buf, size_t size) {
+        static const double scale[] = { 1, 10, 100, 1000, 10000, 100000, 1000000 };
+        int d = decimals < 0 ? 0 : decimals > 6 ? 6 : decimals;
+        char text[UTIL_DECIMAL_MAX];
+        long long units;
+
+        if (!isfinite(v) || fabs(v) > 1e12)
+                v = 0;
+        units = llround(fabs(v) * scale[d]);
+        util_decimal_text((uint64_t) units, d, v < 0 && units != 0, d, text);
+        snprintf(buf, size, "%s", text);
+        return buf;
 }

@@ -62,6 +62,12 @@ const char *util_errno_name(int err);
 #define UTIL_DECIMAL_MAX 24
 size_t util_decimal_text(uint64_t q, int decimals, bool negative, int keep, char *buf);
 
+/* v as every display shows a number: rounded half away from zero to
+ * decimals (0..6) places, |v| x 10^decimals rounded as one double, which the
+ * dashboard's num() does alike, so 12.5 s is "13" everywhere; never "-0".
+ * NaN and magnitudes over 1e12 give "0". Returns buf. */
+char *util_fixed_text(double v, int decimals, char *buf, size_t size);
+
 static inline void freep(void *p) {
         free(*(void **) p);
 }

@@ -8,6 +8,7 @@
 
 #include "api-internal.h"
 #include "json-compare.h"
+#include "json-metrics.h"
 #include "runs.h"
 #include "samples-csv.h"
 
@@ -204,6 +205,7 @@ void api_run_delete(struct api *a, struct http_request *r, unsigned id) {
  * without one by its id ("#3"), a run listed twice counted once. */
 static int compare_add_verdicts(struct api *a, json_object *root, const unsigned *ids, size_t n) {
         const struct run_metrics *metrics[COMPARE_RUNS_MAX];
+        struct run_metrics shown[COMPARE_RUNS_MAX];
         const char *labels[COMPARE_RUNS_MAX];
         char names[COMPARE_RUNS_MAX][16];
         size_t k = 0;
@@ -218,7 +220,11 @@ static int compare_add_verdicts(struct api *a, json_object *root, const unsigned
                         continue;
                 snprintf(names[k], sizeof names[k], "#%u", ids[i]);
                 labels[k] = run->label[0] ? run->label : names[k];
-                metrics[k++] = &run->metrics;
+                /* as compare.svg and heatcurvectl read it: the same sentence */
+                if (json_run_metrics_as_shown(&run->metrics, &shown[k]) < 0)
+                        return -ENOMEM;
+                metrics[k] = &shown[k];
+                k++;
         }
         return json_compare_add(root, metrics, labels, k);
 }

@@ -3,8 +3,12 @@ chromium-driver and python3-selenium: sensors, the live chart, runs, a run page,
 start-a-run form with its token prompt, the stop button, server-sent events."""
 import json
 import os
+import copy
+import html
+import math
 import re
 import shutil
+import subprocess
 import tempfile
 import time
 import urllib.error
@@ -470,6 +474,109 @@ def test_compare_page(page, start_daemon):
     page.plot("#compare-plot", r"runs=\d+,\d+&y=rise&")
     assert page.js("return document.querySelectorAll('#compare-runs input:checked').length") == 2
     assert page.el("#rise").is_selected() and page.problems() == []
+
+
+def synthetic_run(template, label, rise, tau=12.5, idle_c=48.0):
+    """An export of template (a run of this daemon) with its samples made up: a minute idle, then
+    a first-order rise of rise °C and the cooling back, both with time constant tau, at 1 Hz."""
+    doc = copy.deepcopy(template)
+    run, (header, row) = doc["run"], doc["samples_csv"].splitlines()[:2]
+    t0, cols = run["phases"][0]["started_ms"], header.split(",")
+    spans = (("idle", 0, 60), ("stress", 60, 260), ("cooldown", 260, 460))
+    for p, (_, a, b) in zip(run["phases"], spans):
+        p["duration"], p["started_ms"], p["ended_ms"] = f"{b - a}s", t0 + a * 1000, t0 + b * 1000
+    run["label"], run["ambient_c"] = label, 21.5
+    top = rise * (1 - math.exp(-200 / tau))
+    lines = [header]
+    for kind, a, b in spans:
+        for t in range(a, b):
+            temp = idle_c + (0 if kind == "idle" else rise * (1 - math.exp(-(t - 60) / tau)) if kind == "stress"
+                             else top * math.exp(-(t - 260) / tau))
+            r = dict(zip(cols, row.split(",")))
+            r.update({"time_ms": str(t0 + t * 1000), "elapsed_s": f"{t}.000", "phase": kind,
+                      "t_since_load_s": str(t - 60) if t >= 60 else "", "load": "1.0000" if kind == "stress" else "0",
+                      "work_rate_per_s": "1000000.0" if kind == "stress" else "",
+                      "work_unit": "ops" if kind == "stress" else ""})
+            r.update({c: f"{temp:.3f}" for c in cols if c.endswith("_c")})
+            lines.append(",".join(r[c] for c in cols))
+    doc["samples_csv"] = "\n".join(lines) + "\n"
+    return doc
+
+
+def cli_compare(d, ids):
+    """heatcurvectl compare's output for the runs, or a skip without the built client."""
+    ctl = os.environ.get("HEATCURVECTL", "")
+    if not (ctl and os.access(ctl, os.X_OK)):
+        pytest.skip("HEATCURVECTL is not set to the built client (run through meson test)")
+    r = subprocess.run([ctl, "--url", d.url, "compare", *map(str, ids)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.splitlines()
+
+
+def check_one_verdict(page, d, ids):
+    """The page shows runs ids as given: the API's verdict above the plot, its groups in a table;
+    compare.svg's subtitle and heatcurvectl compare say the same, with the same tau cool."""
+    status, api = d.get(f"/api/v1/compare?runs={','.join(map(str, ids))}&points=1")
+    assert status == 200, api
+    labels = [run["label"] for run in api["runs"]]
+    texts = [v["text"] for v in api["verdicts"]]
+    assert [g["label"] for g in api["groups"]] == labels and len(texts) == 1, api
+    url = page.plot("#compare-plot", rf"runs={ids[0]},{ids[1]}&")[0]
+    page.wait(lambda: page.js("return [...document.querySelectorAll('#verdicts p')].map(p => p.textContent)") == texts,
+              what="the API's verdict on the page")
+    head = page.js("return [...document.querySelectorAll('#groups thead tr')].map(r => [...r.cells].map(c => c.textContent))")
+    assert head == [["Group", *labels], ["Runs", "1", "1"]], head
+    rows = page.js("return Object.fromEntries([...document.querySelectorAll('#groups tbody tr')]"
+                   ".map(r => [r.cells[0].textContent, [...r.cells].slice(1).map(c => c.textContent)]))")
+    # compare.svg: the same sentence under its title, the runs in the same order
+    svg = fetch(d, url.split("&width")[0])[2].decode()
+    subtitle = re.search(r'<text x="12.0" y="36.0"[^>]*>([^<]*)</text>', svg)
+    assert subtitle and html.unescape(subtitle.group(1)) == texts[0], (subtitle, texts)
+    assert svg.index(f">{labels[0]}<") < svg.index(f">{labels[1]}<")
+    # heatcurvectl compare: the runs' columns in the same order, the same sentence last
+    out = cli_compare(d, ids)
+    assert out[-1] == texts[0], out
+    assert out[0].index(labels[0]) < out[0].index(labels[1]), out[0]
+    # tau cool is 12.5 s in every run: 13 everywhere, rounded half away from zero (printf said 12)
+    assert [r["metrics"]["tau_cool_s"] for r in api["runs"]] == [12.5, 12.5]
+    assert rows["τ cool s"] == ["13", "13"], rows
+    x = re.search(r'<text x="([\d.]+)"[^>]*>τ cool</text>', svg).group(1)      # the column's cells below it
+    assert re.findall(rf'<text x="{x}" y="[\d.]+" font-size="11"[^>]*>([^<]*)</text>', svg) == ["13 s", "13 s"]
+    assert next(line for line in out if line.startswith("group ")) and \
+        [line.split()[3:] for line in out if line.startswith("tau cool s")] == [["13", "13", "+0"], ["13", "13"]], out
+    rise = api["groups"][0]["metrics"]["rise_over_ambient_c"]
+    assert rows["Rise over ambient °C"][0] == f"{rise['mean']:.1f} ± {(rise['high'] - rise['low']) / 2:.1f}", rows
+    return texts[0]
+
+
+def test_one_verdict_on_the_page_the_plot_and_the_cli(page, start_daemon):
+    d = start_daemon("--simulate", "--interval", "200ms")
+    _, template = d.get(f"/api/v1/runs/{finished_run(d, 'template')}/export")
+    ids = []
+    for label, rise in (("case A", 20.0), ("case B", 16.0)):
+        status, run = d.request("POST", "/api/v1/runs/import", synthetic_run(template, label, rise))
+        assert status == 201, run
+        ids.append(run["id"])
+    a, b = ids
+    # picked oldest first, though the list shows the newest first: compared in the order picked
+    page.open(d.url, "#/compare")
+    page.wait(lambda: page.js("return document.querySelectorAll('#compare-runs input').length") == 3,
+              what="the runs offered")
+    for run_id in (a, b):
+        page.el(f'#compare-runs input[value="{run_id}"]').click()
+    text = check_one_verdict(page, d, [a, b])
+    assert text.startswith("case B runs 4.0 °C cooler over ambient than case A (95 %: "), text
+    assert page.js("return location.hash") == f"#/compare?runs={a},{b}"
+    page.shot("dashboard-compare-verdict.png")
+    # the address given the other way round: the other way round everywhere
+    page.open(d.url, f"#/compare?runs={b},{a}")
+    text = check_one_verdict(page, d, [b, a])
+    assert text.startswith("case B runs 4.0 °C cooler over ambient than case A"), text
+    # one group: no verdict, no subtitle
+    page.el(f'#compare-runs input[value="{a}"]').click()
+    page.wait(lambda: page.js("return document.querySelectorAll('#verdicts p').length") == 0, what="no verdict")
+    assert 'y="36.0"' not in fetch(d, f"/api/v1/compare.svg?runs={b}")[2].decode()
+    assert page.problems() == []
 
 
 def test_phone_width_and_dark_mode(page, start_daemon):

@@ -201,7 +201,16 @@ static void test_compare_golden(void **state) {
         assert_non_null(strstr(svg, "run 4 (10.0.0.7:8080)"));
         assert_non_null(strstr(svg, "-3.0 °C"));
         assert_non_null(strstr(svg, "+12 s"));
+        /* the verdict under the title, as GET /api/v1/compare words it */
+        assert_non_null(strstr(svg, ">case A and #4 (10.0.0.7:8080): no difference beyond ±0.8 °C over ambient "
+                                    "(95 %; 1 run each, their fits&#39; intervals only)</text>"));
         free(svg);
+        /* one group: no verdict to give */
+        c[1].label = "case A";
+        assert_int_equal(plot_compare_svg(c, 2, false, PLOT_WIDTH_DEFAULT, PLOT_HEIGHT_DEFAULT, &svg, &len), 0);
+        assert_null(strstr(svg, "y=\"36.0\""));
+        free(svg);
+        c[1].label = "";
         assert_int_equal(plot_compare_svg(c, 2, true, PLOT_WIDTH_DEFAULT, PLOT_HEIGHT_DEFAULT, &svg, &len), 0);
         assert_golden("compare-rise.svg", svg, len);
         assert_non_null(strstr(svg, "case A: rise 41.1 °C"));

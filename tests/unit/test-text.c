@@ -2,11 +2,28 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "text.h"
+#include "util.h"
+
+/* The one rounding rule of every display: half away from zero, never "-0". */
+static void test_fixed_text(void **state) {
+        char buf[32];
+
+        (void) state;
+        assert_string_equal(util_fixed_text(12.5, 0, buf, sizeof buf), "13");     /* printf's "%.0f" says 12 */
+        assert_string_equal(util_fixed_text(-12.5, 0, buf, sizeof buf), "-13");
+        assert_string_equal(util_fixed_text(0.25, 1, buf, sizeof buf), "0.3");
+        assert_string_equal(util_fixed_text(0.15, 1, buf, sizeof buf), "0.2");     /* as the text 0.15 reads */
+        assert_string_equal(util_fixed_text(-0.04, 1, buf, sizeof buf), "0.0");
+        assert_string_equal(util_fixed_text(4.2, 2, buf, sizeof buf), "4.20");
+        assert_string_equal(util_fixed_text(1234.5, 0, buf, sizeof buf), "1235");
+        assert_string_equal(util_fixed_text(NAN, 1, buf, sizeof buf), "0.0");
+}
 
 static void test_utf8_char_len(void **state) {
         assert_int_equal(text_utf8_char_len("a", 1), 1);
@@ -51,6 +68,7 @@ static void test_escape_terminal(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_fixed_text),
                 cmocka_unit_test(test_utf8_char_len),
                 cmocka_unit_test(test_utf8_sanitize),
                 cmocka_unit_test(test_escape_terminal),

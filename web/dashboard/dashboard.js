@@ -7,9 +7,9 @@ const PLOT_MIN_MS = 5000;       // a plot is fetched again at most this often wh
 const RECONNECT_MS = 30000;     // EventSource gives up on an HTTP error; try again after this
 const COMPARE_MAX = 7;          // what compare.svg draws at most
 
-const st = { runs: null, view: '', runId: 0, run: null, compare: new Set(), missed: false, doc: null, alerts: [] };
+const st = { runs: null, view: '', runId: 0, run: null, compare: [], missed: false, doc: null, alerts: [] };
 
-// --- requests -------------------------------------------------------------
+// --- requests ---
 
 class ApiError extends Error {
   constructor(status, code, message) {
@@ -94,22 +94,28 @@ function showError(el, e) {
   el.textContent = !e ? '' : e.status ? `Error ${e.status} (${e.code}): ${e.message}` : `Error: ${e.message}`;
 }
 
-// --- formatting -----------------------------------------------------------
+// --- formatting ---
 
 const DASH = '—';
-const num = (x, digits) => x == null || !isFinite(x) ? DASH : Number(x).toFixed(digits);
+// One rule with the CLI and the SVG (util_fixed_text()): half away from zero, no "-0".
+function num(x, d) {
+  if (x == null || !isFinite(x))
+    return DASH;
+  const u = Math.round(Math.abs(x) * 10 ** d);
+  return (x < 0 && u ? '-' : '') + (u / 10 ** d).toFixed(d);
+}
 const degC = x => x == null ? DASH : num(x, 1) + ' °C';
-const mhz = hz => hz == null ? DASH : String(Math.round(hz / 1e6));
+const mhz = hz => num(hz * 1e-6, 0);
 const pct = f => f == null ? DASH : num(f * 100, f < 0.1 ? 1 : 0) + ' %';
 const when = ms => ms == null ? DASH : new Date(ms).toLocaleString();
 const clock = ms => ms == null ? DASH : new Date(ms).toLocaleTimeString();
 
+// As compare.svg and the run's plot write durations (plot.c's fmt_duration()).
 function secs(s) {
   if (s == null)
     return DASH;
-  if (s < 120)
-    return num(s, s < 10 ? 1 : 0) + ' s';
-  return s < 7200 ? num(s / 60, 1) + ' min' : num(s / 3600, 1) + ' h';
+  const a = Math.abs(s);
+  return a < 120 ? num(s, 0) + ' s' : a < 7200 ? num(s / 60, 1) + ' min' : num(s / 3600, 2) + ' h';
 }
 
 // Elements from text only: labels and sensor names are never parsed as HTML.
@@ -124,7 +130,7 @@ function h(tag, props, ...kids) {
 
 const td = (text, cls) => h('td', { class: cls }, text);
 
-// --- live: sensors --------------------------------------------------------
+// --- live: sensors ---
 
 function trips(t) {
   const parts = (t.trips || []).map(p => `${p.type} ${num(p.celsius, 0)}`);
@@ -200,7 +206,7 @@ function renderAlerts(active) {
   el.className = st.alerts.length ? `bad alert-${worst || 'warn'}` : 'ok';
 }
 
-// --- plots ----------------------------------------------------------------
+// --- plots ---
 
 // The daemon draws every plot; the page fetches the SVG itself (so an error
 // answer is shown, not a broken image) and shows it as a blob: image.
@@ -281,7 +287,7 @@ const chart = new Plot($('#chart'));
 const runPlot = new Plot($('#run-plot'));
 const comparePlot = new Plot($('#compare-plot'));
 
-// --- runs -----------------------------------------------------------------
+// --- runs ---
 
 const runName = r => `#${r.id}` + (r.label ? ` ${r.label}` : '');
 
@@ -411,11 +417,12 @@ async function stopRun(ev) {
     loadRun(st.runId);
 }
 
-// --- compare --------------------------------------------------------------
+// --- compare ---
 
+// The runs in the order given (the address, then as picked), as heatcurvectl takes them.
 function compareFromHash() {
   const q = new URLSearchParams(location.hash.split('?')[1] || '');
-  st.compare = new Set((q.get('runs') || '').split(',').filter(Boolean));
+  st.compare = [...new Set((q.get('runs') || '').split(',').filter(Boolean))];
   $('#rise').checked = q.get('y') === 'rise';
 }
 
@@ -423,21 +430,23 @@ function renderCompareList() {
   if (!st.runs)
     return;     // not read yet: the choice in the address stays
   $('#compare-runs').replaceChildren(...st.runs.map(r => h('label', null,
-    h('input', { type: 'checkbox', value: String(r.id), checked: st.compare.has(String(r.id)) }),
+    h('input', { type: 'checkbox', value: String(r.id), checked: st.compare.includes(String(r.id)) }),
     ` ${runName(r)} `, h('small', null, `${r.state}, plateau ${plateau(r.metrics || {})}`))));
   updateCompare();
 }
 
 function updateCompare() {
-  const ids = [...document.querySelectorAll('#compare-runs input:checked')].map(i => i.value);
+  const on = [...document.querySelectorAll('#compare-runs input:checked')].map(i => i.value);
+  const ids = st.compare.filter(id => on.includes(id)).concat(on.filter(id => !st.compare.includes(id)));
   const rise = $('#rise').checked;
-  st.compare = new Set(ids);
+  st.compare = ids;
   document.querySelectorAll('#compare-runs input').forEach(i => {
     i.disabled = !i.checked && ids.length >= COMPARE_MAX;
   });
   const q = ids.length ? `?runs=${ids.join(',')}` + (rise ? '&y=rise' : '') : '';
   history.replaceState(null, '', '#/compare' + q);
   $('#compare-hint').hidden = ids.length > 0;
+  loadVerdicts(ids);
   const img = $('#compare-plot');
   if (!ids.length) {
     img.hidden = true;
@@ -448,7 +457,55 @@ function updateCompare() {
   comparePlot.show(`/api/v1/compare.svg?runs=${ids.join(',')}${rise ? '&y=rise' : ''}&${plotSize(img, 480, 0.6)}`);
 }
 
-// --- start a run ----------------------------------------------------------
+// A group's metrics as heatcurvectl compare shows them: label, scale (0: a rate), decimals.
+const GROUP_ROWS = {
+  rise_over_ambient_c: ['Rise over ambient °C', 1, 1], rise_c: ['Rise over baseline °C (no ambient)', 1, 1],
+  plateau_c: ['Plateau °C', 1, 1], tau_heat_s: ['τ heat s', 1, 0], t90_heat_s: ['t90 heat s', 1, 0],
+  tau_cool_s: ['τ cool s', 1, 0], throttled_fraction: ['Throttled %', 100, 1],
+  freq_mean_hz: ['Mean MHz under load', 1e-6, 0], work_rate_end: ['Work rate /s', 0, 0],
+};
+
+function rate(v) {     // 980, 1.2k, 3.4M
+  let p = 0;
+  for (; Math.abs(v) >= 999.95 && p < 5; p++)
+    v /= 1000;
+  return p ? num(v, 1) + ' kMGTP'[p] : num(v, 0);
+}
+
+// mean ± half its 95 % interval; "(n=2)" when fewer of its runs have it.
+function groupCell(s, g, [, sc, d]) {
+  if (!s || s.mean == null)
+    return DASH;
+  const f = x => sc ? num(x * sc, d) : rate(x);
+  return f(s.mean) + (s.low != null && s.high != null ? ' ± ' + f((s.high - s.low) / 2) : '') +
+    (s.n !== g.n ? ` (n=${s.n})` : '');
+}
+
+// The verdicts and groups as GET /api/v1/compare gives them: never worked out here.
+let verdictsFor = '';
+async function loadVerdicts(ids) {
+  const key = verdictsFor = ids.join(',');
+  let doc = {};
+  try {
+    if (key)
+      doc = await get(`/api/v1/compare?runs=${key}&points=1`);
+  } catch (e) {
+    showError(null, e);
+  }
+  if (key !== verdictsFor)
+    return;     // another choice since
+  const gs = doc.groups || [], t = $('#groups');
+  $('#verdicts').replaceChildren(...(doc.verdicts || []).map(v => h('p', { class: 'verdict' }, v.text)));
+  t.hidden = !gs.length;
+  const row = (head, cells) => h('tr', null, h('th', { scope: 'row' }, head), ...cells.map(c => td(c, 'num')));
+  t.tHead.replaceChildren(row('Group', gs.map(g => g.label)), row('Runs', gs.map(g => String(g.n))));
+  t.tBodies[0].replaceChildren(...Object.keys(gs.length ? gs[0].metrics : {}).map(k => {
+    const how = GROUP_ROWS[k] || [k, 1, 2];
+    return row(how[0], gs.map(g => groupCell(g.metrics[k], g, how)));
+  }));
+}
+
+// --- start a run ---
 
 const UNTIL_FOR = { stable: ['idle', 'stress', 'cooldown'], plateau: ['stress'], baseline: ['cooldown'] };
 
@@ -538,7 +595,7 @@ async function submitRun(ev) {
   }
 }
 
-// --- views ----------------------------------------------------------------
+// --- views ---
 
 function route(focus) {
   const hash = location.hash.replace(/^#/, '') || '/';
@@ -596,7 +653,7 @@ function loadAll() {
   route(false);
 }
 
-// --- server-sent events -----------------------------------------------------
+// --- server-sent events ---
 
 function setLive(ok, text) {
   const el = $('#live');
@@ -666,7 +723,7 @@ function runRefresh() {
   }, PLOT_MIN_MS);
 }
 
-// --- start ----------------------------------------------------------------
+// --- start ---
 
 function init() {
   $('#auth').addEventListener('submit', ev => {
