@@ -147,6 +147,11 @@ class Page:
     def el(self, sel):
         return self.d.find_element("css selector", sel)
 
+    def attr(self, sel, name):
+        """An attribute read in the page in one step: a row redrawn every sample leaves no stale element."""
+        return self.js("const e = document.querySelector(arguments[0]); return e ? e.getAttribute(arguments[1]) : null;",
+                       sel, name)
+
     def wait(self, predicate, timeout=15, what="condition"):
         deadline = time.monotonic() + timeout
         last = None
@@ -659,7 +664,7 @@ def test_states_against_trips_and_alert_values(page, start_daemon, fixture_copy,
         return text.startswith("▲ hot") and "level-hot" in cls.split() and "alert soc crit" in text
     page.wait(hot, what="hot, with its alert, in the row")
     page.wait(lambda: page.text("#alerts") == "soc crit (thermal_zone0 95.0 °C)", what="the alert card")
-    assert "alert-crit" in page.el("#alerts").get_attribute("class").split()
+    assert "alert-crit" in page.attr("#alerts", "class").split()
     assert page.js("return getComputedStyle(document.querySelector('#alerts')).color") != \
         page.js("return getComputedStyle(document.querySelector('#updated')).color")
 
@@ -692,7 +697,7 @@ def test_throttled_badge_while_a_policy_is_capped(page, start_daemon, fixture_co
     write_in_place(cap, "1000000\n")
     refresh()
     page.wait(lambda: page.text(badge) == "throttled", what="the throttled badge")
-    assert page.el(badge).get_attribute("title") == "capped at 1000 of 1500 MHz"
+    assert page.attr(badge, "title") == "capped at 1000 of 1500 MHz"
     write_in_place(cap, "1500000\n")
     refresh()
     page.wait(lambda: page.text(badge) is None, what="no badge once the cap is lifted")
