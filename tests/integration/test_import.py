@@ -326,3 +326,28 @@ def test_a_large_import_is_held_to_the_series_cap(start_daemon):
     # written as sent: the file reads back whole
     status, csv = a.get(f"/api/v1/runs/{run['id']}/samples?format=csv", timeout=120)
     assert status == 200 and csv == big["samples_csv"]
+
+
+@pytest.mark.slow       # a 3 MiB import sent at 200 KiB/s, 16 s
+def test_a_slow_import_has_the_time_its_size_needs(start_daemon):
+    """The whole-request deadline grows with the Content-Length (1 s per 256 KiB on top of
+    10 s): an import on a slow link is answered, where 10 s for the whole body cut it."""
+    a = board(start_daemon, "rpi4")
+    finished_run(a, "source")
+    _, doc = a.get("/api/v1/runs/1/export")
+    body = json.dumps(long_run_file(doc, 3 * 1024 * 1024)[0]).encode()
+    rate, step = 200 * 1024, 0.1
+    started = time.monotonic()
+    with socket.create_connection(("127.0.0.1", a.port), timeout=30) as s:
+        s.sendall(b"POST /api/v1/runs/import HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body))
+        for at in range(0, len(body), int(rate * step)):
+            s.sendall(body[at:at + int(rate * step)])
+            time.sleep(max(0.0, started + (at + rate * step) / rate - time.monotonic()))
+        took = time.monotonic() - started
+        answer = b""
+        while chunk := s.recv(65536):
+            answer += chunk
+    assert took > 12, f"sent in {took:.1f} s: not slower than the fixed deadline"
+    assert answer.startswith(b"HTTP/1.1 201"), answer[:300]
+    assert json.loads(answer.split(b"\r\n\r\n", 1)[1])["recording"]["samples"] > 70000
