@@ -41,8 +41,12 @@ struct samples {
         char *work_unit;                        /* the last one named */
         int millidegrees;                       /* 1, 0, or -1 until a value decides */
         const char *phase_source;               /* how the load was found, for people */
-        /* of every row, kept or not */
+        /* of every row, kept or not, as a run takes them (runs/run-store.c) */
         size_t rows, valid, stress;
+        double peak;                            /* NaN until a row has a temperature */
+        unsigned char load_seen;                /* 0 before the first stress row, 1 in its phase, 2 after it */
+        double baseline;                        /* once load_seen: of the samples kept before the load */
+        struct analysis_load_freq load_freq;    /* of the first stress phase */
         double t_first, t_last;
         char *t_last_text;                      /* the previous row's time cell */
         size_t t_last_size;
@@ -216,14 +220,35 @@ static void samples_columns(struct samples *s, const struct recording *rec) {
 }
 
 /* Their values in the current row, NaN when absent. */
-static void samples_optional(struct samples *s, const struct recording *rec, size_t i) {
+struct optional_cells {
+        double freq, max_hz, work;
+        bool cooling;
+        signed char firmware;
+};
+
+static void samples_optional(const struct samples *s, const struct recording *rec, struct optional_cells *o) {
         double v;
 
-        s->freq[i] = cell_number(recording_cell(rec, s->freq_col), &v) ? v : NAN;
-        s->max_hz[i] = cell_number(recording_cell(rec, s->max_col), &v) ? v : NAN;
-        s->work[i] = cell_number(recording_cell(rec, s->work_col), &v) ? v : NAN;
-        s->cooling[i] = cell_number(recording_cell(rec, s->cooling_col), &v) && v > 0;
-        s->firmware[i] = (signed char) (cell_number(recording_cell(rec, s->firmware_col), &v) ? v > 0 : -1);
+        o->freq = cell_number(recording_cell(rec, s->freq_col), &v) ? v : NAN;
+        o->max_hz = cell_number(recording_cell(rec, s->max_col), &v) ? v : NAN;
+        o->work = cell_number(recording_cell(rec, s->work_col), &v) ? v : NAN;
+        o->cooling = cell_number(recording_cell(rec, s->cooling_col), &v) && v > 0;
+        o->firmware = (signed char) (cell_number(recording_cell(rec, s->firmware_col), &v) ? v > 0 : -1);
+}
+
+/* What every row counts for, kept or not: a peak or a dip in frequency
+ * between two kept samples counts, as in a run. */
+static void samples_count(struct samples *s, double y, enum analysis_phase phase, const struct optional_cells *o) {
+        if (isfinite(y) && (isnan(s->peak) || y > s->peak))
+                s->peak = y;
+        if (phase == ANALYSIS_PHASE_STRESS && s->load_seen == 0) {
+                s->baseline = analysis_idle_baseline(s->t, s->temp, s->phase, s->n);
+                s->load_seen = 1;
+        } else if (phase != ANALYSIS_PHASE_STRESS && s->load_seen == 1)
+                s->load_seen = 2;
+        if (s->load_seen == 1)
+                analysis_load_freq_add(&s->load_freq, s->has_freq ? o->freq : NAN, s->has_max ? o->max_hz : NAN,
+                                       s->has_cooling, o->cooling, s->has_firmware ? o->firmware : -1);
 }
 
 /* The load: a phase column, --load-start/--load-end (s from the first
@@ -258,6 +283,10 @@ static int samples_keep_time_text(struct samples *s, const char *cell) {
 /* Kept or not, by the limit's stride; the arrays halved when full. */
 static int samples_take(struct samples *s, double t, double y, enum analysis_phase phase, const struct recording *rec) {
         unsigned what = samples_limit_next(&s->lim, s->n);
+        struct optional_cells o;
+
+        samples_optional(s, rec, &o);
+        samples_count(s, y, phase, &o);
 
         if (what & SAMPLES_HALVE)
                 samples_halve_all(s);
@@ -269,7 +298,11 @@ static int samples_take(struct samples *s, double t, double y, enum analysis_pha
         s->t[s->n] = t;
         s->temp[s->n] = y;
         s->phase[s->n] = phase;
-        samples_optional(s, rec, s->n);
+        s->freq[s->n] = o.freq;
+        s->max_hz[s->n] = o.max_hz;
+        s->work[s->n] = o.work;
+        s->cooling[s->n] = o.cooling;
+        s->firmware[s->n] = o.firmware;
         s->n++;
         return 0;
 }
@@ -328,6 +361,7 @@ static int samples_gather(struct samples *s, struct recording *rec, const struct
         samples_limit_init(&s->lim, ANALYSE_SAMPLES_MAX);
         samples_columns(s, rec);
         s->millidegrees = -1;
+        s->peak = NAN;
         s->phase_source = pc >= 0 ? "phase column" :
                           isnan(a->load_start) ? "whole recording" : "--load-start/--load-end";
         while ((e = recording_next(rec)) > 0) {
@@ -343,8 +377,12 @@ static int samples_gather(struct samples *s, struct recording *rec, const struct
                             s->valid, s->valid == 1 ? "" : "s");
         if (s->millidegrees < 0)
                 s->millidegrees = 0;
-        for (size_t i = 0; i < s->n && s->millidegrees; i++)
-                s->temp[i] /= 1000.0;                           /* millidegrees -> C */
+        if (s->millidegrees) {                                  /* millidegrees -> C */
+                for (size_t i = 0; i < s->n; i++)
+                        s->temp[i] /= 1000.0;
+                s->peak /= 1000.0;
+                s->baseline /= 1000.0;
+        }
         return 0;
 }
 
@@ -417,11 +455,15 @@ int cmd_analyse(struct client *c, int argc, char **argv) {
                         .freq_hz = s.has_freq ? s.freq : NULL, .max_allowed_hz = s.has_max ? s.max_hz : NULL,
                         .cooling_active = s.has_cooling ? s.cooling : NULL,
                         .firmware_throttled = s.has_firmware ? s.firmware : NULL, .work_rate = s.has_work ? s.work : NULL,
+                        /* over every row, not only those kept */
+                        .load_freq = s.load_seen ? &s.load_freq : NULL, .baseline_c = s.load_seen ? &s.baseline : NULL,
                 };
                 struct run_metrics m;
                 struct analysis_plateau p;
                 if (analysis_compute_metrics(&in, &m) < 0)
                         analysis_metrics_init(&m, a.ambient_c);
+                else if (!isnan(s.peak))
+                        m.peak_c = s.peak;
                 load_plateau(&s, &p);
                 json_object *o = metrics_json(&m, s.work_unit, &p);
                 analyse_print(&s, &rec, o, c->json);
