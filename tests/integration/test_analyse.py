@@ -156,8 +156,11 @@ def test_a_long_recording_is_read_a_row_at_a_time(analyse, tmp_path):
     proc.stdout.close()
     proc.stderr.close()
     assert proc.returncode == 0, err
-    # 2,000,000 rows as text cells took 365 MB; now the kept samples, 6 MB
-    assert usage.ru_maxrss < 64 * 1024, f"peak {usage.ru_maxrss} KiB for {os.path.getsize(path) // 1024} KiB"
+    # 2,000,000 rows as text cells took 365 MB; now the kept samples, 6 MB (AddressSanitizer's
+    # shadow and quarantine aside)
+    with open(HEATCURVECTL, "rb") as f:
+        if b"libasan" not in f.read():
+            assert usage.ru_maxrss < 64 * 1024, f"peak {usage.ru_maxrss} KiB for {os.path.getsize(path) // 1024} KiB"
     m = json.loads(out)
     assert m["baseline_c"] == pytest.approx(40, abs=0.01) and m["peak_c"] == 70
     assert m["tau_heat_s"] == pytest.approx(10000, rel=0.01)

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import fixture_path, with_token
+from conftest import fixture_path, sanitized, with_token
 from test_cli import HEATCURVECTL, board, ctl, run_short  # noqa: F401 (ctl is a fixture)
 
 
@@ -322,7 +322,8 @@ def test_a_large_import_is_held_to_the_series_cap(start_daemon):
     assert status == 201, run
     assert run["recording"]["samples"] == n_rows
     assert run["metrics"]["peak_c"] == pytest.approx(60, abs=0.1)
-    assert grew < 64 * 1024, f"peak memory grew {grew} KiB for a {len(body) // 1024} KiB import"
+    if not sanitized(a.proc.pid):      # AddressSanitizer keeps freed memory in its quarantine
+        assert grew < 64 * 1024, f"peak memory grew {grew} KiB for a {len(body) // 1024} KiB import"
     # written as sent: the file reads back whole
     status, csv = a.get(f"/api/v1/runs/{run['id']}/samples?format=csv", timeout=120)
     assert status == 200 and csv == big["samples_csv"]
