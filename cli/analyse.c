@@ -11,6 +11,7 @@
 #include "json-metrics.h"
 #include "json-util.h"
 #include "recording.h"
+#include "samples-csv.h"
 
 /* Column names tried when the command line names none: the daemon's
  * samples.csv first (runs/run.h RUN_CSV_FIXED), then common spellings. */
@@ -23,17 +24,32 @@ struct analyse_args {
         double ambient_c;                       /* NaN when not given */
 };
 
-/* The recording as the analysis wants it: parallel arrays. */
+/* Samples kept of a recording, as a run keeps them (RUN_SERIES_MAX): a
+ * longer one keeps every 2nd, 4th ... row, evenly (struct samples_limit). */
+#define ANALYSE_SAMPLES_MAX 131072
+
+/* The recording as the analysis wants it: parallel arrays, read a row at a time. */
 struct samples {
         bool has_freq, has_max, has_work, has_cooling, has_firmware;   /* the optional columns exist */
-        size_t n;
+        long freq_col, max_col, work_col, cooling_col, firmware_col;
+        size_t n, cap;
         double *t, *temp, *freq, *max_hz, *work;
         bool *cooling;
         signed char *firmware;
         enum analysis_phase *phase;
-        const char *work_unit;
-        bool millidegrees;
+        struct samples_limit lim;
+        char *work_unit;                        /* the last one named */
+        int millidegrees;                       /* 1, 0, or -1 until a value decides */
         const char *phase_source;               /* how the load was found, for people */
+        /* of every row, kept or not, as a run takes them (runs/run-store.c) */
+        size_t rows, valid, stress;
+        double peak;                            /* NaN until a row has a temperature */
+        unsigned char load_seen;                /* 0 before the first stress row, 1 in its phase, 2 after it */
+        double baseline;                        /* once load_seen: of the samples kept before the load */
+        struct analysis_load_freq load_freq;    /* of the first stress phase */
+        double t_first, t_last;
+        char *t_last_text;                      /* the previous row's time cell */
+        size_t t_last_size;
 };
 
 enum {
@@ -81,18 +97,29 @@ static void samples_free(struct samples *s) {
         free(s->cooling);
         free(s->firmware);
         free(s->phase);
+        free(s->work_unit);
+        free(s->t_last_text);
 }
 
-static int samples_alloc(struct samples *s, size_t n) {
-        s->t = calloc(n + 1, sizeof(double));
-        s->temp = calloc(n + 1, sizeof(double));
-        s->freq = calloc(n + 1, sizeof(double));
-        s->max_hz = calloc(n + 1, sizeof(double));
-        s->work = calloc(n + 1, sizeof(double));
-        s->cooling = calloc(n + 1, sizeof(bool));
-        s->firmware = calloc(n + 1, sizeof(signed char));
-        s->phase = calloc(n + 1, sizeof(enum analysis_phase));
-        return s->t && s->temp && s->freq && s->max_hz && s->work && s->cooling && s->firmware && s->phase ? 0 : -ENOMEM;
+/* Room for cap samples. */
+static int samples_grow(struct samples *s, size_t cap) {
+#define GROW(field) do { \
+                void *p = realloc(s->field, cap * sizeof *s->field); \
+                if (!p) return -ENOMEM; \
+                s->field = p; \
+        } while (0)
+        GROW(t); GROW(temp); GROW(freq); GROW(max_hz); GROW(work); GROW(cooling); GROW(firmware); GROW(phase);
+#undef GROW
+        s->cap = cap;
+        return 0;
+}
+
+/* Every other sample kept, from the first (SAMPLES_HALVE). */
+static void samples_halve_all(struct samples *s) {
+#define HALVE(field) samples_halve(s->field, sizeof *s->field, s->n)
+        HALVE(t); HALVE(temp); HALVE(freq); HALVE(max_hz); HALVE(work); HALVE(cooling); HALVE(firmware);
+        s->n = HALVE(phase);
+#undef HALVE
 }
 
 /* A number cell; "" is NaN (a sensor that did not answer). */
@@ -133,8 +160,8 @@ static long column_find(const struct recording *rec, const char *given, const ch
 
 /* Seconds: a number (milliseconds when the column is called *_ms), or an
  * ISO 8601 time. */
-static int cell_time(const struct recording *rec, size_t row, long col, double *ret) {
-        const char *cell = recording_cell(rec, row, col), *name = rec->names[col];
+static int cell_time(const struct recording *rec, long col, double *ret) {
+        const char *cell = recording_cell(rec, col), *name = rec->names[col];
         size_t len = strlen(name);
 
         if (*cell && cell_number(cell, ret) && isfinite(*ret)) {
@@ -145,26 +172,22 @@ static int cell_time(const struct recording *rec, size_t row, long col, double *
         if (recording_parse_iso8601(cell, ret))
                 return 0;
         return cli_fail("%s:%zu: time \"%s\" in column \"%s\" is neither a number of seconds nor an ISO 8601 time",
-                    rec->path, rec->line[row], cell, name);
+                    rec->path, rec->line, cell, name);
 }
 
 /* The daemon's rule for sysfs values: 1..999 can only be whole degrees,
  * 1000 and more only millidegrees; the first value that decides, decides. */
-static bool column_in_millidegrees(const struct recording *rec, long col) {
-        for (size_t i = 0; i < rec->rows; i++) {
-                double v;
-                if (!cell_number(recording_cell(rec, i, col), &v) || !isfinite(v) || v == 0)
-                        continue;
-                if (fabs(v) >= 1000)
-                        return true;
-                if (v > 0)
-                        return false;
-        }
-        return false;
+static void samples_decide_unit(struct samples *s, double v) {
+        if (s->millidegrees >= 0 || !isfinite(v) || v == 0)
+                return;
+        if (fabs(v) >= 1000)
+                s->millidegrees = 1;
+        else if (v > 0)
+                s->millidegrees = 0;
 }
 
-static int cell_phase(const struct recording *rec, size_t row, long col, enum analysis_phase *ret) {
-        const char *cell = recording_cell(rec, row, col);
+static int cell_phase(const struct recording *rec, long col, enum analysis_phase *ret) {
+        const char *cell = recording_cell(rec, col);
 
         if (strcasecmp(cell, "idle") == 0)
                 *ret = ANALYSIS_PHASE_IDLE;
@@ -174,73 +197,157 @@ static int cell_phase(const struct recording *rec, size_t row, long col, enum an
                 *ret = ANALYSIS_PHASE_COOLDOWN;
         else
                 return cli_fail("%s:%zu: phase \"%s\" in column \"%s\" is not idle, stress or cooldown", rec->path,
-                            rec->line[row], cell, rec->names[col]);
+                            rec->line, cell, rec->names[col]);
         return 0;
 }
 
-/* Optional columns of the daemon's own samples.csv, NaN when absent. */
-static void samples_optional(struct samples *s, const struct recording *rec, size_t row, size_t i) {
+/* Optional columns of the daemon's own samples.csv: which exist. */
+static void samples_columns(struct samples *s, const struct recording *rec) {
         static const char *const f[] = { "freq_hz", NULL }, *const m[] = { "max_allowed_hz", NULL };
         static const char *const w[] = { "work_rate_per_s", "work_rate", NULL }, *const c[] = { "cooling_active", NULL };
         static const char *const fw[] = { "firmware_throttled", NULL };
-        double v;
 
-        s->has_freq = recording_column_any(rec, f) >= 0;
-        s->has_max = recording_column_any(rec, m) >= 0;
-        s->has_work = recording_column_any(rec, w) >= 0;
-        s->has_cooling = recording_column_any(rec, c) >= 0;
-        s->has_firmware = recording_column_any(rec, fw) >= 0;
-        s->freq[i] = cell_number(recording_cell(rec, row, recording_column_any(rec, f)), &v) ? v : NAN;
-        s->max_hz[i] = cell_number(recording_cell(rec, row, recording_column_any(rec, m)), &v) ? v : NAN;
-        s->work[i] = cell_number(recording_cell(rec, row, recording_column_any(rec, w)), &v) ? v : NAN;
-        s->cooling[i] = cell_number(recording_cell(rec, row, recording_column_any(rec, c)), &v) && v > 0;
-        s->firmware[i] = (signed char) (cell_number(recording_cell(rec, row, recording_column_any(rec, fw)), &v) ?
-                                        v > 0 : -1);
+        s->freq_col = recording_column_any(rec, f);
+        s->max_col = recording_column_any(rec, m);
+        s->work_col = recording_column_any(rec, w);
+        s->cooling_col = recording_column_any(rec, c);
+        s->firmware_col = recording_column_any(rec, fw);
+        s->has_freq = s->freq_col >= 0;
+        s->has_max = s->max_col >= 0;
+        s->has_work = s->work_col >= 0;
+        s->has_cooling = s->cooling_col >= 0;
+        s->has_firmware = s->firmware_col >= 0;
 }
 
-static int samples_row(struct samples *s, const struct recording *rec, size_t row, long tc, long yc, long pc) {
-        size_t i = s->n;
-        double y;
+/* Their values in the current row, NaN when absent. */
+struct optional_cells {
+        double freq, max_hz, work;
+        bool cooling;
+        signed char firmware;
+};
 
-        if (cell_time(rec, row, tc, &s->t[i]) < 0)
-                return -1;
-        if (i > 0 && !(s->t[i] > s->t[i - 1]))
-                return cli_fail("%s:%zu: time %s is not after the previous row's %s", rec->path, rec->line[row],
-                            recording_cell(rec, row, tc), recording_cell(rec, row - 1, tc));
-        if (!cell_number(recording_cell(rec, row, yc), &y) || isinf(y))
-                return cli_fail("%s:%zu: temperature \"%s\" in column \"%s\" is not a number", rec->path,
-                            rec->line[row], recording_cell(rec, row, yc), rec->names[yc]);
-        s->temp[i] = s->millidegrees ? y / 1000.0 : y;          /* millidegrees -> C */
-        if (pc >= 0 && cell_phase(rec, row, pc, &s->phase[i]) < 0)
-                return -1;
-        samples_optional(s, rec, row, i);
-        s->n++;
-        return 0;
+static void samples_optional(const struct samples *s, const struct recording *rec, struct optional_cells *o) {
+        double v;
+
+        o->freq = cell_number(recording_cell(rec, s->freq_col), &v) ? v : NAN;
+        o->max_hz = cell_number(recording_cell(rec, s->max_col), &v) ? v : NAN;
+        o->work = cell_number(recording_cell(rec, s->work_col), &v) ? v : NAN;
+        o->cooling = cell_number(recording_cell(rec, s->cooling_col), &v) && v > 0;
+        o->firmware = (signed char) (cell_number(recording_cell(rec, s->firmware_col), &v) ? v > 0 : -1);
+}
+
+/* What every row counts for, kept or not: a peak or a dip in frequency
+ * between two kept samples counts, as in a run. */
+static void samples_count(struct samples *s, double y, enum analysis_phase phase, const struct optional_cells *o) {
+        if (isfinite(y) && (isnan(s->peak) || y > s->peak))
+                s->peak = y;
+        if (phase == ANALYSIS_PHASE_STRESS && s->load_seen == 0) {
+                s->baseline = analysis_idle_baseline(s->t, s->temp, s->phase, s->n);
+                s->load_seen = 1;
+        } else if (phase != ANALYSIS_PHASE_STRESS && s->load_seen == 1)
+                s->load_seen = 2;
+        if (s->load_seen == 1)
+                analysis_load_freq_add(&s->load_freq, s->has_freq ? o->freq : NAN, s->has_max ? o->max_hz : NAN,
+                                       s->has_cooling, o->cooling, s->has_firmware ? o->firmware : -1);
 }
 
 /* The load: a phase column, --load-start/--load-end (s from the first
  * sample), or else the whole recording. */
-static void samples_phases(struct samples *s, const struct analyse_args *a, bool has_column) {
-        double t0 = s->n ? s->t[0] : 0;
+static int row_phase(const struct samples *s, const struct recording *rec, const struct analyse_args *a, long pc,
+                     double t, enum analysis_phase *ret) {
+        double since = t - s->t_first;
 
-        if (has_column) {
-                s->phase_source = "phase column";
-                return;
-        }
-        s->phase_source = isnan(a->load_start) ? "whole recording" : "--load-start/--load-end";
-        for (size_t i = 0; i < s->n; i++) {
-                double t = s->t[i] - t0;
-                s->phase[i] = isnan(a->load_start) ? ANALYSIS_PHASE_STRESS :
-                              t < a->load_start ? ANALYSIS_PHASE_IDLE :
-                              isnan(a->load_end) || t < a->load_end ? ANALYSIS_PHASE_STRESS : ANALYSIS_PHASE_COOLDOWN;
-        }
+        if (pc >= 0)
+                return cell_phase(rec, pc, ret);
+        *ret = isnan(a->load_start) ? ANALYSIS_PHASE_STRESS :
+               since < a->load_start ? ANALYSIS_PHASE_IDLE :
+               isnan(a->load_end) || since < a->load_end ? ANALYSIS_PHASE_STRESS : ANALYSIS_PHASE_COOLDOWN;
+        return 0;
 }
 
-static int samples_read(struct samples *s, const struct recording *rec, const struct analyse_args *a) {
+/* The previous row's time cell, for the message of a time that goes back. */
+static int samples_keep_time_text(struct samples *s, const char *cell) {
+        size_t len = strlen(cell) + 1;
+
+        if (len > s->t_last_size) {
+                char *p = realloc(s->t_last_text, len);
+                if (!p)
+                        return -ENOMEM;
+                s->t_last_text = p;
+                s->t_last_size = len;
+        }
+        memcpy(s->t_last_text, cell, len);
+        return 0;
+}
+
+/* Kept or not, by the limit's stride; the arrays halved when full. */
+static int samples_take(struct samples *s, double t, double y, enum analysis_phase phase, const struct recording *rec) {
+        unsigned what = samples_limit_next(&s->lim, s->n);
+        struct optional_cells o;
+
+        samples_optional(s, rec, &o);
+        samples_count(s, y, phase, &o);
+
+        if (what & SAMPLES_HALVE)
+                samples_halve_all(s);
+        if (!(what & SAMPLES_TAKE))
+                return 0;
+        if (s->n == s->cap && samples_grow(s, s->cap ? (s->cap * 2 < ANALYSE_SAMPLES_MAX ? s->cap * 2 :
+                                                        ANALYSE_SAMPLES_MAX) : 1024) < 0)
+                return -ENOMEM;
+        s->t[s->n] = t;
+        s->temp[s->n] = y;
+        s->phase[s->n] = phase;
+        s->freq[s->n] = o.freq;
+        s->max_hz[s->n] = o.max_hz;
+        s->work[s->n] = o.work;
+        s->cooling[s->n] = o.cooling;
+        s->firmware[s->n] = o.firmware;
+        s->n++;
+        return 0;
+}
+
+static int samples_row(struct samples *s, const struct recording *rec, const struct analyse_args *a, long tc,
+                       long yc, long pc) {
+        enum analysis_phase phase = ANALYSIS_PHASE_IDLE;
+        double t, y;
+
+        if (cell_time(rec, tc, &t) < 0)
+                return -1;
+        if (s->rows > 0 && !(t > s->t_last))
+                return cli_fail("%s:%zu: time %s is not after the previous row's %s", rec->path, rec->line,
+                            recording_cell(rec, tc), s->t_last_text);
+        if (!cell_number(recording_cell(rec, yc), &y) || isinf(y))
+                return cli_fail("%s:%zu: temperature \"%s\" in column \"%s\" is not a number", rec->path,
+                            rec->line, recording_cell(rec, yc), rec->names[yc]);
+        samples_decide_unit(s, y);
+        if (s->rows == 0)
+                s->t_first = t;
+        if (row_phase(s, rec, a, pc, t, &phase) < 0)
+                return -1;
+        if (samples_keep_time_text(s, recording_cell(rec, tc)) < 0 || samples_take(s, t, y, phase, rec) < 0)
+                return cli_fail("%s: out of memory", rec->path);
+        s->t_last = t;
+        s->rows++;
+        s->valid += !isnan(y);
+        s->stress += phase == ANALYSIS_PHASE_STRESS;
+        return 0;
+}
+
+/* The work unit a row names, the last one kept. */
+static int samples_unit(struct samples *s, const char *unit) {
+        if (!*unit || (s->work_unit && strcmp(s->work_unit, unit) == 0))
+                return 0;
+        free(s->work_unit);
+        s->work_unit = strdup(unit);
+        return s->work_unit ? 0 : -ENOMEM;
+}
+
+static int samples_gather(struct samples *s, struct recording *rec, const struct analyse_args *a) {
         long tc = column_find(rec, a->time_col, time_names, "time", "--time");
         long yc = tc < 0 ? -1 : column_find(rec, a->temp_col, temp_names, "temperature", "--temp");
         long pc = -1, uc = recording_column(rec, "work_unit");
-        size_t valid = 0;
+        int e;
 
         if (yc < 0)
                 return -1;
@@ -251,20 +358,31 @@ static int samples_read(struct samples *s, const struct recording *rec, const st
                 if (a->phase_col && pc < 0)
                         return -1;
         }
-        if (samples_alloc(s, rec->rows) < 0)
-                return cli_fail("%s: out of memory", rec->path);
-        s->millidegrees = column_in_millidegrees(rec, yc);
-        for (size_t row = 0; row < rec->rows; row++) {
-                if (samples_row(s, rec, row, tc, yc, pc) < 0)
+        samples_limit_init(&s->lim, ANALYSE_SAMPLES_MAX);
+        samples_columns(s, rec);
+        s->millidegrees = -1;
+        s->peak = NAN;
+        s->phase_source = pc >= 0 ? "phase column" :
+                          isnan(a->load_start) ? "whole recording" : "--load-start/--load-end";
+        while ((e = recording_next(rec)) > 0) {
+                if (samples_row(s, rec, a, tc, yc, pc) < 0)
                         return -1;
-                valid += !isnan(s->temp[s->n - 1]);
-                if (uc >= 0 && *recording_cell(rec, row, uc))
-                        s->work_unit = recording_cell(rec, row, uc);
+                if (uc >= 0 && samples_unit(s, recording_cell(rec, uc)) < 0)
+                        return cli_fail("%s: out of memory", rec->path);
         }
-        if (valid < 4)
-                return cli_fail("%s: %zu sample%s with a temperature; the analysis needs at least 4", rec->path, valid,
-                            valid == 1 ? "" : "s");
-        samples_phases(s, a, pc >= 0);
+        if (e < 0)
+                return -1;
+        if (s->valid < 4)
+                return cli_fail("%s: %zu sample%s with a temperature; the analysis needs at least 4", rec->path,
+                            s->valid, s->valid == 1 ? "" : "s");
+        if (s->millidegrees < 0)
+                s->millidegrees = 0;
+        if (s->millidegrees) {                                  /* millidegrees -> C */
+                for (size_t i = 0; i < s->n; i++)
+                        s->temp[i] /= 1000.0;
+                s->peak /= 1000.0;
+                s->baseline /= 1000.0;
+        }
         return 0;
 }
 
@@ -292,16 +410,13 @@ static void load_plateau(const struct samples *s, struct analysis_plateau *ret) 
 
 static int analyse_print(const struct samples *s, const struct recording *rec, json_object *metrics, bool json) {
         json_object *run, *runs;
-        size_t stress = 0;
 
         if (json) {
                 print_json(metrics);
                 return 0;
         }
-        for (size_t i = 0; i < s->n; i++)
-                stress += s->phase[i] == ANALYSIS_PHASE_STRESS;
-        printf("%s: %zu samples over %.0f s, %zu under load (%s); temperatures in %s\n\n", rec->path, s->n,
-               s->t[s->n - 1] - s->t[0], stress, s->phase_source, s->millidegrees ? "millidegrees" : "°C");
+        printf("%s: %zu samples over %.0f s, %zu under load (%s); temperatures in %s\n\n", rec->path, s->rows,
+               s->t_last - s->t_first, s->stress, s->phase_source, s->millidegrees ? "millidegrees" : "°C");
         run = json_object_new_object();
         runs = json_object_new_array();
         json_object_object_add(run, "metrics", json_object_get(metrics));
@@ -333,18 +448,22 @@ int cmd_analyse(struct client *c, int argc, char **argv) {
                 return usage("analyse: --phase and --load-start exclude each other");
         if (!isnan(a.load_end) && (isnan(a.load_start) || !(a.load_end > a.load_start)))
                 return usage("analyse: --load-end needs a --load-start before it");
-        r = recording_read(argv[first], &rec) < 0 || samples_read(&s, &rec, &a) < 0 ? 1 : 0;
+        r = recording_open(argv[first], &rec) < 0 || samples_gather(&s, &rec, &a) < 0 ? 1 : 0;
         if (r == 0) {
                 struct analysis_samples in = {
                         .n = s.n, .t_s = s.t, .temp_c = s.temp, .phase = s.phase, .ambient_c = a.ambient_c,
                         .freq_hz = s.has_freq ? s.freq : NULL, .max_allowed_hz = s.has_max ? s.max_hz : NULL,
                         .cooling_active = s.has_cooling ? s.cooling : NULL,
                         .firmware_throttled = s.has_firmware ? s.firmware : NULL, .work_rate = s.has_work ? s.work : NULL,
+                        /* over every row, not only those kept */
+                        .load_freq = s.load_seen ? &s.load_freq : NULL, .baseline_c = s.load_seen ? &s.baseline : NULL,
                 };
                 struct run_metrics m;
                 struct analysis_plateau p;
                 if (analysis_compute_metrics(&in, &m) < 0)
                         analysis_metrics_init(&m, a.ambient_c);
+                else if (!isnan(s.peak))
+                        m.peak_c = s.peak;
                 load_plateau(&s, &p);
                 json_object *o = metrics_json(&m, s.work_unit, &p);
                 analyse_print(&s, &rec, o, c->json);

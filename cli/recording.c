@@ -1,4 +1,4 @@
-/* recording.c — read a recording (CSV with a header, or a run's JSON export) into named columns of text cells. */
+/* recording.c — read a recording (CSV with a header, or a run's JSON export) a row at a time, as text cells. */
 #include <ctype.h>
 #include <errno.h>
 #include <json-c/json.h>
@@ -14,13 +14,9 @@
 
 #define RECORDING_MAX_BYTES (512u << 20)       /* a week at 10 Hz is far below this */
 
-char *recording_read_all(const char *path, size_t max, size_t *ret_len) {
-        FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
-        size_t cap = 1 << 16, len = 0;
-        char *buf = NULL;
-
-        if (!f)
-                return NULL;
+/* The rest of f after the len bytes already in buf (cap bytes allocated,
+ * NULL for none; taken), NUL-terminated, at most max bytes in all. */
+static char *read_rest(FILE *f, char *buf, size_t len, size_t cap, size_t max, size_t *ret_len) {
         for (;;) {
                 char *p = cap - len < 4096 || !buf ? realloc(buf, cap *= 2) : buf;
                 if (!p || cap > max + 2) {
@@ -41,12 +37,22 @@ char *recording_read_all(const char *path, size_t max, size_t *ret_len) {
                         break;
                 }
         }
-        if (f != stdin)
-                fclose(f);
         if (buf) {
                 buf[len] = '\0';
                 *ret_len = len;
         }
+        return buf;
+}
+
+char *recording_read_all(const char *path, size_t max, size_t *ret_len) {
+        FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
+        char *buf;
+
+        if (!f)
+                return NULL;
+        buf = read_rest(f, NULL, 0, 1 << 16, max, ret_len);
+        if (f != stdin)
+                fclose(f);
         return buf;
 }
 
@@ -94,63 +100,86 @@ static bool line_skipped(const char *line) {
         return *line == '\0' || *line == '#';
 }
 
-static int add_row(struct recording *r, size_t *cap, char **cells, size_t n, size_t lineno) {
-        if (r->rows == *cap) {
-                size_t c = *cap ? *cap * 2 : 1024;
-                char **p = realloc(r->cells, c * r->cols * sizeof(char *));
-                size_t *l = p ? realloc(r->line, c * sizeof(size_t)) : NULL;
-                if (p)
-                        r->cells = p;
-                if (!l)
-                        return -ENOMEM;
-                r->line = l;
-                *cap = c;
+/* The next line of the CSV into r->buf without its line end: 1, 0 at the
+ * end, -1 on failure (printed). Lines set aside by recording_open() come
+ * first. *cut: it has no '\n' (the last line of a file still being written). */
+static int csv_line(struct recording *r, bool *cut) {
+        ssize_t len;
+
+        if (r->ahead_at < r->ahead_len) {
+                char *start = r->ahead + r->ahead_at, *nl = memchr(start, '\n', r->ahead_len - r->ahead_at);
+                size_t n = nl ? (size_t) (nl - start) : r->ahead_len - r->ahead_at;
+                if (r->buf_size < n + 1) {
+                        char *b = realloc(r->buf, n + 1);
+                        if (!b)
+                                return cli_fail("%s: out of memory", r->path);
+                        r->buf = b;
+                        r->buf_size = n + 1;
+                }
+                memcpy(r->buf, start, n);
+                r->buf[n] = '\0';
+                r->ahead_at += n + (nl != NULL);
+                *cut = !nl;
+        } else {
+                errno = 0;
+                len = getline(&r->buf, &r->buf_size, r->f);
+                if (len <= 0)
+                        return ferror(r->f) ? cli_fail("%s: %s", r->path, strerror(errno ? errno : EIO)) : 0;
+                if (memchr(r->buf, '\0', (size_t) len))
+                        return cli_fail(r->from_json ? "%s: samples_csv holds binary data" :
+                                        "%s: binary data, not a CSV or JSON recording", r->path);
+                *cut = r->buf[len - 1] != '\n';
+                if (!*cut)
+                        r->buf[len - 1] = '\0';
         }
-        for (size_t k = 0; k < r->cols; k++)
-                r->cells[r->rows * r->cols + k] = k < n ? cells[k] : "";
-        r->line[r->rows++] = lineno;
-        return 0;
+        size_t n = strlen(r->buf);
+        if (n > 0 && r->buf[n - 1] == '\r')
+                r->buf[n - 1] = '\0';
+        r->lineno++;
+        return 1;
 }
 
-static int parse_csv(struct recording *r, size_t len) {
-        char *p = r->text, *end = r->text + len, **cells = NULL, sep = ',';
-        size_t lineno = 0, cap = 0;
-        int ret = 0;
+/* The header: the first line that is not blank or a comment. */
+static int csv_header(struct recording *r) {
+        bool cut;
+        int e;
 
-        while (p < end && ret == 0) {
-                char *nl = memchr(p, '\n', (size_t) (end - p)), *line = p;
-                bool cut = !nl;         /* the last line of a file still being written */
-                p = nl ? nl + 1 : end;
-                if (nl)
-                        *nl = '\0';
-                if (nl > line && nl[-1] == '\r')
-                        nl[-1] = '\0';
-                lineno++;
-                if (line_skipped(line))
+        while ((e = csv_line(r, &cut)) > 0 && line_skipped(r->buf))
+                ;
+        if (e < 0)
+                return e;
+        if (e == 0)
+                return cli_fail("%s: empty file, no header line", r->path);
+        r->header = strdup(r->buf);
+        if (!r->header)
+                return cli_fail("%s: out of memory", r->path);
+        r->sep = strchr(r->header, ',') ? ',' : strchr(r->header, ';') ? ';' : '\t';
+        r->names = calloc(strlen(r->header) + 2, sizeof(char *));      /* more than the cells */
+        if (!r->names)
+                return cli_fail("%s: out of memory", r->path);
+        r->cols = split_cells(r->header, r->sep, r->names, strlen(r->header) + 2);
+        r->cells = calloc(r->cols + 1, sizeof(char *));
+        return r->cells ? 0 : cli_fail("%s: out of memory", r->path);
+}
+
+static int csv_next(struct recording *r) {
+        bool cut;
+        int e;
+
+        while ((e = csv_line(r, &cut)) > 0) {
+                if (line_skipped(r->buf))
                         continue;
-                if (!r->names) {
-                        sep = strchr(line, ',') ? ',' : strchr(line, ';') ? ';' : '\t';
-                        r->names = calloc(strlen(line) + 2, sizeof(char *));    /* more than the cells */
-                        if (!r->names)
-                                return cli_fail("%s: out of memory", r->path);
-                        r->cols = split_cells(line, sep, r->names, strlen(line) + 2);
-                        cells = calloc(r->cols, sizeof(char *));
-                        if (!cells)
-                                return cli_fail("%s: out of memory", r->path);
-                        continue;
-                }
-                size_t n = split_cells(line, sep, cells, r->cols);
+                size_t n = split_cells(r->buf, r->sep, r->cells, r->cols);
                 if (n > r->cols)
-                        ret = cli_fail("%s:%zu: %zu cells, the header has %zu", r->path, lineno, n, r->cols);
-                else if (cut && n < r->cols)
-                        break;          /* cut short, as the daemon's own reader treats it */
-                else if (add_row(r, &cap, cells, n, lineno) < 0)
-                        ret = cli_fail("%s: out of memory", r->path);
+                        return cli_fail("%s:%zu: %zu cells, the header has %zu", r->path, r->lineno, n, r->cols);
+                if (cut && n < r->cols)
+                        return 0;       /* cut short, as the daemon's own reader treats it */
+                for (size_t k = n; k < r->cols; k++)
+                        r->cells[k] = "";
+                r->line = r->lineno;
+                return 1;
         }
-        free(cells);
-        if (ret == 0 && !r->names)
-                ret = cli_fail("%s: empty file, no header line", r->path);
-        return ret;
+        return e;
 }
 
 /* JSON cells become text: numbers as json-c prints them, null as "". */
@@ -160,91 +189,122 @@ static const char *json_cell(json_object *v) {
         return json_object_get_string(v);
 }
 
-static int parse_json(struct recording *r) {
-        json_object *doc = client_parse_json(r->text, strlen(r->text)), *cols, *rows, *csv;
-        size_t size = 0, cap = 0;
-        int ret = 0;
+static int json_open(struct recording *r, size_t len) {
+        json_object *cols, *csv;
 
+        r->doc = client_parse_json(r->text, len);
         /* a run file (export --format run): its samples.csv as it is */
-        if (doc && json_object_object_get_ex(doc, "samples_csv", &csv) && json_object_is_type(csv, json_type_string)) {
-                size_t len = (size_t) json_object_get_string_len(csv);
-                char *text = malloc(len + 1);
-                if (!text) {
-                        json_object_put(doc);
-                        return cli_fail("%s: out of memory", r->path);
-                }
-                memcpy(text, json_object_get_string(csv), len + 1);
-                json_object_put(doc);
+        if (r->doc && json_object_object_get_ex(r->doc, "samples_csv", &csv) &&
+            json_object_is_type(csv, json_type_string)) {
+                size_t n = (size_t) json_object_get_string_len(csv);
                 free(r->text);
-                r->text = text;
-                if (memchr(text, '\0', len))
+                r->text = NULL;
+                if (memchr(json_object_get_string(csv), '\0', n))
                         return cli_fail("%s: samples_csv holds binary data", r->path);
-                return parse_csv(r, len);
+                r->f = fmemopen((void *) json_object_get_string(csv), n ? n : 1, "r");
+                if (!r->f)
+                        return cli_fail("%s: out of memory", r->path);
+                if (n == 0)
+                        (void) getc(r->f);      /* fmemopen() takes no empty buffer */
+                r->own_f = true;
+                r->from_json = true;
+                return csv_header(r);
         }
-
-        if (!doc || !json_object_object_get_ex(doc, "columns", &cols) || !json_object_object_get_ex(doc, "rows", &rows) ||
-            !json_object_is_type(cols, json_type_array) || !json_object_is_type(rows, json_type_array)) {
-                json_object_put(doc);
+        if (!r->doc || !json_object_object_get_ex(r->doc, "columns", &cols) ||
+            !json_object_object_get_ex(r->doc, "rows", &r->rows_json) || !json_object_is_type(cols, json_type_array) ||
+            !json_object_is_type(r->rows_json, json_type_array))
                 return cli_fail("%s: not a run export: JSON without \"columns\" and \"rows\" arrays", r->path);
-        }
         r->cols = json_object_array_length(cols);
-        for (size_t i = 0; i < r->cols; i++)
-                size += strlen(json_cell(json_object_array_get_idx(cols, i))) + 1;
-        for (size_t i = 0; i < json_object_array_length(rows); i++)
-                for (size_t k = 0; k < json_object_array_length(json_object_array_get_idx(rows, i)); k++)
-                        size += strlen(json_cell(json_object_array_get_idx(json_object_array_get_idx(rows, i), k))) + 1;
-        char *buf = malloc(size + 1), *w = buf, **tmp = calloc(r->cols + 1, sizeof(char *));
         r->names = calloc(r->cols + 1, sizeof(char *));
-        if (!buf || !tmp || !r->names) {
-                free(buf);
-                free(tmp);
-                json_object_put(doc);
+        r->cells = calloc(r->cols + 1, sizeof(char *));
+        if (!r->names || !r->cells)
                 return cli_fail("%s: out of memory", r->path);
-        }
-        for (size_t i = 0; i < r->cols; i++) {
-                r->names[i] = strcpy(w, json_cell(json_object_array_get_idx(cols, i)));
-                w += strlen(w) + 1;
-        }
-        for (size_t i = 0; ret == 0 && i < json_object_array_length(rows); i++) {
-                json_object *row = json_object_array_get_idx(rows, i);
-                size_t n = json_object_array_length(row);
-                if (n > r->cols) {
-                        ret = cli_fail("%s: row %zu has %zu cells, there are %zu columns", r->path, i + 1, n, r->cols);
-                        break;
-                }
-                for (size_t k = 0; k < n; k++) {
-                        tmp[k] = strcpy(w, json_cell(json_object_array_get_idx(row, k)));
-                        w += strlen(w) + 1;
-                }
-                if (add_row(r, &cap, tmp, n, i + 2) < 0)
-                        ret = cli_fail("%s: out of memory", r->path);
-        }
-        free(tmp);
-        free(r->text);
-        r->text = buf;
-        json_object_put(doc);
-        return ret;
+        for (size_t i = 0; i < r->cols; i++)
+                r->names[i] = (char *) json_cell(json_object_array_get_idx(cols, i));
+        return 0;
 }
 
-int recording_read(const char *path, struct recording *ret) {
-        size_t len = 0;
-        const char *p;
+static int json_next(struct recording *r) {
+        size_t i = r->next_row;
+
+        if (i >= json_object_array_length(r->rows_json))
+                return 0;
+        json_object *row = json_object_array_get_idx(r->rows_json, i);
+        size_t n = json_object_array_length(row);
+        if (n > r->cols)
+                return cli_fail("%s: row %zu has %zu cells, there are %zu columns", r->path, i + 1, n, r->cols);
+        for (size_t k = 0; k < r->cols; k++)
+                r->cells[k] = (char *) (k < n ? json_cell(json_object_array_get_idx(row, k)) : "");
+        r->line = i + 2;
+        r->next_row++;
+        return 1;
+}
+
+int recording_open(const char *path, struct recording *ret) {
+        ssize_t len;
+        char *p;
 
         *ret = (struct recording) { .path = path };
-        ret->text = recording_read_all(path, RECORDING_MAX_BYTES, &len);
-        if (!ret->text)
+        ret->f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
+        ret->own_f = ret->f != stdin;
+        if (!ret->f)
                 return cli_fail("%s: %s", path, strerror(errno));
-        if (memchr(ret->text, '\0', len))
-                return cli_fail("%s: binary data, not a CSV or JSON recording", path);
-        for (p = ret->text; isspace((unsigned char) *p); p++)
-                ;
-        return *p == '{' ? parse_json(ret) : parse_csv(ret, len);
+        /* blank lines are set aside until the first other one says CSV or JSON */
+        while ((len = getline(&ret->buf, &ret->buf_size, ret->f)) > 0) {
+                if (memchr(ret->buf, '\0', (size_t) len))
+                        return cli_fail("%s: binary data, not a CSV or JSON recording", path);
+                for (p = ret->buf; isspace((unsigned char) *p); p++)
+                        ;
+                if (*p || ret->buf[len - 1] != '\n')
+                        break;
+                p = realloc(ret->ahead, ret->ahead_len + (size_t) len);
+                if (!p)
+                        return cli_fail("%s: out of memory", path);
+                memcpy(p + ret->ahead_len, ret->buf, (size_t) len);
+                ret->ahead = p;
+                ret->ahead_len += (size_t) len;
+        }
+        if (ferror(ret->f))
+                return cli_fail("%s: %s", path, strerror(EIO));
+        if (len > 0 && *p == '{') {
+                size_t all = 0;
+                char *text = strdup(ret->buf);
+                ret->text = text ? read_rest(ret->f, text, (size_t) len, (size_t) len + 1, RECORDING_MAX_BYTES, &all)
+                                 : NULL;
+                if (!ret->text)
+                        return cli_fail("%s: %s", path, strerror(text ? errno : ENOMEM));
+                if (memchr(ret->text, '\0', all))
+                        return cli_fail("%s: binary data, not a CSV or JSON recording", path);
+                if (ret->own_f)
+                        fclose(ret->f);
+                ret->f = NULL;
+                ret->own_f = false;
+                return json_open(ret, all);
+        }
+        if (len > 0) {          /* the line read is the next one */
+                p = realloc(ret->ahead, ret->ahead_len + (size_t) len + 1);
+                if (!p)
+                        return cli_fail("%s: out of memory", path);
+                memcpy(p + ret->ahead_len, ret->buf, (size_t) len);
+                ret->ahead = p;
+                ret->ahead_len += (size_t) len;
+        }
+        return csv_header(ret);
+}
+
+int recording_next(struct recording *r) {
+        return r->rows_json ? json_next(r) : csv_next(r);
 }
 
 void recording_free(struct recording *r) {
+        if (r->f && r->own_f)
+                fclose(r->f);
+        json_object_put(r->doc);
         free(r->names);
         free(r->cells);
-        free(r->line);
+        free(r->header);
+        free(r->buf);
+        free(r->ahead);
         free(r->text);
         *r = (struct recording) {};
 }
@@ -265,8 +325,8 @@ long recording_column_any(const struct recording *r, const char *const *names) {
         return -1;
 }
 
-const char *recording_cell(const struct recording *r, size_t row, long col) {
-        return col < 0 ? "" : r->cells[row * r->cols + (size_t) col];
+const char *recording_cell(const struct recording *r, long col) {
+        return col < 0 ? "" : r->cells[col];
 }
 
 /* Reads exactly n digits. */

@@ -6,6 +6,7 @@
  * read the daemon's own files after a crash), gets a new id, and its
  * metrics are computed again here from its samples: two boards' runs
  * compared on one daemon are analysed by the same code. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -144,6 +145,196 @@ void run_file_export_free(struct run_file_export *x) {
         free(x);
 }
 
+/* The run file's one large member, samples_csv, is taken out of the way of
+ * json-c, which would hold it twice more (its tokener's buffer and the
+ * string made of it) on top of the body: it is decoded in place in the
+ * body, and json-c reads the rest of the document. Only the JSON that
+ * export writes is split so; anything else (json-c's comments and single
+ * quotes, raw control characters, escaped keys) json-c reads whole, with
+ * its own errors. */
+static const char *split_space(const char *p, const char *end) {
+        while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+                p++;
+        return p;
+}
+
+/* Just past the string that opens at p, its escapes checked; NULL when it is not one. */
+static const char *split_string_end(const char *p, const char *end) {
+        for (p++; p < end; p++) {
+                if (*p == '"')
+                        return p + 1;
+                if ((unsigned char) *p < 0x20)
+                        return NULL;
+                if (*p != '\\')
+                        continue;
+                if (++p == end)
+                        return NULL;
+                if (*p == 'u') {
+                        if (end - p < 5)
+                                return NULL;
+                        for (int i = 1; i <= 4; i++)
+                                if (!isxdigit((unsigned char) p[i]))
+                                        return NULL;
+                        p += 4;
+                } else if (!*p || !strchr("\"\\/bfnrt", *p))
+                        return NULL;
+        }
+        return NULL;
+}
+
+/* Where the member value at p ends: at the ',' or '}' after it; NULL when unsure. */
+static const char *split_value_end(const char *p, const char *end) {
+        size_t depth = 0;
+
+        while (p < end) {
+                if (*p == '"') {
+                        p = split_string_end(p, end);
+                        if (!p)
+                                return NULL;
+                        continue;
+                }
+                if (*p == '/' || *p == '\'')
+                        return NULL;
+                if ((*p == ',' || *p == '}' || *p == ']') && depth == 0)
+                        return *p == ']' ? NULL : p;
+                if (*p == '{' || *p == '[')
+                        depth++;
+                else if (*p == '}' || *p == ']')
+                        depth--;
+                p++;
+        }
+        return NULL;
+}
+
+/* The text between the quotes of the one top-level "samples_csv" string: 1, or 0 when not sure. */
+static int split_find(const char *text, size_t len, const char **start, const char **stop) {
+        const char *p = split_space(text, text + len), *end = text + len, *key;
+        int found = 0;
+
+        if (p == end || *p != '{')
+                return 0;
+        for (p = split_space(p + 1, end); p < end && *p == '"'; p = split_space(p + 1, end)) {
+                key = p + 1;
+                p = split_string_end(p, end);
+                if (!p || memchr(key, '\\', (size_t) (p - 1 - key)))
+                        return 0;
+                bool ours = p - 1 - key == 11 && memcmp(key, "samples_csv", 11) == 0;
+                p = split_space(p, end);
+                if (p == end || *p != ':')
+                        return 0;
+                p = split_space(p + 1, end);
+                if (ours && (found || p == end || *p != '"'))
+                        return 0;
+                if (ours) {
+                        *start = p + 1;
+                        p = split_string_end(p, end);
+                        *stop = p ? p - 1 : NULL;
+                        found = 1;
+                } else
+                        p = split_value_end(p, end);
+                if (!p || (p = split_space(p, end)) == end || (*p != ',' && *p != '}'))
+                        return 0;
+                if (*p == '}')
+                        return split_space(p + 1, end) == end ? found : 0;
+        }
+        return 0;
+}
+
+static unsigned split_hex4(const char *p) {
+        unsigned v = 0;
+
+        for (int i = 0; i < 4; i++) {
+                int c = tolower((unsigned char) p[i]);
+                v = v * 16 + (unsigned) (isdigit(c) ? c - '0' : c - 'a' + 10);
+        }
+        return v;
+}
+
+/* One \uXXXX escape (two for a surrogate pair) at p as UTF-8 into out, as
+ * json-c decodes it: a lone surrogate is U+FFFD. Returns the escape's length. */
+static size_t split_unicode(const char *p, const char *end, char **out) {
+        unsigned cp = split_hex4(p + 2), low;
+        size_t used = 6;
+        char *o = *out;
+
+        if (cp >= 0xd800 && cp < 0xdc00 && end - p >= 12 && p[6] == '\\' && p[7] == 'u' &&
+            (low = split_hex4(p + 8)) >= 0xdc00 && low < 0xe000) {
+                cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
+                used = 12;
+        } else if (cp >= 0xd800 && cp < 0xe000)
+                cp = 0xfffd;
+        if (cp < 0x80) {
+                *o++ = (char) cp;
+        } else if (cp < 0x800) {
+                *o++ = (char) (0xc0 | cp >> 6);
+                *o++ = (char) (0x80 | (cp & 0x3f));
+        } else if (cp < 0x10000) {
+                *o++ = (char) (0xe0 | cp >> 12);
+                *o++ = (char) (0x80 | (cp >> 6 & 0x3f));
+                *o++ = (char) (0x80 | (cp & 0x3f));
+        } else {
+                *o++ = (char) (0xf0 | cp >> 18);
+                *o++ = (char) (0x80 | (cp >> 12 & 0x3f));
+                *o++ = (char) (0x80 | (cp >> 6 & 0x3f));
+                *o++ = (char) (0x80 | (cp & 0x3f));
+        }
+        *out = o;
+        return used;
+}
+
+/* The checked string text [s, end) decoded in place (never longer); its new length. */
+static size_t split_decode(char *s, const char *end) {
+        char *out = s;
+        const char *p = s, *esc;
+
+        while (p < end) {
+                esc = memchr(p, '\\', (size_t) (end - p));
+                if (!esc)
+                        esc = end;
+                memmove(out, p, (size_t) (esc - p));
+                out += esc - p;
+                p = esc;
+                if (p == end)
+                        break;
+                if (p[1] == 'u') {
+                        p += split_unicode(p, end, &out);
+                        continue;
+                }
+                switch (p[1]) {
+                case 'b': *out++ = '\b'; break;
+                case 'f': *out++ = '\f'; break;
+                case 'n': *out++ = '\n'; break;
+                case 'r': *out++ = '\r'; break;
+                case 't': *out++ = '\t'; break;
+                default: *out++ = p[1]; break;
+                }
+                p += 2;
+        }
+        return (size_t) (out - s);
+}
+
+int run_file_split(char *text, size_t len, char **rest, size_t *rest_len, const char **csv, size_t *csv_len) {
+        const char *start = NULL, *stop = NULL;
+        size_t head, tail;
+        char *r;
+
+        if (!split_find(text, len, &start, &stop))
+                return 0;
+        head = (size_t) (start - text);
+        tail = len - (size_t) (stop - text);
+        r = malloc(head + tail + 1);
+        if (!r)
+                return -ENOMEM;
+        memcpy(r, text, head);
+        memcpy(r + head, stop, tail);
+        r[head + tail] = '\0';
+        *rest = r;
+        *rest_len = head + tail;
+        *csv = start;
+        *csv_len = split_decode(text + head, stop);
+        return 1;
+}
+
 struct import_reader {
         struct run_series s;
         char unit[16];
@@ -182,8 +373,7 @@ static int import_row(void *userdata, char *line, bool header) {
         if (kind < 0)
                 return util_errorf(rd->err, rd->errlen, -EINVAL, "samples_csv: line %zu: unknown phase", rd->line);
         phase = (enum analysis_phase) kind;
-        if (!isfinite(row.elapsed_s) || row.elapsed_s < 0 ||
-            (rd->s.n && row.elapsed_s < rd->s.t_s[rd->s.n - 1]))
+        if (!isfinite(row.elapsed_s) || row.elapsed_s < 0 || (rd->s.lim.given && row.elapsed_s < rd->s.last_t_s))
                 return util_errorf(rd->err, rd->errlen, -EINVAL,
                                    "samples_csv: line %zu: elapsed_s is not a time after the line before", rd->line);
         return run_series_append_row(&rd->s, &row, phase, rd->unit, sizeof rd->unit);
@@ -265,17 +455,17 @@ static int import_write(struct run *r, const char *dir, const char *csv, size_t 
         return e;
 }
 
-int run_file_import(json_object *doc, const char *state_dir, unsigned id, struct run **ret, char *err,
-                    size_t errlen) {
+int run_file_import(json_object *doc, const char *csv, size_t len, const char *state_dir, unsigned id,
+                    struct run **ret, char *err, size_t errlen) {
         struct import_reader rd = { .err = err, .errlen = errlen };
         char dir[PATH_MAX], inner[256];
         json_object *jrun = NULL;
-        const char *csv = NULL;
+        const char *in_doc = NULL;
         struct run *r;
-        size_t len = 0;
+        size_t in_doc_len = 0;
         int e;
 
-        e = import_check(doc, &jrun, &csv, &len, err, errlen);
+        e = import_check(doc, &jrun, &in_doc, &in_doc_len, err, errlen);
         if (e < 0)
                 return e;
         /* the caps of a run started here: what is kept must read back after a restart */
@@ -290,6 +480,12 @@ int run_file_import(json_object *doc, const char *state_dir, unsigned id, struct
                 run_free(r);
                 return util_errorf(err, errlen, -EINVAL, "run.state: \"running\": only an ended run can be imported");
         }
+        if (!csv) {
+                csv = in_doc;
+                len = in_doc_len;
+        }
+        /* as many samples as a live run keeps, however many rows: every 2nd, 4th ... past the cap */
+        run_series_limit(&rd.s, RUN_SERIES_MAX);
         e = import_samples(csv, len, &rd);
         if (e < 0)
                 goto out;
@@ -301,7 +497,7 @@ int run_file_import(json_object *doc, const char *state_dir, unsigned id, struct
         snprintf(r->work_unit, sizeof r->work_unit, "%s", rd.unit);
         run_series_metrics(&rd.s, r->ambient_c, &r->metrics);
         run_quality_phases(r, &rd.s);
-        r->n_samples = rd.s.n;
+        r->n_samples = rd.s.lim.given;  /* the rows, not those kept in memory */
         r->recording_ok = true;
         r->recording_error[0] = '\0';
         e = run_store_dir(state_dir, id, dir, sizeof dir);

@@ -282,11 +282,21 @@ int run_file_export_open(const struct run *r, const char *dir, struct run_file_e
                          size_t errlen);
 ssize_t run_file_export_read(struct run_file_export *x, char *buf, size_t max);
 void run_file_export_free(struct run_file_export *x);
+/* A run file's text (len bytes) made ready for a JSON parser without its
+ * samples: the samples_csv string is decoded in place in text, as json-c
+ * decodes it, and is *csv (*csv_len bytes, not NUL-terminated); *rest
+ * (caller frees) is the document with "" in its place. 1 when done, 0 when
+ * text is not plain JSON with one top-level samples_csv string (then
+ * nothing is changed and the parser reads it all), -ENOMEM. */
+int run_file_split(char *text, size_t len, char **rest, size_t *rest_len, const char **csv, size_t *csv_len);
 /* Checks doc as hostile input, creates state_dir/runs/<id> with the run's
- * files, and returns it with its metrics computed from its samples; err
- * names what is wrong (-EINVAL) or what failed. Nothing stays on failure. */
-int run_file_import(json_object *doc, const char *state_dir, unsigned id, struct run **ret, char *err,
-                    size_t errlen);
+ * files, and returns it with its metrics computed from its samples (csv,
+ * len bytes, or doc's samples_csv when csv is NULL), at most
+ * RUN_SERIES_MAX of them in memory; err names what is wrong (-EINVAL) or
+ * what failed. Nothing is written before all is checked, and nothing stays
+ * on failure. */
+int run_file_import(json_object *doc, const char *csv, size_t len, const char *state_dir, unsigned id,
+                    struct run **ret, char *err, size_t errlen);
 
 /* Runs on disk. (run-store.c) */
 int run_store_dir(const char *state_dir, unsigned id, char *buf, size_t size);

@@ -472,8 +472,11 @@ int runs_export(const struct runs *rs, unsigned id, struct run_file_export **ret
         return run_file_export_open(r, dir, ret, err, errlen);
 }
 
-int runs_import(struct runs *rs, const char *text, size_t len, const struct run **ret, char *err, size_t errlen) {
+int runs_import(struct runs *rs, char *text, size_t len, const struct run **ret, char *err, size_t errlen) {
         json_object *doc;
+        const char *csv = NULL;
+        char *rest = NULL;
+        size_t csv_len = 0, rest_len = 0;
         struct run *r;
         int e;
 
@@ -485,10 +488,17 @@ int runs_import(struct runs *rs, const char *text, size_t len, const struct run 
                 snprintf(err, errlen, "out of memory");
                 return -ENOMEM;
         }
-        e = runs_parse_body(text, len, &doc, err, errlen);
+        /* the samples stay where they came in: json-c would hold them twice more */
+        e = text ? run_file_split(text, len, &rest, &rest_len, &csv, &csv_len) : 0;
+        if (e < 0) {
+                snprintf(err, errlen, "out of memory");
+                return e;
+        }
+        e = rest ? runs_parse_body(rest, rest_len, &doc, err, errlen) : runs_parse_body(text, len, &doc, err, errlen);
+        free(rest);
         if (e < 0)
                 return e;
-        e = run_file_import(doc, rs->set.state_dir, rs->next_id, &r, err, errlen);
+        e = run_file_import(doc, csv, csv_len, rs->set.state_dir, rs->next_id, &r, err, errlen);
         json_object_put(doc);
         if (e < 0)
                 return e;

@@ -59,8 +59,9 @@ int runs_delete(struct runs *rs, unsigned id, char *err, size_t errlen);
 int runs_export(const struct runs *rs, unsigned id, struct run_file_export **ret, char *err, size_t errlen);
 /* Such a document as a new run with the next id: -EBADMSG not JSON,
  * -EINVAL not a run file (err names the field), -EROFS the state
- * directory is unusable, other -errno: storage. */
-int runs_import(struct runs *rs, const char *text, size_t len, const struct run **ret, char *err, size_t errlen);
+ * directory is unusable, other -errno: storage. text (NUL-terminated at
+ * len) is used up: its samples are decoded in place (run_file_split()). */
+int runs_import(struct runs *rs, char *text, size_t len, const struct run **ret, char *err, size_t errlen);
 
 /* The run with this id, live or finished, or NULL. */
 const struct run *runs_find(const struct runs *rs, unsigned id);

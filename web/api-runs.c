@@ -47,13 +47,7 @@ static void api_runs_reply_error(struct http_request *r, int e, const char *err)
 }
 
 /* A run made from the POSTed body, by starting it or importing it: 201 with its document. */
-static void api_runs_create(struct api *a, struct http_request *r,
-                            int (*create)(struct runs *rs, const char *body, size_t len, const struct run **ret,
-                                          char *err, size_t errlen)) {
-        const struct run *run;
-        char err[600];
-        int e = create(a->ctx.runs, r->body, r->body_len, &run, err, sizeof err);
-
+static void api_runs_created(struct api *a, struct http_request *r, int e, const struct run *run, const char *err) {
         if (e < 0)
                 api_runs_reply_error(r, e, err);
         else
@@ -61,11 +55,20 @@ static void api_runs_create(struct api *a, struct http_request *r,
 }
 
 void api_runs_start(struct api *a, struct http_request *r, unsigned id) {
-        api_runs_create(a, r, runs_start);
+        const struct run *run = NULL;
+        char err[600];
+        int e = runs_start(a->ctx.runs, r->body, r->body_len, &run, err, sizeof err);
+
+        api_runs_created(a, r, e, run, err);
 }
 
+/* The body is used up: its samples are decoded where they are. */
 void api_runs_import(struct api *a, struct http_request *r, unsigned id) {
-        api_runs_create(a, r, runs_import);
+        const struct run *run = NULL;
+        char err[600];
+        int e = runs_import(a->ctx.runs, r->body, r->body_len, &run, err, sizeof err);
+
+        api_runs_created(a, r, e, run, err);
 }
 
 static ssize_t api_export_read(void *userdata, char *buf, size_t max) {

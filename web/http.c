@@ -361,6 +361,16 @@ const char *http_check_framing(const char *const *values, size_t n, bool te, siz
         return NULL;
 }
 
+uint64_t http_request_deadline_us(uint64_t content_length) {
+        uint64_t max = HTTP_REQUEST_DEADLINE_MAX_S * UINT64_C(1000000), us;
+
+        if (content_length / HTTP_BODY_RATE_MIN >= HTTP_REQUEST_DEADLINE_MAX_S)
+                return max;
+        us = HTTP_REQUEST_DEADLINE_S * UINT64_C(1000000) + content_length / HTTP_BODY_RATE_MIN * UINT64_C(1000000) +
+             content_length % HTTP_BODY_RATE_MIN * UINT64_C(1000000) / HTTP_BODY_RATE_MIN;
+        return us < max ? us : max;
+}
+
 /* The dispatcher replies or defers; a request it did neither with is a bug, answered as one. */
 static void http_dispatch(struct http_server *s, struct http_request *r) {
         s->dispatch(s->userdata, r);
@@ -415,8 +425,13 @@ static bool http_answer_early(struct http_server *s, struct http_request *r) {
                 http_dispatch(s, r);
                 return true;
         }
-        if (status == 0)
+        if (status == 0) {
+                struct http_conn *c = http_conn_of(r->conn);
+                /* a body it may send has the time it takes at a minimum rate (status 0: a number up to max) */
+                if (c && c->deadline_us && f.n > 0)
+                        c->deadline_us = c->started_us + http_request_deadline_us(strtoull(f.values[0], NULL, 10));
                 return false;
+        }
         r->close = true;
         if (status == 413)
                 http_reply_error(r, 413, "body_too_large", "request body is larger than %zu bytes", r->body_max);

@@ -17,6 +17,8 @@
 #define HTTP_CONNECTIONS_LEAVING 16     /* connections shut down to make room, beyond the limit until closed */
 #define HTTP_HEADERS_MAX (16 * 1024)    /* bytes of memory per connection for the request line and headers */
 #define HTTP_REQUEST_DEADLINE_S 10      /* seconds: from connect (or the previous answer) to a whole request */
+#define HTTP_BODY_RATE_MIN (256 * 1024) /* bytes a second: a body's Content-Length adds its time at this rate */
+#define HTTP_REQUEST_DEADLINE_MAX_S 300 /* seconds: the deadline however large the body */
 #define HTTP_IDLE_TIMEOUT_S 30          /* seconds without a byte either way, while answering too */
 #define HTTP_STREAM_SNDBUF (32 * 1024)  /* bytes: kernel send buffer of a streamed answer */
 #define HTTP_LARGE_ANSWER (64 * 1024)   /* bytes: a JSON answer this large gives the heap back once sent */
@@ -144,6 +146,12 @@ bool http_admit(unsigned total, unsigned same_address, bool loopback);
  * the Content-Length values as sent (n of them), te whether a
  * Transfer-Encoding header came too, max the body this request may have. */
 const char *http_check_framing(const char *const *values, size_t n, bool te, size_t max, unsigned *status);
+
+/* Microseconds a request of this Content-Length has from connect to its
+ * last byte: HTTP_REQUEST_DEADLINE_S, and the body's time at
+ * HTTP_BODY_RATE_MIN, at most HTTP_REQUEST_DEADLINE_MAX_S. A large import
+ * on a slow link goes on as long as it moves. */
+uint64_t http_request_deadline_us(uint64_t content_length);
 
 /* Like http_reply() for a body that outlives every answer (static data), so
  * it is not copied; headers are NULL-terminated name, value pairs added to

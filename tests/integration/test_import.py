@@ -4,10 +4,12 @@ import json
 import math
 import os
 import socket
+import threading
+import time
 
 import pytest
 
-from conftest import fixture_path, with_token
+from conftest import fixture_path, sanitized, with_token
 from test_cli import HEATCURVECTL, board, ctl, run_short  # noqa: F401 (ctl is a fixture)
 
 
@@ -270,3 +272,83 @@ def test_firmware_throttling_counts_in_imported_run_and_offline(start_daemon, ct
     r = ctl(None, "analyse", "--json", str(f), url=False)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["throttled_fraction"] == pytest.approx(want, abs=1e-4)
+
+
+def long_run_file(doc, size):
+    """doc with size bytes of short samples rows: idle, stress, then cooldown, rising and falling."""
+    header = doc["samples_csv"].split("\n", 1)[0]
+    rows, total, i = [header], len(header) + 1, 0
+    phases = ("idle", "stress", "cooldown")
+    n = size // 30
+    while total < size:
+        phase = phases[min(3 * i // n, 2)]
+        temp = 40 + (20 - 60 * abs(i - n / 2) / n if phase == "stress" else 0)
+        row = f"{1700000000000 + i * 10},{i / 100:.3f},{phase},{temp:.3f},,,,0,,,"
+        rows.append(row)
+        total += len(row) + 1
+        i += 1
+    return {**doc, "samples_csv": "\n".join(rows) + "\n"}, i
+
+
+@pytest.mark.slow       # a 30 MiB body of a million rows, 10 s
+def test_a_large_import_is_held_to_the_series_cap(start_daemon):
+    """The rows of an imported run are kept as a live run's are: at most RUN_SERIES_MAX of them
+    in memory, every 2nd, 4th ... past it; the daemon answers others meanwhile."""
+    a = board(start_daemon, "rpi4")
+    finished_run(a, "source")
+    _, doc = a.get("/api/v1/runs/1/export")
+    big, n_rows = long_run_file(doc, 30 * 1024 * 1024)
+    body = json.dumps(big).encode()
+    before = vm_kib(a.proc.pid, "VmHWM")
+    waits, done = [], threading.Event()
+
+    def poll():
+        while not done.is_set():
+            t = time.monotonic()
+            assert a.get("/api/v1/status", timeout=30)[0] == 200
+            waits.append(time.monotonic() - t)
+            time.sleep(0.05)
+
+    poller = threading.Thread(target=poll)
+    poller.start()
+    try:
+        status, run = a.request("POST", "/api/v1/runs/import", body, timeout=120)
+    finally:
+        done.set()
+        poller.join()
+    grew = vm_kib(a.proc.pid, "VmHWM") - before
+    print(f"import of {len(body)} bytes, {n_rows} rows: VmHWM grew {grew} KiB, "
+          f"longest /status {max(waits):.3f} s")
+    assert status == 201, run
+    assert run["recording"]["samples"] == n_rows
+    assert run["metrics"]["peak_c"] == pytest.approx(60, abs=0.1)
+    if not sanitized(a.proc.pid):      # AddressSanitizer keeps freed memory in its quarantine
+        assert grew < 64 * 1024, f"peak memory grew {grew} KiB for a {len(body) // 1024} KiB import"
+    # written as sent: the file reads back whole
+    status, csv = a.get(f"/api/v1/runs/{run['id']}/samples?format=csv", timeout=120)
+    assert status == 200 and csv == big["samples_csv"]
+
+
+@pytest.mark.slow       # a 3 MiB import sent at 200 KiB/s, 16 s
+def test_a_slow_import_has_the_time_its_size_needs(start_daemon):
+    """The whole-request deadline grows with the Content-Length (1 s per 256 KiB on top of
+    10 s): an import on a slow link is answered, where 10 s for the whole body cut it."""
+    a = board(start_daemon, "rpi4")
+    finished_run(a, "source")
+    _, doc = a.get("/api/v1/runs/1/export")
+    body = json.dumps(long_run_file(doc, 3 * 1024 * 1024)[0]).encode()
+    rate, step = 200 * 1024, 0.1
+    started = time.monotonic()
+    with socket.create_connection(("127.0.0.1", a.port), timeout=30) as s:
+        s.sendall(b"POST /api/v1/runs/import HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body))
+        for at in range(0, len(body), int(rate * step)):
+            s.sendall(body[at:at + int(rate * step)])
+            time.sleep(max(0.0, started + (at + rate * step) / rate - time.monotonic()))
+        took = time.monotonic() - started
+        answer = b""
+        while chunk := s.recv(65536):
+            answer += chunk
+    assert took > 12, f"sent in {took:.1f} s: not slower than the fixed deadline"
+    assert answer.startswith(b"HTTP/1.1 201"), answer[:300]
+    assert json.loads(answer.split(b"\r\n\r\n", 1)[1])["recording"]["samples"] > 70000

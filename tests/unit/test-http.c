@@ -142,12 +142,25 @@ static void test_framing(void **state) {
         assert_int_equal(status, 413);
 }
 
+/* A body has the time it takes at the minimum rate, on top of the fixed
+ * deadline, and no more than the bound. */
+static void test_request_deadline_scales_with_body(void **state) {
+        assert_int_equal(http_request_deadline_us(0), HTTP_REQUEST_DEADLINE_S * UINT64_C(1000000));
+        assert_int_equal(http_request_deadline_us(HTTP_BODY_RATE_MIN), (HTTP_REQUEST_DEADLINE_S + 1) * UINT64_C(1000000));
+        assert_int_equal(http_request_deadline_us(HTTP_BODY_RATE_MIN / 2), HTTP_REQUEST_DEADLINE_S * UINT64_C(1000000) + 500000);
+        /* 32 MiB, an import's largest: 128 s more */
+        assert_int_equal(http_request_deadline_us(32 * 1024 * 1024), (HTTP_REQUEST_DEADLINE_S + 128) * UINT64_C(1000000));
+        assert_int_equal(http_request_deadline_us(UINT64_C(1) << 40), HTTP_REQUEST_DEADLINE_MAX_S * UINT64_C(1000000));
+        assert_int_equal(http_request_deadline_us(UINT64_MAX), HTTP_REQUEST_DEADLINE_MAX_S * UINT64_C(1000000));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_admit_loopback_reserve),
                 cmocka_unit_test(test_admit_per_address),
                 cmocka_unit_test(test_peer_per_64),
                 cmocka_unit_test(test_framing),
+                cmocka_unit_test(test_request_deadline_scales_with_body),
                 cmocka_unit_test(test_tls_state_released),
         };
 

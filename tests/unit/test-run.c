@@ -822,9 +822,60 @@ static void test_thinned_series_gives_the_same_metrics(void **state) {
         run_series_free(&thin);
 }
 
+/* A run file's samples are decoded in place as json-c decodes them, and
+ * json-c reads the rest; what is not plain JSON is left to json-c whole. */
+static void test_run_file_split_decodes_as_json_c(void **state) {
+        static const char *const docs[] = {
+                "{\"format\":\"heatcurve-run\",\"run\":{\"a\":[1,{\"samples_csv\":\"x\"}]},"
+                "\"samples_csv\":\"h,\\\"q\\\"\\n1,\\u00e9\\\\\\/\\t\\b\\f\\r\\n\"} \n",
+                " { \"samples_csv\" : \"\\ud83d\\ude00 \\ud800\\u0041 \\udc00 \\ud800\\ud83d\\ude00 \\ud800\" , "
+                "\"b\" : null }",
+                "{\"samples_csv\":\"\"}",
+        };
+        static const char *const whole[] = {
+                "{\"samples_csv\":\"a\"} x", "{\"samples_csv\":\"a\",}", "{/* c */\"samples_csv\":\"a\"}",
+                "{\"samples\\u005fcsv\":\"a\"}", "{\"samples_csv\":1}", "{\"samples_csv\":\"a\",\"samples_csv\":\"b\"}",
+                "{\"samples_csv\":\"a\nb\"}", "{\"samples_csv\":\"\\x\"}", "{\"b\":'x',\"samples_csv\":\"a\"}",
+                "[\"samples_csv\"]", "{\"b\":1}", "{\"samples_csv\":\"a\"", "{\"samples_csv\":\"\\u12\"}",
+        };
+
+        for (size_t i = 0; i < sizeof docs / sizeof *docs; i++) {
+                json_object *want = json_tokener_parse(docs[i]), *got, *member;
+                char *text = strdup(docs[i]), *rest = NULL;
+                const char *csv = NULL;
+                size_t len = 0, rest_len = 0;
+
+                assert_non_null(want);
+                assert_int_equal(run_file_split(text, strlen(text), &rest, &rest_len, &csv, &len), 1);
+                assert_true(json_object_object_get_ex(want, "samples_csv", &member));
+                assert_int_equal(len, (size_t) json_object_get_string_len(member));
+                assert_memory_equal(csv, json_object_get_string(member), len);
+                assert_int_equal(rest_len, strlen(rest));
+                got = json_tokener_parse(rest);
+                assert_non_null(got);
+                json_object_object_add(want, "samples_csv", json_object_new_string(""));
+                assert_true(json_object_equal(got, want));
+                json_object_put(got);
+                json_object_put(want);
+                free(rest);
+                free(text);
+        }
+        for (size_t i = 0; i < sizeof whole / sizeof *whole; i++) {
+                char *text = strdup(whole[i]), *rest = NULL;
+                const char *csv = NULL;
+                size_t len = 0, rest_len = 0;
+
+                assert_int_equal(run_file_split(text, strlen(text), &rest, &rest_len, &csv, &len), 0);
+                assert_string_equal(text, whole[i]);
+                assert_null(rest);
+                free(text);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_wall_clock_steps_do_not_time_phases),
+                cmocka_unit_test(test_run_file_split_decodes_as_json_c),
                 cmocka_unit_test(test_samples_header_quotes_ids),
                 cmocka_unit_test(test_samples_numbers_as_printf),
                 cmocka_unit_test(test_samples_time_as_strtoll),
