@@ -37,6 +37,7 @@
 #include <dirent.h>
 
 #include "history.h"
+#include "history-save.h"
 #include "sensors.h"
 
 #define QUERY_POINTS 1000

@@ -21,6 +21,7 @@
 #include "alerts.h"
 #include "api.h"
 #include "build-config.h"
+#include "history-save.h"
 #include "http.h"
 #include "json-sensors.h"
 #include "log.h"

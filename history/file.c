@@ -7,7 +7,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "atomic-file.h"
 #include "history-internal.h"
 
 /*
@@ -178,8 +177,7 @@ static int history_write(const struct history *h, struct history_writer *w) {
         return w->error;
 }
 
-/* Writes the ring to an open file; the caller commits or discards it. */
-static int history_write_fd(const struct history *h, int fd) {
+int history_write_fd(const struct history *h, int fd) {
         struct history_writer *w;
         int r;
 
@@ -195,22 +193,6 @@ static int history_write_fd(const struct history *h, int fd) {
         return r;
 }
 
-int history_save(const struct history *h, const char *path) {
-        struct atomic_file f;
-        int r;
-
-        if (!h || !path || path[0] == '\0')
-                return -EINVAL;
-        r = atomic_file_open(&f, path, 0644);
-        if (r < 0)
-                return r;
-        r = history_write_fd(h, f.fd);
-        if (r < 0) {
-                atomic_file_discard(&f);
-                return r;
-        }
-        return atomic_file_commit(&f);
-}
 
 struct history_file {
         int fd;

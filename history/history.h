@@ -111,11 +111,12 @@ int history_query(const struct history *h, int64_t from_ms, int64_t to_ms,
                   struct history_result *ret);
 void history_result_free(struct history_result *r);
 
-/* Binary file, replaced atomically (temp file, fsync, rename), written one
- * block at a time. Format: see history.c (version 4; 3 and 2 are read); little-endian
+/* The ring as a history.bin file, written to fd from its offset one block
+ * at a time. Format: see file.c (version 4; 3 and 2 are read); little-endian
  * whatever the host, so it moves between armhf and arm64; a CRC-32 for the
- * header and one per block. */
-int history_save(const struct history *h, const char *path);
+ * header and one per block. Making it replace a file atomically is the
+ * caller's: history_save() (core/history-save.h). -errno. */
+int history_write_fd(const struct history *h, int fd);
 /* Loads samples into h (columns matched by id, capacity kept), reading the
  * file one block at a time (two passes, no whole-file buffer). -ENOENT when
  * absent. Replaces h's samples (the newest `capacity` of the file are kept);

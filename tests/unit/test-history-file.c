@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "history.h"
+#include "history-save.h"
 #include "sensors.h"
 #include "test-history.h"
 
