@@ -55,6 +55,17 @@ int watch_run(const struct client *c, unsigned id, long count, unsigned flags);
 
 int cmd_runs(struct client *c, int argc, char **argv);
 int cmd_analyse(struct client *c, int argc, char **argv);
+/* How one metric of the run document is shown, in show, compare and the
+ * group table alike (one label, scale and rounding per metric). */
+struct metric {
+        const char *key;                /* in "metrics" */
+        const char *label;              /* with its unit; NULL: not a row of its own */
+        double scale;                   /* shown = value * scale; 0: a rate in work_unit/s; < 0: text */
+        int decimals;
+        bool no_diff;                   /* no "Δ vs 1st": a difference of it means nothing */
+};
+/* The metric of key, NULL for one this client does not know. (show.c) */
+const struct metric *metric_find(const char *key);
 /* The metrics table of `show` and `compare`: one column per run document
  * (each with a "metrics" object) in the array runs. */
 void metrics_print(json_object *runs);

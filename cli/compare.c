@@ -110,34 +110,21 @@ static int compare_add_local(json_object *doc, json_object *runs, const struct o
         return e < 0 ? cli_fail("compare: out of memory") : 0;
 }
 
-/* How a group metric is shown: mean ± half-width of its 95 % interval. */
-struct group_metric {
-        const char *key;                /* in a group's "metrics" */
-        const char *label;              /* with its unit */
-        double scale;                   /* shown = value * scale; 0: a rate in work_unit/s */
-        int decimals;
-};
+/* A group metric as show and compare show it, NULL for one shown as sent. */
+static const struct metric *group_metric_find(const char *key) {
+        const struct metric *m = metric_find(key);
 
-static const struct group_metric group_metrics[] = {
-        { "rise_over_ambient_c", "rise over ambient °C", 1, 1 },
-        { "rise_c", "rise over baseline °C (no ambient)", 1, 1 },
-        { "plateau_c", "plateau °C", 1, 1 },
-        { "tau_heat_s", "tau heat s", 1, 0 },
-        { "t90_heat_s", "t90 heat s", 1, 0 },
-        { "tau_cool_s", "tau cool s", 1, 0 },
-        { "throttled_fraction", "throttled %", 100, 1 },
-        { "freq_mean_hz", "freq mean MHz", 1e-6, 0 },
-        { "work_rate_end", "work rate end", 0, 0 },
-};
-
-static const struct group_metric *group_metric_find(const char *key) {
-        for (size_t i = 0; i < ELEMENTSOF(group_metrics); i++)
-                if (strcmp(group_metrics[i].key, key) == 0)
-                        return &group_metrics[i];
-        return NULL;
+        return m && m->label && m->scale >= 0 ? m : NULL;
 }
 
-static const char *group_value(char *buf, size_t size, const struct group_metric *gm, json_object *v) {
+/* Its row: the rise falls back to the baseline when a run has no ambient. */
+static const char *group_metric_label(const struct metric *gm, const char *key) {
+        if (strcmp(key, "rise_c") == 0)
+                return "rise over baseline °C (no ambient)";
+        return gm ? gm->label : key;
+}
+
+static const char *group_value(char *buf, size_t size, const struct metric *gm, json_object *v) {
         if (!gm) {
                 snprintf(buf, size, "%s", json_object_get_string(v));
                 return buf;
@@ -147,7 +134,7 @@ static const char *group_value(char *buf, size_t size, const struct group_metric
 
 /* "30.1 ± 0.4", "30.1" without an interval, "(n=2)" when fewer runs of the
  * group have the metric, "-" when none has. */
-static void group_cell(struct table *t, const struct group_metric *gm, json_object *s, json_object *group,
+static void group_cell(struct table *t, const struct metric *gm, json_object *s, json_object *group,
                        const char *unit) {
         json_object *mean = json_get(s, "mean"), *low = json_get(s, "low"), *high = json_get(s, "high"), *half;
         char mbuf[48], hbuf[48], count[32] = "", per[40] = "";
@@ -190,9 +177,9 @@ static void groups_print(json_object *doc, json_object *runs) {
         for (size_t i = 0; i < n; i++)
                 table_cell(&t, fmt_string(json_object_array_get_idx(groups, i), "n"));
         json_object_object_foreach(first, key, v) {
-                const struct group_metric *gm = group_metric_find(key);
+                const struct metric *gm = group_metric_find(key);
                 (void) v;
-                table_cell(&t, gm ? gm->label : key);
+                table_cell(&t, group_metric_label(gm, key));
                 for (size_t i = 0; i < n; i++) {
                         json_object *g = json_object_array_get_idx(groups, i);
                         group_cell(&t, gm, json_get(json_get(g, "metrics"), key), g, unit);

@@ -8,15 +8,6 @@
 #include "table.h"
 #include "util.h"
 
-/* How one metric of the run document is shown. */
-struct metric {
-        const char *key;                /* in "metrics" */
-        const char *label;              /* with its unit */
-        double scale;                   /* shown = value * scale */
-        int decimals;
-        bool no_diff;                   /* no "Δ vs 1st": a difference of it means nothing */
-};
-
 static const struct metric metrics[] = {
         { "baseline_c", "baseline °C", 1, 1 },
         { "ambient_c", "ambient °C", 1, 1 },
@@ -45,7 +36,7 @@ static const struct metric metrics[] = {
         { "work_unit", NULL, 0, 0 },                            /* shown with the work rates */
 };
 
-static const struct metric *metric_find(const char *key) {
+const struct metric *metric_find(const char *key) {
         for (size_t i = 0; i < ELEMENTSOF(metrics); i++)
                 if (strcmp(metrics[i].key, key) == 0)
                         return &metrics[i];
