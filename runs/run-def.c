@@ -10,6 +10,7 @@
 
 #include "duration.h"
 #include "run.h"
+#include "text.h"
 #include "util.h"
 
 /* "until" without "max" gets these, so no run can go on for ever. */
@@ -34,26 +35,13 @@ static int check_keys(json_object *o, const char *const *known, const char *wher
 /* Characters of a UTF-8 string, or -1 when it is not valid UTF-8 (a stray
  * continuation byte, a sequence cut short, an overlong or surrogate form). */
 static ssize_t utf8_chars(const char *s) {
-        const unsigned char *p = (const unsigned char *) s;
-        ssize_t n = 0;
+        size_t len = strlen(s), n;
+        ssize_t chars = 0;
 
-        while (*p) {
-                unsigned c = *p++, more = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2 :
-                                          (c & 0xF8) == 0xF0 ? 3 : 4;
-                uint32_t cp = more == 0 ? c : more == 1 ? c & 0x1F : more == 2 ? c & 0x0F : c & 0x07;
-                if (more == 4 || (more == 1 && cp < 2))
+        for (size_t i = 0; i < len; i += n, chars++)
+                if ((n = text_utf8_char_len(s + i, len - i)) == 0)
                         return -1;
-                for (unsigned i = 0; i < more; i++, p++) {
-                        if ((*p & 0xC0) != 0x80)
-                                return -1;
-                        cp = cp << 6 | (*p & 0x3F);
-                }
-                if ((more == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
-                    (more == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
-                        return -1;
-                n++;
-        }
-        return n;
+        return chars;
 }
 
 /* A JSON string as a C string: one that holds a NUL (\u0000) would be cut
