@@ -21,7 +21,8 @@ from conftest import HEATCURVED, Daemon, start_tree, with_token, write_in_place
 pytestmark = pytest.mark.slow      # every test drives a browser
 
 PAGE_FILES = ("/", "/dashboard.css", "/dashboard.js")
-PAGE_BUDGET = 40 * 1024         # bytes of the three files together: the board serves them
+PAGE_BUDGET = 56 * 1024         # bytes of the three files together: the board serves them
+                                # (40 KiB until the phone layout, forecasts and plot marks; 13.6 KB gzipped then)
 ZONE = "sys/class/thermal/thermal_zone0/temp"
 TOKEN = "t0ken-for-tests"       # what conftest.with_token configures
 
