@@ -17,6 +17,9 @@
 #define FAN_MIN_ON_DEFAULT_MS 30000u
 
 static const char *const trip_types[] = { "active", "passive", "hot", "critical" };
+static const char *const webhook_formats[_ALERT_WEBHOOK_FORMAT_MAX] = {
+        [ALERT_WEBHOOK_JSON] = "json", [ALERT_WEBHOOK_NTFY] = "ntfy", [ALERT_WEBHOOK_SLACK] = "slack",
+};
 
 /* "alert soc" -> kind "alert", name "soc". */
 static bool split_section(const char *section, const char **kind, const char **name) {
@@ -149,6 +152,94 @@ bool alert_gpio_spec_valid(const char *text) {
         return digits > 0 && digits <= 5 && colon[1 + digits] == '\0' && strtoul(colon + 1, NULL, 10) <= 65535;
 }
 
+/* Length of "http://" or "https://" at the start of url (any case), 0 for another scheme. */
+static size_t webhook_scheme_len(const char *url) {
+        if (strncasecmp(url, "http://", 7) == 0)
+                return 7;
+        if (strncasecmp(url, "https://", 8) == 0)
+                return 8;
+        return 0;
+}
+
+/* The host and port of the authority starting at p: [hostport, end) without userinfo. */
+static void webhook_hostport(const char *p, const char **ret_start, const char **ret_end) {
+        const char *end = p + strcspn(p, "/?#");
+
+        for (const char *c = p; c < end; c++)
+                if (*c == '@')
+                        p = c + 1;
+        *ret_start = p;
+        *ret_end = end;
+}
+
+static bool webhook_port_valid(const char *p, const char *end) {
+        unsigned long port = 0;
+
+        if (p == end || end - p > 5)
+                return false;
+        for (const char *c = p; c < end; c++) {
+                if (*c < '0' || *c > '9')
+                        return false;
+                port = port * 10 + (unsigned long) (*c - '0');
+        }
+        return port >= 1 && port <= 65535;
+}
+
+const char *alert_webhook_url_problem(const char *url) {
+        const char *p, *end, *host_end;
+        size_t scheme = webhook_scheme_len(url);
+
+        if (strlen(url) >= ALERT_WEBHOOK_MAX)
+                return "the URL is longer than 511 bytes";
+        for (const char *c = url; *c; c++)
+                if ((unsigned char) *c <= ' ' || (unsigned char) *c >= 0x7f)
+                        return "the URL has a blank, a control or a non-ASCII character (percent-encode it)";
+        if (!scheme)
+                return "the URL must start with http:// or https://";
+        webhook_hostport(url + scheme, &p, &end);
+        if (*p == '[') {
+                host_end = memchr(p, ']', (size_t) (end - p));
+                if (!host_end || host_end == p + 1 || strspn(p + 1, "0123456789abcdefABCDEF:.") != (size_t) (host_end - p - 1))
+                        return "the URL has no valid host";
+                host_end++;
+        } else {
+                host_end = memchr(p, ':', (size_t) (end - p));
+                host_end = host_end ? host_end : end;
+                if (host_end == p)
+                        return "the URL has no host";
+                for (const char *c = p; c < host_end; c++)
+                        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_", *c))
+                                return "the URL has no valid host";
+        }
+        if (host_end < end && (*host_end != ':' || !webhook_port_valid(host_end + 1, end)))
+                return "the URL has no valid port (1 to 65535)";
+        return NULL;
+}
+
+const char *alert_webhook_origin(const char *url, char *buf, size_t size) {
+        size_t scheme = webhook_scheme_len(url);
+        const char *p, *end;
+
+        if (!scheme) {
+                snprintf(buf, size, "?");
+                return buf;
+        }
+        webhook_hostport(url + scheme, &p, &end);
+        snprintf(buf, size, "%s%.*s", scheme == 8 ? "https://" : "http://", (int) (end - p), p);
+        return buf;
+}
+
+int alert_webhook_format_from_string(const char *s) {
+        for (size_t i = 0; i < ELEMENTSOF(webhook_formats); i++)
+                if (strcmp(s, webhook_formats[i]) == 0)
+                        return (int) i;
+        return -EINVAL;
+}
+
+const char *alert_webhook_format_to_string(enum alert_webhook_format f) {
+        return f < _ALERT_WEBHOOK_FORMAT_MAX ? webhook_formats[f] : "?";
+}
+
 static int set_bool(const char *value, bool *ret) {
         static const char *const yes[] = { "yes", "true", "on", "1" }, *const no[] = { "no", "false", "off", "0" };
 
@@ -227,6 +318,25 @@ static int set_exec(struct alert_rule_config *r, const char *name, const char *v
         return 0;
 }
 
+/* webhook: the URL is checked, never quoted back (it may hold a token). */
+static int set_webhook(struct alert_rule_config *r, const char *name, const char *key, const char *value,
+                       char *err, size_t errlen) {
+        const char *problem;
+        int f;
+
+        if (strcmp(key, "webhook_format") == 0) {
+                if ((f = alert_webhook_format_from_string(value)) < 0)
+                        return util_errorf(err, errlen, -EINVAL, "%s webhook_format: \"%s\" is not json, ntfy or slack",
+                                        name, value);
+                r->webhook_format = (enum alert_webhook_format) f;
+                return 0;
+        }
+        if ((problem = alert_webhook_url_problem(value)))
+                return util_errorf(err, errlen, -EINVAL, "%s webhook: %s", name, problem);
+        snprintf(r->webhook, sizeof r->webhook, "%s", value);
+        return 0;
+}
+
 static int set_rule(struct alert_rule_config *r, const char *name, const char *key, const char *value,
                     char *err, size_t errlen) {
         int e = set_common(name, key, value, r->sensor, r->gpio, &r->gpio_active_low, err, errlen);
@@ -264,8 +374,10 @@ static int set_rule(struct alert_rule_config *r, const char *name, const char *k
         }
         if (strcmp(key, "exec") == 0)
                 return set_exec(r, name, value, err, errlen);
+        if (strcmp(key, "webhook") == 0 || strcmp(key, "webhook_format") == 0)
+                return set_webhook(r, name, key, value, err, errlen);
         return util_errorf(err, errlen, -EINVAL, "unknown key \"%s\" in %s (known: sensor, warn, crit, hysteresis, "
-                        "for, lost, exec, exec_timeout, gpio, gpio_active_low)", key, name);
+                        "for, lost, exec, exec_timeout, gpio, gpio_active_low, webhook, webhook_format)", key, name);
 }
 
 static int set_fan(struct fan_config *f, const char *name, const char *key, const char *value,

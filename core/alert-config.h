@@ -12,6 +12,7 @@
 #define ALERT_EXEC_MAX 256
 #define ALERT_EXEC_ARGS_MAX 16         /* words of exec: the program and its arguments */
 #define ALERT_GPIO_MAX 64               /* "gpiochip0:17", "/dev/gpiochip0:17" */
+#define ALERT_WEBHOOK_MAX 512           /* bytes of a webhook URL, NUL included */
 #define ALERT_HYSTERESIS_DEFAULT_C 2.0
 #define ALERT_SOURCE_UNDERVOLTAGE "undervoltage"        /* the supply is too low (Raspberry Pi) */
 #define ALERT_SOURCE_THROTTLED "throttled"              /* the Pi firmware throttles or caps the clock */
@@ -29,6 +30,14 @@ struct alert_threshold {
         char trip_type[12];             /* "passive", "active", "hot", "critical" */
 };
 
+/* What a webhook posts: the receiver it is written for. */
+enum alert_webhook_format {
+        ALERT_WEBHOOK_JSON,             /* the transition as a JSON object (the default) */
+        ALERT_WEBHOOK_NTFY,             /* ntfy: a text body, Title, Priority and Tags headers */
+        ALERT_WEBHOOK_SLACK,            /* a Slack incoming webhook: {"text": ...} */
+        _ALERT_WEBHOOK_FORMAT_MAX,
+};
+
 struct alert_rule_config {
         char name[ALERT_NAME_MAX];
         unsigned line;                  /* of its [alert NAME] header, 0 when not from a file */
@@ -41,6 +50,10 @@ struct alert_rule_config {
         uint64_t exec_timeout_ms;       /* ms before the hook is killed */
         char gpio[ALERT_GPIO_MAX];      /* output line held while warn, crit or lost; "" for none */
         bool gpio_active_low;
+        /* http(s) URL posted to at each transition, "" for none. It may hold
+         * a token (in its userinfo, path or query): never logged whole. */
+        char webhook[ALERT_WEBHOOK_MAX];
+        enum alert_webhook_format webhook_format;
 };
 
 struct fan_config {
@@ -81,3 +94,12 @@ int alert_threshold_parse(const char *text, struct alert_threshold *ret);
 const char *alert_threshold_format(const struct alert_threshold *t, char *buf, size_t size);
 /* "CHIP:LINE" where CHIP is a name (gpiochip0), a label or a /dev path and LINE a number. */
 bool alert_gpio_spec_valid(const char *text);
+/* Why url cannot be posted to (a phrase that does not quote it, as it may
+ * hold a token), NULL when it is an http:// or https:// URL with a host. */
+const char *alert_webhook_url_problem(const char *url);
+/* What may be logged of a URL alert_webhook_url_problem() accepts:
+ * scheme://host[:port], without userinfo, path, query or fragment. */
+const char *alert_webhook_origin(const char *url, char *buf, size_t size);
+/* "json", "ntfy", "slack"; -EINVAL for another name. */
+int alert_webhook_format_from_string(const char *s);
+const char *alert_webhook_format_to_string(enum alert_webhook_format f);

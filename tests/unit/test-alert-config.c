@@ -47,6 +47,8 @@ static void test_the_documented_example(void **state) {
                               "for = 10s\n"
                               "exec = /bin/true --urgent\n"
                               "gpio = gpiochip0:17\n"
+                              "webhook = https://:tk_7oken@ntfy.example/heat\n"
+                              "webhook_format = ntfy\n"
                               "\n"
                               "[alert nvme]\n"
                               "sensor = hwmon:nvme*/temp*\n"
@@ -75,8 +77,12 @@ static void test_the_documented_example(void **state) {
         assert_string_equal(r->exec, "/bin/true --urgent");
         assert_string_equal(r->gpio, "gpiochip0:17");
         assert_false(r->lost);
+        assert_string_equal(r->webhook, "https://:tk_7oken@ntfy.example/heat");
+        assert_int_equal(r->webhook_format, ALERT_WEBHOOK_NTFY);
         r = &c.alerts.rules[1];
-        assert_int_equal(r->line, 10);
+        assert_string_equal(r->webhook, "");
+        assert_int_equal(r->webhook_format, ALERT_WEBHOOK_JSON);
+        assert_int_equal(r->line, 12);
         assert_true(r->hysteresis_c == ALERT_HYSTERESIS_DEFAULT_C);
         assert_int_equal(r->warn.kind, ALERT_THRESHOLD_NONE);
         assert_true(r->crit.celsius == 0.0);
@@ -98,7 +104,7 @@ static const struct bad_case bad_cases[] = {
         { "[alert a]\nsensor = x\nwarn = hot\n", "3: [alert a] warn: \"hot\" is not a temperature (e.g. 70, trip:passive-5, trip:critical-10)" },
         { "[alert a]\nsensor = x\nwarn = trip:warm-5\n", "3: [alert a] warn: \"trip:warm-5\" is not a temperature (e.g. 70, trip:passive-5, trip:critical-10)" },
         { "[alert a]\nsensor = x\ncrit = trip:critical-x\n", "3: [alert a] crit: \"trip:critical-x\" is not a temperature (e.g. 70, trip:passive-5, trip:critical-10)" },
-        { "[alert a]\nsensor = x\nwarn = 60\ncolour = red\n", "4: unknown key \"colour\" in [alert a] (known: sensor, warn, crit, hysteresis, for, lost, exec, exec_timeout, gpio, gpio_active_low)" },
+        { "[alert a]\nsensor = x\nwarn = 60\ncolour = red\n", "4: unknown key \"colour\" in [alert a] (known: sensor, warn, crit, hysteresis, for, lost, exec, exec_timeout, gpio, gpio_active_low, webhook, webhook_format)" },
         { "[alert a]\nsensor = x y\n", "2: [alert a] sensor: \"x y\" is not a sensor id, a glob (hwmon:*/temp*) or hottest" },
         { "[alert a]\nsensor = x\nhysteresis = 25\n", "3: [alert a] hysteresis: \"25\" is not a number of degrees from 0 to 20" },
         { "[alert a]\nsensor = x\nfor = 2h\n", "3: [alert a] for: \"2h\" is not a duration up to 1h (e.g. 10s, 2m)" },
@@ -112,6 +118,18 @@ static const struct bad_case bad_cases[] = {
         { "[alert a]\nsensor = x\nexec = /bin/true\nexec_timeout = 0s\n", "4: [alert a] exec_timeout: \"0s\": a hook needs some time (e.g. 10s)" },
         { "[alert a]\nsensor = x\ngpio = 17\n", "3: [alert a] gpio: \"17\" is not CHIP:LINE (e.g. gpiochip0:17)" },
         { "[alert a]\nsensor = x\ngpio = gpiochip0:99999\n", "3: [alert a] gpio: \"gpiochip0:99999\" is not CHIP:LINE (e.g. gpiochip0:17)" },
+        /* a webhook's URL may hold a token: never quoted back */
+        { "[alert a]\nsensor = x\nwebhook = ntfy.sh/t0ken\n", "3: [alert a] webhook: the URL must start with http:// or https://" },
+        { "[alert a]\nsensor = x\nwebhook = ftp://h/t0ken\n", "3: [alert a] webhook: the URL must start with http:// or https://" },
+        { "[alert a]\nsensor = x\nwebhook = https:///t0ken\n", "3: [alert a] webhook: the URL has no host" },
+        { "[alert a]\nsensor = x\nwebhook = https://u:t0ken@:80/\n", "3: [alert a] webhook: the URL has no host" },
+        { "[alert a]\nsensor = x\nwebhook = https://ho$t/t0ken\n", "3: [alert a] webhook: the URL has no valid host" },
+        { "[alert a]\nsensor = x\nwebhook = http://[fe80::1/t0ken\n", "3: [alert a] webhook: the URL has no valid host" },
+        { "[alert a]\nsensor = x\nwebhook = http://h:99999/t0ken\n", "3: [alert a] webhook: the URL has no valid port (1 to 65535)" },
+        { "[alert a]\nsensor = x\nwebhook = http://h:/t0ken\n", "3: [alert a] webhook: the URL has no valid port (1 to 65535)" },
+        { "[alert a]\nsensor = x\nwebhook = http://h/t0 ken\n",
+          "3: [alert a] webhook: the URL has a blank, a control or a non-ASCII character (percent-encode it)" },
+        { "[alert a]\nsensor = x\nwebhook_format = teams\n", "3: [alert a] webhook_format: \"teams\" is not json, ntfy or slack" },
         { "[alert a b]\n", "1: unknown section [alert a b]" },
         { "[alert]\n", "1: unknown section [alert]" },
         /* what only the whole section tells, at its header's line */
