@@ -31,6 +31,8 @@ struct alert_action {
         void (*free)(void *self);
         /* Once a sample, before the rules are judged. */
         void (*sample)(void *self);
+        /* After every probe of the sensors: the board as it is now. */
+        void (*sensors)(void *self, const struct sensors *s);
         /* After every (re)configure, for each rule, new or kept; state is the
          * rule's now. cfg stays where it is while the rule lives. */
         void (*rule_open)(void *self, void *rule, const struct alert_rule_config *cfg, enum alert_state state);
@@ -46,6 +48,13 @@ struct alert_action {
 extern const struct alert_action alert_action_journal;
 extern const struct alert_action alert_action_gpio;
 extern const struct alert_action alert_action_hook;
+extern const struct alert_action alert_action_webhook;
+
+/* What the webhook action gives curl for the POST of t to cfg's webhook
+ * (its config file, read from stdin: the URL, the headers and the body in
+ * cfg's format), into buf. Its length, or -E2BIG when it does not fit. */
+int alert_webhook_request(const struct alert_rule_config *cfg, const struct alert_transition *t,
+                          const struct board_info *board, char *buf, size_t size);
 
 /* The line of a rule (kind "alert") or a fan (kind "fan"), requested at
  * level on. A line that cannot be had (a missing chip, a line out of range

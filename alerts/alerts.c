@@ -26,6 +26,7 @@ static const struct alert_action *const actions[] = {
         &alert_action_journal,
         &alert_action_gpio,
         &alert_action_hook,
+        &alert_action_webhook,
 };
 #define N_ACTIONS ELEMENTSOF(actions)
 
@@ -533,6 +534,9 @@ void alerts_on_sensors(void *userdata, const struct sensors *s) {
         struct sensor_channel ch;
 
         a->sensors = s;
+        for (size_t k = 0; k < N_ACTIONS; k++)
+                if (actions[k]->sensors)
+                        actions[k]->sensors(a->action_self[k], s);
         alerts_default_sources(a, s);
         fans_bind(a, s);
         for (size_t i = 0; i < a->n_rules; i++) {
