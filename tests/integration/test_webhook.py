@@ -89,16 +89,20 @@ def wait_posts(d, receiver, path, n, timeout=10):
                       timeout=timeout, what=f"{n} posts to {path}")
 
 
-def cmdlines():
-    """Every process's command line, as ps shows it."""
+def cmdlines(parent=None):
+    """Every process's command line as ps shows it, or those of parent's children."""
     out = []
     for pid in os.listdir("/proc"):
         if pid.isdigit():
             try:
+                with open(f"/proc/{pid}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
                 with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    out.append(f.read().replace(b"\0", b" ").decode(errors="replace"))
-            except OSError:
-                pass
+                    line = f.read().replace(b"\0", b" ").decode(errors="replace")
+            except (OSError, IndexError, ValueError):
+                continue
+            if parent is None or ppid == parent:
+                out.append(line)
     return out
 
 
@@ -174,7 +178,7 @@ def test_a_dead_receiver_does_not_slow_the_tick(start_daemon, fixture_copy, tmp_
     set_zone(root, 65)
     d.wait_for(lambda: rule(d, "silent")["state"] == "warn", what="warn")
     # curl waits on the silent receiver (up to its 10 s): its command line has no URL
-    curls = d.wait_for(lambda: [c for c in cmdlines() if c.startswith("curl ")], what="curl running")
+    curls = d.wait_for(lambda: [c for c in cmdlines(d.proc.pid) if c.startswith("curl")], what="curl running")
     assert all(c.strip() == "curl -q --config -" for c in curls), curls
     assert not [c for c in cmdlines() if TOKEN in c]
     t0, ticks0 = time.monotonic(), d.get("/api/v1/status")[1]["ticks"]
@@ -196,6 +200,26 @@ def test_a_dead_receiver_does_not_slow_the_tick(start_daemon, fixture_copy, tmp_
     assert TOKEN not in log
     d.stop()
     assert "not delivered, dropped at exit" in d.logs()      # the silent one's queue
+    assert TOKEN not in d.logs()
+
+
+def test_the_queue_is_bounded(start_daemon, fixture_copy, tmp_path, silent_port):
+    """16 rules post to one receiver that never answers: one at a time to a URL, so they queue;
+    past 32 the oldest waiting one is dropped, each with a line, and what waits at exit is dropped."""
+    root = fixture_copy("rpi4")
+    conf = write_conf(tmp_path, "".join(f"[alert r{i}]\nsensor = thermal_zone0\nwarn = 60\nhysteresis = 0\n"
+                                        f"webhook = http://127.0.0.1:{silent_port}/{TOKEN}\n\n" for i in range(16)))
+    set_zone(root, 45)
+    d = start_tree(start_daemon, root, "--config", conf)
+    for c, state in ((65, "warn"), (45, "ok"), (65, "warn")):      # 48 transitions
+        set_zone(root, c)
+        d.wait_for(lambda: rule(d, "r15")["state"] == state, what=state)
+    assert [c.strip() for c in cmdlines(d.proc.pid)] == ["curl -q --config -"]     # one at a time to a URL
+    d.wait_for(lambda: d.logs().count("queue full (32 transitions waiting): the oldest is dropped") == 16,
+               what="16 dropped")
+    assert d.get("/api/v1/status", timeout=2)[0] == 200
+    d.stop()
+    assert "Alert webhooks: 32 transitions not delivered, dropped at exit" in d.logs()
     assert TOKEN not in d.logs()
 
 
