@@ -281,12 +281,13 @@ static int webhook_spawn(struct webhook_runner *w, struct webhook_post *p) {
         int in[2] = { -1, -1 }, out[2] = { -1, -1 }, r;
         sigset_t none, all;
 
-        if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC | O_NONBLOCK) < 0) {
+        if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0) {
                 r = -errno;
                 goto finish;
         }
-        /* written whole before curl starts: it fits the pipe, so this never blocks */
-        if (fcntl(in[1], F_SETFL, O_NONBLOCK) < 0 || write(in[1], p->request, p->request_len) != (ssize_t) p->request_len) {
+        /* our ends only; written whole before curl starts: it fits the pipe, so this never blocks */
+        if (fcntl(in[1], F_SETFL, O_NONBLOCK) < 0 || fcntl(out[0], F_SETFL, O_NONBLOCK) < 0 ||
+            write(in[1], p->request, p->request_len) != (ssize_t) p->request_len) {
                 r = -EIO;
                 goto finish;
         }
