@@ -106,11 +106,48 @@ struct plot_band {
         const char *id;
         enum plot_kind kind;
         const double *min, *max, *mean;         /* n_buckets each, NaN where no data */
+        double max_hz;                          /* Hz, a frequency's hardware maximum; 0 unknown */
+};
+
+/* A bucket of the history counts as throttled when a frequency's mean is
+ * below its max_hz by more than PLOT_THROTTLE_TOLERANCE (as a run counts a
+ * sample) while the load was at least PLOT_THROTTLE_LOAD: a governor that
+ * follows demand lowers the clock of an idle board, which is no throttling.
+ * A plot without a load series goes by the frequency alone. The dashboard's share
+ * of the last 15 min follows the same rule. */
+#define PLOT_THROTTLE_TOLERANCE 0.005
+#define PLOT_THROTTLE_LOAD 0.5
+bool plot_throttled(double freq_hz, double max_hz, double load);
+
+/* A stretch of wall-clock time on the history: a run. */
+struct plot_span {
+        int64_t from_ms, to_ms;         /* Unix ms */
+        const char *label;              /* "#3 case A"; may be "" */
+};
+
+/* A rule's change to warn or crit, marked on the history. */
+struct plot_alert_mark {
+        int64_t t_ms;                   /* Unix ms */
+        bool crit;                      /* crit, else warn */
+        const char *label;              /* "soc crit 85.0 °C" */
+};
+
+/* What the history marks over its series; counts may be 0, arrays NULL then. */
+struct plot_history_marks {
+        size_t n_levels;
+        struct plot_level levels[PLOT_LEVELS_MAX];      /* trip points of the temperatures shown */
+        size_t n_runs;
+        const struct plot_span *runs;
+        size_t n_alerts;
+        const struct plot_alert_mark *alerts;
 };
 
 /* The history: one panel per kind present, a min/max band and the mean
  * line per series, time of day (UTC) on the x axis. t_ms are bucket starts;
- * a gap longer than two buckets lifts the pen. */
+ * a gap longer than two buckets lifts the pen. A frequency panel whose
+ * values do not change is a thin strip. Throttled buckets are shaded over
+ * every panel; marks (may be NULL) add the trip lines to the temperature
+ * panel, each run's start and end with its label, and alert marks. */
 int plot_history_svg(const int64_t *t_ms, size_t n_buckets, int64_t bucket_ms, int64_t from_ms, int64_t to_ms,
-                     const struct plot_band *bands, size_t n_bands, unsigned width, unsigned height,
-                     char **ret, size_t *ret_len);
+                     const struct plot_band *bands, size_t n_bands, const struct plot_history_marks *marks,
+                     unsigned width, unsigned height, char **ret, size_t *ret_len);

@@ -281,7 +281,7 @@ static void test_history_golden(void **state) {
                 }
                 n++;
         }
-        assert_int_equal(plot_history_svg(t, n, bucket, from, from + HIST_N * bucket, bands, 3,
+        assert_int_equal(plot_history_svg(t, n, bucket, from, from + HIST_N * bucket, bands, 3, NULL,
                                           PLOT_WIDTH_DEFAULT, 480, &svg, &len), 0);
         assert_golden("history.svg", svg, len);
         assert_non_null(strstr(svg, "History 2026-12-01 08:00:00"));
@@ -289,7 +289,7 @@ static void test_history_golden(void **state) {
         assert_non_null(strstr(svg, "CPU MHz"));
         assert_dark_theme(svg, len);
         free(svg);
-        assert_int_equal(plot_history_svg(t, 0, bucket, from, from, bands, 0, 400, 400, &svg, &len), 0);
+        assert_int_equal(plot_history_svg(t, 0, bucket, from, from, bands, 0, NULL, 400, 400, &svg, &len), 0);
         assert_non_null(strstr(svg, "no sensors selected"));
         free(svg);
 }
@@ -479,11 +479,11 @@ static void test_degenerate_input(void **state) {
         assert_int_equal(plot_compare_svg(c, 2, true, 400, 400, &svg, &len), 0);
         assert_null(strstr(svg, "nan"));
         free(svg);
-        assert_int_equal(plot_history_svg(tm, 2, 1000, 1000, 3000, &band, 1, 400, 400, &svg, &len), 0);
+        assert_int_equal(plot_history_svg(tm, 2, 1000, 1000, 3000, &band, 1, NULL, 400, 400, &svg, &len), 0);
         assert_null(strstr(svg, "nan"));
         free(svg);
-        assert_int_equal(plot_history_svg(tm, 2, 0, 1000, 3000, &band, 1, 400, 400, &svg, &len), -EINVAL);
-        assert_int_equal(plot_history_svg(tm, 2, 1000, 3000, 1000, &band, 1, 400, 400, &svg, &len), -EINVAL);
+        assert_int_equal(plot_history_svg(tm, 2, 0, 1000, 3000, &band, 1, NULL, 400, 400, &svg, &len), -EINVAL);
+        assert_int_equal(plot_history_svg(tm, 2, 1000, 3000, 1000, &band, 1, NULL, 400, 400, &svg, &len), -EINVAL);
 }
 
 /* Samples added one by one grow d up to its limit; those whose time does
