@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -703,6 +704,51 @@ def test_throttled_badge_while_a_policy_is_capped(page, start_daemon, fixture_co
     refresh()
     page.wait(lambda: page.text(badge) is None, what="no badge once the cap is lifted")
     assert page.problems() == []
+
+
+def test_throttled_badge_with_the_share_of_the_last_15_min(page, start_daemon, fixture_copy):
+    """Busy (the load from a growing proc/stat) at 1000 of 1500 MHz, then at 1500 again: the badge keeps
+    the share of the last 15 min the history says, and says it is not throttled now."""
+    root = fixture_copy("rpi4")
+    policy = os.path.join(root, "sys/devices/system/cpu/cpufreq/policy0")
+    stat = os.path.join(root, "proc/stat")
+    lines = open(stat).read().splitlines()
+    stop = threading.Event()
+
+    def busy():         # every CPU 90 % busy: user jiffies grow nine times as fast as idle ones
+        k = 0
+        while not stop.is_set():
+            k += 1
+            out = []
+            for line in lines:
+                f = line.split()
+                if f and f[0].startswith("cpu"):
+                    f[1] = str(int(f[1]) + 90 * k)
+                    f[4] = str(int(f[4]) + 10 * k)
+                out.append(" ".join(f))
+            write_in_place(stat, "\n".join(out) + "\n")
+            time.sleep(0.05)
+    thread = threading.Thread(target=busy)
+    thread.start()
+    try:
+        write_in_place(os.path.join(policy, "scaling_cur_freq"), "1000000\n")
+        d = start_tree(start_daemon, root)
+        d.wait_for(lambda: (d.get("/api/v1/sensors")[1]["load"]["total"] or 0) > 0.5, what="a busy board")
+        time.sleep(2)
+        write_in_place(os.path.join(policy, "scaling_cur_freq"), "1500000\n")
+        time.sleep(1)
+        page.open(d.url, "?live=0")
+        badge = '#cpufreq tr[data-id="policy0"] th .badge'
+        page.wait(lambda: (page.text(badge) or "").startswith("throttled "), what="the badge with its share")
+        share = int(re.fullmatch(r"throttled (\d+) % of 15 min", page.text(badge)).group(1))
+        assert 10 <= share <= 95, page.text(badge)
+        title = page.attr(badge, "title")
+        assert title == f"not now; throttled {share} % of the last 15 min", title
+        assert "past" in page.attr(badge, "class").split()
+        assert page.problems() == []
+    finally:
+        stop.set()
+        thread.join()
 
 
 # The colour of a plot's pixel (x, y), read through a canvas (a blob: image is the page's own).

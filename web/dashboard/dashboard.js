@@ -7,7 +7,7 @@ const PLOT_MIN_MS = 5000;       // a plot is fetched again at most this often wh
 const RECONNECT_MS = 30000;     // EventSource gives up on an HTTP error; try again after this
 const COMPARE_MAX = 7;          // what compare.svg draws at most
 
-const st = { runs: null, view: '', runId: 0, run: null, compare: [], missed: false, doc: null, alerts: [] };
+const st = { runs: null, view: '', runId: 0, run: null, compare: [], missed: false, doc: null, alerts: [], throttled: {} };
 
 // --- requests ---
 
@@ -164,12 +164,41 @@ function levelCell(t) {
   return td(l ? [`${icon} ${word}`, ...alerts].join(' · ') : DASH, 'level' + (l ? ' level-' + l : ''));
 }
 
-// The policy runs below its hardware maximum because it is capped or a cooling device or the firmware acts.
+// The policy runs below its hardware maximum because it is capped or a cooling device or the firmware acts;
+// with the share of the last 15 min it was throttled, when any.
 function throttled(p, doc) {
   const why = [p.scaling_max_hz && p.max_hz && p.scaling_max_hz < p.max_hz && `capped at ${mhz(p.scaling_max_hz)} of ${mhz(p.max_hz)} MHz`,
                p.throttled && 'a cooling device acts', doc.power && doc.power.firmware_throttled && 'the firmware throttles'];
+  const share = st.throttled[p.id], past = share > 0 ? `throttled ${pct(share)} of the last 15 min` : '';
   const text = why.filter(Boolean).join('; ');
-  return text ? h('span', { class: 'badge', title: text }, 'throttled') : null;
+  return text || past ? h('span', { class: 'badge' + (text ? '' : ' past'), title: [text || 'not now', past].filter(Boolean).join('; ') },
+                          'throttled', past && h('small', null, ` ${pct(share)} of 15 min`)) : null;
+}
+
+// The share of the last 15 min each policy was throttled, by the history
+// plot's rule (plot.h, plot_throttled()): its clock below the hardware maximum
+// by more than 0.5 % while the load was at least 50 % (the clock alone where
+// the history keeps no load); buckets without a load do not count.
+let throttleLast = 0;
+async function loadThrottled(force) {
+  if (!force && Date.now() - throttleLast < 30000)
+    return;
+  throttleLast = Date.now();
+  try {
+    const series = (await get('/api/v1/history?points=300')).series;
+    const load = series.find(s => s.kind === 'load');
+    st.throttled = {};
+    for (const p of (st.doc && st.doc.cpufreq) || []) {
+      const f = series.find(s => s.id === `cpufreq:${p.id}`);
+      const at = f && p.max_hz ? f.mean.map((hz, i) => hz == null || (load && load.mean[i] == null) ? null :
+                                         hz < p.max_hz * 0.995 && !(load && load.mean[i] < 0.5)).filter(x => x != null) : [];
+      st.throttled[p.id] = at.length ? at.filter(Boolean).length / at.length : null;
+    }
+    if (st.doc)
+      renderSensors(st.doc);
+  } catch (e) {
+    console.warn('heatcurve: no throttled share', e.message);
+  }
 }
 
 function renderSensors(doc) {
@@ -640,6 +669,7 @@ async function loadStatus() {
 async function loadSensors() {
   try {
     renderSensors(await get('/api/v1/sensors'));
+    loadThrottled(true);
   } catch (e) {
     showError(null, e);
   }
@@ -692,6 +722,7 @@ function connectEvents() {
     if (!doc)
       return;
     renderSensors(doc);
+    loadThrottled(false);
     if (st.view === 'live')
       chart.refresh();
     if (st.view === 'run' && st.run && st.run.state === 'running')
