@@ -22,6 +22,10 @@
 #define DASH_REF "6 4"                  /* baseline, ambient */
 #define DASH_FIT "3 2"
 
+static const char *str(const char *s) {
+        return s ? s : "";
+}
+
 /* A plot area in px and the data range it shows. */
 struct panel {
         double x, y, w, h;              /* px */
@@ -278,6 +282,11 @@ static void draw_phases(struct svg *s, const struct plot_run *r, const struct pa
                 svg_rect(s, px(top, a), top->y, px(top, b) - px(top, a), top->h, phase_fill(ph->kind), 0.14);
                 svg_rect(s, px(bottom, a), bottom->y, px(bottom, b) - px(bottom, a), bottom->h,
                          phase_fill(ph->kind), 0.14);
+                if (ph->disturbed) {
+                        svg_rect(s, px(top, a), top->y, px(top, b) - px(top, a), top->h, "url(#disturbed)", 1);
+                        svg_rect(s, px(bottom, a), bottom->y, px(bottom, b) - px(bottom, a), bottom->h,
+                                 "url(#disturbed)", 1);
+                }
                 if (px(top, b) - px(top, a) >= 48)
                         svg_text(s, 0.5 * (px(top, a) + px(top, b)), top->y + 14, "middle", FONT, MUTED,
                                  phase_name(ph->kind));
@@ -392,13 +401,40 @@ static void draw_legend_line(struct svg *s, double x, double y, const char *colo
         svg_text(s, x + 28, y, "start", FONT_SMALL, AXIS, text);
 }
 
+static bool run_disturbed_phase(const struct plot_run *r) {
+        for (size_t i = 0; i < r->n_phases; i++)
+                if (r->phases[i].disturbed)
+                        return true;
+        return false;
+}
+
+/* Diagonal lines over a disturbed phase: it reads as such without colour too. */
+static void draw_hatch_def(struct svg *s) {
+        svg_raw(s, "<defs><pattern id=\"disturbed\" width=\"8\" height=\"8\" patternUnits=\"userSpaceOnUse\" "
+                "patternTransform=\"rotate(45)\"><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"8\" stroke=\"%s\" "
+                "stroke-width=\"2\" stroke-opacity=\"0.4\"/></pattern></defs>\n", LEVEL_COLOUR);
+}
+
+/* The quality under the legend: what the hatching means, and the word. */
+static void draw_run_quality(struct svg *s, const struct plot_run *r, double x, double y) {
+        if (run_disturbed_phase(r)) {
+                svg_rect(s, x, y - 9, 22, 10, "url(#disturbed)", 1);
+                svg_text(s, x + 28, y, "start", FONT_SMALL, AXIS, "disturbed phase");
+                y += 17;
+        }
+        if (str(r->quality)[0])
+                svg_textf(s, x, y, "start", FONT_SMALL, LEVEL_COLOUR, "quality: %s", r->quality);
+}
+
 static void draw_run_box(struct svg *s, const struct plot_run *r, double x, double y, double w) {
         const struct run_metrics *m = &r->metrics;
         char a[48], b[48], line[128];
         double yy = y + 18;
+        int extra = 17 * (run_disturbed_phase(r) + (str(r->quality)[0] != '\0'));
 
-        svg_raw(s, "<rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"176\" fill=\"#f7f7f7\" stroke=\"#cccccc\"/>\n",
-                svg_num(x, 1, (char[32]) {}, 32), svg_num(y, 1, (char[32]) {}, 32), svg_num(w, 1, (char[32]) {}, 32));
+        svg_raw(s, "<rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"%d\" fill=\"#f7f7f7\" stroke=\"#cccccc\"/>\n",
+                svg_num(x, 1, (char[32]) {}, 32), svg_num(y, 1, (char[32]) {}, 32), svg_num(w, 1, (char[32]) {}, 32),
+                176 + extra);
         fmt_c(a, sizeof a, m->plateau_c);
         if (isfinite(m->plateau_c) && isfinite(m->plateau_ci95_c))
                 snprintf(a, sizeof a, "%s ± %s °C", svg_num(m->plateau_c, 1, (char[32]) {}, 32),
@@ -425,6 +461,7 @@ static void draw_run_box(struct svg *s, const struct plot_run *r, double x, doub
         draw_legend_line(s, x + 8, yy += 17, svg_palette(2), DASH_FIT, "cool-down fit");
         svg_rect(s, x + 8, (yy += 17) - 9, 22, 10, svg_palette(1), 0.15);
         svg_text(s, x + 36, yy, "start", FONT_SMALL, AXIS, "plateau 95 % band");
+        draw_run_quality(s, r, x + 8, yy + 17);
 }
 
 static void draw_title(struct svg *s, double x, double y, const char *a, const char *b, const char *c) {
@@ -434,22 +471,24 @@ static void draw_title(struct svg *s, double x, double y, const char *a, const c
         svg_text(s, x, y, "start", FONT_TITLE, AXIS, t);
 }
 
-static const char *str(const char *s) {
-        return s ? s : "";
-}
 
 int plot_run_svg(const struct plot_run *r, unsigned width, unsigned height, char **ret, size_t *ret_len) {
         double box_w = fmin(210, width * 0.28), plot_h;
         struct panel top, bottom;
         struct svg s;
         double t_end;
+        char date[96];
 
         if (!r || check_size(width, height) < 0 || (r->n && (!r->t_s || !r->temp_c)) ||
             (r->n_phases && !r->phases) || r->n_levels > PLOT_LEVELS_MAX)
                 return -EINVAL;
         if (svg_begin(&s, width, height, r->label && r->label[0] ? r->label : "heatcurve run") < 0)
                 return -ENOMEM;
-        draw_title(&s, 12, 22, str(r->label)[0] ? r->label : "run", str(r->board), str(r->date));
+        snprintf(date, sizeof date, "%s%s%s", str(r->date), str(r->date)[0] && str(r->quality)[0] ? " — " : "",
+                 str(r->quality));
+        draw_title(&s, 12, 22, str(r->label)[0] ? r->label : "run", str(r->board), date);
+        if (run_disturbed_phase(r))
+                draw_hatch_def(&s);
         plot_h = height - 40.0 - 58.0;
         top = (struct panel) { .x = 64, .y = 40, .w = width - 64 - box_w - 70, .h = plot_h * 0.68 - 10 };
         bottom = top;
@@ -498,7 +537,8 @@ static void draw_compare_legend(struct svg *s, const struct plot_curve *curves, 
                 curve_name(&curves[i], name, sizeof name);
                 fmt_c(plateau, sizeof plateau, curves[i].metrics.plateau_c - ref);
                 fmt_duration(t90, sizeof t90, curves[i].metrics.t90_heat_s);
-                snprintf(line, sizeof line, "%s: %s %s, t90 %s%s", name, rise ? "rise" : "plateau", plateau, t90,
+                snprintf(line, sizeof line, "%s%s%s: %s %s, t90 %s%s", name, str(curves[i].quality)[0] ? " — " : "",
+                         str(curves[i].quality), rise ? "rise" : "plateau", plateau, t90,
                          rise && over_baseline ? " (over baseline: no ambient)" : "");
                 draw_legend_line(s, p->x + 8, p->y + 16 + 15.0 * (double) i, svg_palette(i), NULL, line);
         }

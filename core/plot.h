@@ -27,6 +27,7 @@
 struct plot_phase {
         enum analysis_phase kind;
         double start_s, end_s;          /* s since the run started */
+        bool disturbed;                 /* other load than the run's in it: hatched */
 };
 
 /* A horizontal reference line: a trip point, the safety limit. */
@@ -43,6 +44,7 @@ struct plot_run {
         const char *board;              /* board model, may be "" */
         const char *date;               /* start time, already formatted, may be "" */
         const char *sensor;             /* the run sensor's id, may be "" */
+        const char *quality;            /* "disturbed" or "uncertain": said in the title and legend; NULL or "" */
         size_t n;
         const double *t_s;              /* s since the run started, increasing */
         const double *temp_c;           /* C, NaN for a missing value */
@@ -77,6 +79,7 @@ struct plot_curve {
         const char *label;              /* may be "" */
         unsigned id;                    /* shown when label is "" */
         const char *origin;             /* where the run comes from ("host:port"), may be NULL */
+        const char *quality;            /* "disturbed" or "uncertain": said in the legend; NULL or "" */
         size_t n;
         const double *t_s;              /* s since the load started (negative before), increasing */
         const double *temp_c;           /* C */

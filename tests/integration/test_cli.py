@@ -7,6 +7,7 @@ import signal
 import subprocess
 import threading
 import time
+import urllib.request
 
 import pytest
 
@@ -466,6 +467,20 @@ def test_a_disturbed_run_is_flagged_in_runs_show_and_compare(start_daemon, ctl):
     r = ctl(d, "compare", "1", "2")
     assert r.returncode == 0, r.stderr
     assert row_starting(r.stdout, "quality")[1:] == ["ok", "disturbed"], r.stdout
+
+    # and in the plots: the title, the hatched phase and its key, the compare legend
+    r = ctl(d, "plot", "2")
+    assert r.returncode == 0, r.stderr
+    assert "<title>busy</title>" in r.stdout and re.search(r">busy — [^<]* — disturbed</text>", r.stdout), r.stdout[:600]
+    assert r.stdout.count('fill="url(#disturbed)"') == 3, r.stdout     # the phase in both panels, the key
+    assert ">disturbed phase</text>" in r.stdout and ">quality: disturbed</text>" in r.stdout
+    with urllib.request.urlopen(d.url + "/api/v1/runs/2/plot.svg", timeout=20) as resp:
+        assert resp.read().decode() == r.stdout                          # the daemon draws the same
+    clean = ctl(d, "plot", "1").stdout
+    assert "disturbed" not in clean and "quality:" not in clean
+    r = ctl(d, "plot", "1", "2")
+    assert r.returncode == 0, r.stderr
+    assert ">busy — disturbed: plateau" in r.stdout and ">clean: plateau" in r.stdout, r.stdout
 
 
 def test_watch_shows_every_field_at_80_columns(start_daemon, ctl, tmp_path):
