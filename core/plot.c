@@ -526,9 +526,12 @@ static void curve_name(const struct plot_curve *c, char *buf, size_t size) {
                 snprintf(buf + strlen(buf), size - strlen(buf), " (%s)", c->origin);
 }
 
+#define LEGEND_ROW 15.0                 /* px */
+#define LEGEND_TOP 52.0                 /* px, the first row's baseline: under the title and the verdict */
+
+/* Above the plot area, not over it: a curve along the top frame stays in sight. */
 static void draw_compare_legend(struct svg *s, const struct plot_curve *curves, size_t n, bool rise,
                                 const struct panel *p) {
-        svg_rect(s, p->x + 4, p->y + 4, fmin(p->w - 8, 420), 15.0 * (double) n + 8, "#ffffff", 0.85);
         for (size_t i = 0; i < n; i++) {
                 char name[160], plateau[48], t90[48], line[320];
                 bool over_baseline;
@@ -540,7 +543,7 @@ static void draw_compare_legend(struct svg *s, const struct plot_curve *curves, 
                 snprintf(line, sizeof line, "%s%s%s: %s %s, t90 %s%s", name, str(curves[i].quality)[0] ? " — " : "",
                          str(curves[i].quality), rise ? "rise" : "plateau", plateau, t90,
                          rise && over_baseline ? " (over baseline: no ambient)" : "");
-                draw_legend_line(s, p->x + 8, p->y + 16 + 15.0 * (double) i, svg_palette(i), NULL, line);
+                draw_legend_line(s, p->x, LEGEND_TOP + LEGEND_ROW * (double) i, svg_palette(i), NULL, line);
         }
 }
 
@@ -636,7 +639,7 @@ static void draw_compare_verdict(struct svg *s, const struct plot_curve *curves,
 
 int plot_compare_svg(const struct plot_curve *curves, size_t n, bool rise, unsigned width, unsigned height,
                      char **ret, size_t *ret_len) {
-        double table_h = TABLE_ROW * (double) (n + 1) + 16;
+        double table_h = TABLE_ROW * (double) (n + 1) + 16, top = LEGEND_TOP + LEGEND_ROW * (double) n - 4;
         struct range yr = RANGE_EMPTY;
         double lo = INFINITY, hi = -INFINITY;
         struct panel p;
@@ -644,7 +647,7 @@ int plot_compare_svg(const struct plot_curve *curves, size_t n, bool rise, unsig
 
         if (!curves || n == 0 || n > PLOT_COMPARE_MAX || check_size(width, height) < 0)
                 return -EINVAL;
-        if (height < 40 + 50 + 120 + table_h)
+        if (height < top + 50 + 120 + table_h)
                 return -ERANGE;
         for (size_t i = 0; i < n; i++) {
                 bool ob;
@@ -663,8 +666,11 @@ int plot_compare_svg(const struct plot_curve *curves, size_t n, bool rise, unsig
         draw_title(&s, 12, 22, rise ? "Rise over ambient, aligned on the load start" :
                    "Temperature, aligned on the load start", "", "");
         draw_compare_verdict(&s, curves, n, 12, 36, width - 24.0);
-        p = (struct panel) { .x = 64, .y = 40, .w = width - 64 - 24, .h = height - 40 - 50 - table_h };
+        p = (struct panel) { .x = 64, .y = top, .w = width - 64 - 24, .h = height - top - 50 - table_h };
         panel_x_range(&p, lo, hi);
+        if (rise)
+                range_add(&yr, 0);      /* a rise is read from nothing */
+        range_add(&yr, yr.hi + 0.04 * (yr.hi - yr.lo));        /* headroom: no curve along the frame */
         panel_y_range(&p, yr, 5);
         draw_frame(&s, &p);
         draw_x_axis(&s, &p, true, "time since the load started");

@@ -472,6 +472,10 @@ def test_compare_page(page, start_daemon):
     assert re.match(r"/api/v1/compare\.svg\?runs=\d+,\d+&y=rise&width=\d+&height=\d+$", url), url
     svg = fetch(d, url)[2].decode()
     assert "case A" in svg and "case B" in svg and "rise °C" in svg
+    # the groups' table shows the rises first, and no plateau temperatures
+    heads = "return [...document.querySelectorAll('#groups tbody th')].map(c => c.textContent)"
+    page.wait(lambda: (page.js(heads) or [""])[0].startswith("Rise over"), what="the rises first")
+    assert "Plateau °C" not in page.js(heads), page.js(heads)
     hash_ = page.js("return location.hash")
     assert re.fullmatch(r"#/compare\?runs=\d,\d&y=rise", hash_), hash_
     page.shot("dashboard-compare.png")

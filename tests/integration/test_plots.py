@@ -1,6 +1,7 @@
 """The SVG plots through the real heatcurved: a run, runs compared, the history; valid XML, deterministic, named 400s; rendered by Chromium."""
 import json
 import os
+import re
 import shutil
 import socket
 import struct
@@ -205,6 +206,21 @@ def test_history_plot_marks_trips_runs_alerts_and_throttling(start_daemon, fixtu
     # with the load shown, an idle board at a low clock is not throttled
     root_svg = parse_svg(fetch(d, "/api/v1/history.svg?from=-1m")[2])
     assert svg_group(root_svg, "throttled") is None
+
+
+@pytest.mark.slow       # two recorded runs, 6 s
+def test_compare_legend_above_the_curves_and_rise_from_zero(two_runs):
+    """The legend sits over no curve: above the plot area, no box in it; a rise's axis takes in 0."""
+    d, (a, b) = two_runs
+    for q in (f"runs={a},{b}", f"runs={a},{b}&y=rise"):
+        root = parse_svg(fetch(d, "/api/v1/compare.svg?" + q)[2])
+        top = float(next(r for r in root.iter(SVG_NS + "rect") if r.get("fill") == "none").get("y"))
+        legend = [t for t in root.iter(SVG_NS + "text") if (t.text or "").startswith(("case <A> & fan: ", "case B: "))]
+        assert len(legend) == 2 and all(float(t.get("y")) < top for t in legend), q
+        assert not any(r.get("fill") == "#ffffff" and float(r.get("y")) >= top for r in root.iter(SVG_NS + "rect")), q
+    ticks = [float(t.text) for t in root.iter(SVG_NS + "text")
+             if t.get("text-anchor") == "end" and re.fullmatch(r"-?\d+(\.\d+)?", t.text or "")]
+    assert ticks and min(ticks) <= 0, ticks
 
 
 @pytest.mark.slow       # two recorded runs, 6 s

@@ -528,7 +528,10 @@ async function loadVerdicts(ids) {
   t.hidden = !gs.length;
   const row = (head, cells) => h('tr', null, h('th', { scope: 'row' }, head), ...cells.map(c => td(c, 'num')));
   t.tHead.replaceChildren(row('Group', gs.map(g => g.label)), row('Runs', gs.map(g => String(g.n))));
-  t.tBodies[0].replaceChildren(...Object.keys(gs.length ? gs[0].metrics : {}).map(k => {
+  // rise over ambient: the rises first, no plateau temperatures (the plot shows rises too)
+  const rise = $('#rise').checked, keys = Object.keys(gs.length ? gs[0].metrics : {});
+  const shown = rise ? [...keys.filter(k => k.startsWith('rise')), ...keys.filter(k => !k.startsWith('rise') && k !== 'plateau_c')] : keys;
+  t.tBodies[0].replaceChildren(...shown.map(k => {
     const how = GROUP_ROWS[k] || [k, 1, 2];
     return row(how[0], gs.map(g => groupCell(g.metrics[k], g, how)));
   }));
