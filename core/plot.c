@@ -526,6 +526,23 @@ static void curve_name(const struct plot_curve *c, char *buf, size_t size) {
                 snprintf(buf + strlen(buf), size - strlen(buf), " (%s)", c->origin);
 }
 
+/* Text from x, squeezed into w px when an estimate of its width (0.6 em a
+ * character) says it would run past: a long verdict or legend on a phone. */
+static void draw_text_within(struct svg *s, double x, double y, unsigned size, const char *fill, const char *text,
+                             double w) {
+        size_t chars = 0;
+
+        for (const char *p = text; *p; p++)
+                chars += ((unsigned char) *p & 0xc0) != 0x80;
+        svg_raw(s, "<text x=\"%s\" y=\"%s\" font-size=\"%u\" fill=\"%s\"", svg_num(x, 1, (char[32]) {}, 32),
+                svg_num(y, 1, (char[32]) {}, 32), size, fill);
+        if ((double) chars * 0.6 * size > w)
+                svg_raw(s, " textLength=\"%s\" lengthAdjust=\"spacingAndGlyphs\"", svg_num(w, 1, (char[32]) {}, 32));
+        svg_raw(s, ">");
+        svg_escaped(s, text);
+        svg_raw(s, "</text>\n");
+}
+
 #define LEGEND_ROW 15.0                 /* px */
 #define LEGEND_TOP 52.0                 /* px, the first row's baseline: under the title and the verdict */
 
@@ -543,7 +560,9 @@ static void draw_compare_legend(struct svg *s, const struct plot_curve *curves, 
                 snprintf(line, sizeof line, "%s%s%s: %s %s, t90 %s%s", name, str(curves[i].quality)[0] ? " — " : "",
                          str(curves[i].quality), rise ? "rise" : "plateau", plateau, t90,
                          rise && over_baseline ? " (over baseline: no ambient)" : "");
-                draw_legend_line(s, p->x, LEGEND_TOP + LEGEND_ROW * (double) i, svg_palette(i), NULL, line);
+                svg_line(s, p->x, LEGEND_TOP + LEGEND_ROW * (double) i - 4, p->x + 22, LEGEND_TOP + LEGEND_ROW * (double) i - 4,
+                         svg_palette(i), 2, NULL);
+                draw_text_within(s, p->x + 28, LEGEND_TOP + LEGEND_ROW * (double) i, FONT_SMALL, AXIS, line, p->w - 28);
         }
 }
 
@@ -564,14 +583,32 @@ static void fmt_diff(char *buf, size_t size, double v, double first, bool durati
 
 #define TABLE_ROW 16.0                  /* px */
 
+#define TABLE_NARROW 600.0               /* px: below, the table leaves out the differences */
+
+/* buf cut to max characters, the last one "…" when cut: a name that would run into the next column. */
+static void fit_chars(char *buf, size_t size, size_t max) {
+        size_t chars = 0, cut = 0;
+
+        for (size_t i = 0; buf[i]; i++)
+                if (((unsigned char) buf[i] & 0xc0) != 0x80 && chars++ == (max ? max - 1 : 0))
+                        cut = i;
+        if (chars > max && max > 0 && cut + 4 <= size)
+                snprintf(buf + cut, size - cut, "…");
+}
+
+/* The metrics of each run against the first. Narrower than TABLE_NARROW
+ * (a phone), the differences are left out and the names cut, so no text
+ * runs into the next column (0.6 em a character estimates a width). */
 static void draw_compare_table(struct svg *s, const struct plot_curve *curves, size_t n, double x, double y,
                                double w) {
         static const char *const head[] = { "run", "plateau", "Δ plateau", "t90 heat", "Δ t90", "τ cool", "Δ τ cool" };
-        const double col[] = { 0, 0.34, 0.45, 0.56, 0.67, 0.78, 0.89 };
+        const double wide[] = { 0, 0.34, 0.45, 0.56, 0.67, 0.78, 0.89 }, narrow[] = { 0, 0.34, -1, 0.58, -1, 0.82, -1 };
+        const double *col = w < TABLE_NARROW ? narrow : wide;
         const struct run_metrics *f = &curves[0].metrics;
 
         for (size_t k = 0; k < ELEMENTSOF(head); k++)
-                svg_text(s, x + col[k] * w, y, "start", FONT, AXIS, head[k]);
+                if (col[k] >= 0)
+                        svg_text(s, x + col[k] * w, y, "start", col == narrow ? FONT_SMALL : FONT, AXIS, head[k]);
         svg_line(s, x, y + 4, x + w, y + 4, AXIS, 1, NULL);
         for (size_t i = 0; i < n; i++) {
                 const struct run_metrics *m = &curves[i].metrics;
@@ -589,10 +626,12 @@ static void draw_compare_table(struct svg *s, const struct plot_curve *curves, s
                         snprintf(cell[2], sizeof cell[2], "%s", "");
                 if (i == 0)
                         cell[4][0] = cell[6][0] = '\0';
+                fit_chars(cell[0], sizeof cell[0], (size_t) fmax(4, (col[1] * w - 20) / (0.6 * FONT_SMALL)));
                 svg_rect(s, x, yy - 9, 10, 10, svg_palette(i), 1);
                 svg_text(s, x + 14, yy, "start", FONT_SMALL, AXIS, cell[0]);
                 for (size_t k = 1; k < ELEMENTSOF(head); k++)
-                        svg_text(s, x + col[k] * w, yy, "start", FONT_SMALL, AXIS, cell[k]);
+                        if (col[k] >= 0)
+                                svg_text(s, x + col[k] * w, yy, "start", FONT_SMALL, AXIS, cell[k]);
         }
 }
 
@@ -617,7 +656,6 @@ static void draw_compare_verdict(struct svg *s, const struct plot_curve *curves,
         const struct run_metrics *runs[PLOT_COMPARE_MAX];
         const char *labels[PLOT_COMPARE_MAX];
         char names[PLOT_COMPARE_MAX][160], text[SUBTITLE_MAX];
-        size_t chars = 0;
 
         for (size_t i = 0; i < n; i++) {
                 curve_group_name(&curves[i], names[i], sizeof names[i]);
@@ -626,15 +664,7 @@ static void draw_compare_verdict(struct svg *s, const struct plot_curve *curves,
         }
         if (analysis_first_verdict_text(runs, labels, n, text, sizeof text) <= 0)
                 return;
-        for (const char *p = text; *p; p++)
-                chars += ((unsigned char) *p & 0xc0) != 0x80;
-        svg_raw(s, "<text x=\"%s\" y=\"%s\" font-size=\"%u\" fill=\"%s\"", svg_num(x, 1, (char[32]) {}, 32),
-                svg_num(y, 1, (char[32]) {}, 32), FONT_SMALL, MUTED);
-        if ((double) chars * 0.6 * FONT_SMALL > w)
-                svg_raw(s, " textLength=\"%s\" lengthAdjust=\"spacingAndGlyphs\"", svg_num(w, 1, (char[32]) {}, 32));
-        svg_raw(s, ">");
-        svg_escaped(s, text);
-        svg_raw(s, "</text>\n");
+        draw_text_within(s, x, y, FONT_SMALL, MUTED, text, w);
 }
 
 int plot_compare_svg(const struct plot_curve *curves, size_t n, bool rise, unsigned width, unsigned height,

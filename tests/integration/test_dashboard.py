@@ -610,6 +610,71 @@ def test_phone_width_and_dark_mode(page, start_daemon):
     assert page.problems() == []
 
 
+CELLS = """return [...document.querySelectorAll(arguments[0])].map(c => { const r = c.getBoundingClientRect();
+return [c.dataset.label, c.textContent, r.width > 0 && r.left >= 0 && r.right <= window.innerWidth]; })"""
+NO_SIDEWAYS = "return [document.documentElement.scrollWidth, window.innerWidth]"
+
+
+def svg_rows_overlap(svg):
+    """Cells of compare.svg's table that run into the next one (0.6 em a character), row by row."""
+    import xml.etree.ElementTree as ET
+    ns = "{http://www.w3.org/2000/svg}"
+    texts = [(float(t.get("x")), float(t.get("y")), t.text or "", int(t.get("font-size")))
+             for t in ET.fromstring(svg).iter(ns + "text") if t.get("x")]
+    head_y = next(y for x, y, text, _ in texts if text == "run")
+    rows = {}
+    for x, y, text, size in texts:
+        if y >= head_y:
+            rows.setdefault(y, []).append((x, len(text) * 0.6 * size, text))
+    bad = []
+    for cells in rows.values():
+        cells.sort()
+        bad += [(a[2], b[2]) for a, b in zip(cells, cells[1:]) if a[0] + a[1] > b[0]]
+    return bad
+
+
+def test_phone_at_360_px_cards_and_one_time_format(page, start_daemon):
+    """At 360 px: no sideways scrolling anywhere, a run is a card whose Plateau and Rise are in sight,
+    the compare table's text does not overlap; times are 24-hour UTC whatever the browser's zone and locale."""
+    d = start_daemon("--simulate", "--interval", "200ms")
+    a = finished_run(d, "a run with a rather long label for a phone")
+    b = finished_run(d, "case B")
+    page.d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": 360, "height": 780, "deviceScaleFactor": 2, "mobile": True})
+    page.d.execute_cdp_cmd("Emulation.setTimezoneOverride", {"timezoneId": "America/New_York"})
+    page.d.execute_cdp_cmd("Emulation.setLocaleOverride", {"locale": "en-US"})
+    page.open(d.url)
+    page.wait(lambda: page.text(f'#runs tr[data-id="{a}"] td.state') == "finished", what="the run list")
+    page.plot("#chart")
+    width, inner = page.js(NO_SIDEWAYS)
+    assert inner == 360 and width <= inner, (width, inner)
+    assert page.js("return getComputedStyle(document.querySelector('#runs tbody tr')).display") == "block"
+    cells = {label: (text, inside) for label, text, inside in page.js(CELLS, f'#runs tr[data-id="{a}"] td')}
+    for label in ("Plateau", "Rise over ambient", "Started (UTC)"):
+        assert label in cells and cells[label][0] and cells[label][1], (label, cells)
+    created = d.get(f"/api/v1/runs/{a}")[1]["created_ms"]
+    started = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(created // 1000))
+    assert cells["Started (UTC)"][0] == started, cells
+    assert re.fullmatch(r"\d\d:\d\d:\d\d UTC", page.text("#updated")), page.text("#updated")
+    assert not re.search(r"\b[AP]M\b", page.js("return document.body.innerText"))
+    page.shot("dashboard-phone-360.png")
+
+    page.open(d.url, f"#/runs/{a}")
+    page.plot("#run-plot")
+    assert page.js(NO_SIDEWAYS)[0] <= 360
+    assert all(inside for _, _, inside in page.js(CELLS, "#run-phases td")), page.js(CELLS, "#run-phases td")
+    assert f"started {started} UTC" in page.text("#run-state")
+
+    page.open(d.url, f"#/compare?runs={a},{b}")
+    url = page.plot("#compare-plot", rf"runs={a},{b}&")[0]
+    assert page.js(NO_SIDEWAYS)[0] <= 360
+    svg = fetch(d, url)[2].decode()
+    assert svg_rows_overlap(svg) == [], svg_rows_overlap(svg)
+    assert svg_rows_overlap(fetch(d, url.split("&width")[0])[2].decode()) == []      # wide: all the columns
+    page.shot("dashboard-compare-360.png")
+    assert page.problems() == []
+
+
 @pytest.mark.skipif(EVENTS_MISSING, reason="GET /api/v1/events answers 404: no server-sent events in this build")
 def test_live_updates_from_server_sent_events(page, start_daemon, fixture_copy, tmp_path):
     root = fixture_copy("rpi4")

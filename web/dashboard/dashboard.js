@@ -107,8 +107,10 @@ function num(x, d) {
 const degC = x => x == null ? DASH : num(x, 1) + ' °C';
 const mhz = hz => num(hz * 1e-6, 0);
 const pct = f => f == null ? DASH : num(f * 100, f < 0.1 ? 1 : 0) + ' %';
-const when = ms => ms == null ? DASH : new Date(ms).toLocaleString();
-const clock = ms => ms == null ? DASH : new Date(ms).toLocaleTimeString();
+// One time format, the plots': 24-hour UTC, whatever the browser's locale and zone.
+const utc = ms => new Date(ms).toISOString();
+const when = ms => ms == null ? DASH : `${utc(ms).slice(0, 10)} ${utc(ms).slice(11, 19)}`;
+const clock = ms => ms == null ? DASH : utc(ms).slice(11, 19);
 
 // As compare.svg and the run's plot write durations (plot.c's fmt_duration()).
 function secs(s) {
@@ -217,7 +219,7 @@ function renderSensors(doc) {
   const load = doc.load || {};
   $('#load').textContent = load.ok ? pct(load.total) : `error: ${load.error || 'unknown'}`;
   $('#load-cpus').textContent = load.ok && load.per_cpu ? load.per_cpu.map(pct).join(' · ') : '';
-  $('#updated').textContent = clock(doc.time_ms);
+  $('#updated').textContent = doc.time_ms == null ? DASH : clock(doc.time_ms) + ' UTC';
   renderAlerts(st.alerts);
 }
 
@@ -396,7 +398,7 @@ function renderRun(r) {
   const m = r.metrics || {}, q = (r.quality && r.quality.metrics) || {};
   $('#run-title').textContent = `Run ${runName(r)}`;
   document.title = `Run ${runName(r)} — heatcurve`;
-  $('#run-state').textContent = `${runState(r)} · started ${when(r.created_ms)} · sensor ${r.sensor || DASH}` +
+  $('#run-state').textContent = `${runState(r)} · started ${when(r.created_ms)} UTC · sensor ${r.sensor || DASH}` +
     (r.live && r.state === 'running' ? ` · now ${degC(r.live.temp_c)}, predicted plateau ${degC(r.live.predicted_plateau_c)}` : '');
   $('#run-notes').textContent = r.notes || '';
   $('#run-notes').hidden = !r.notes;
@@ -759,7 +761,16 @@ function runRefresh() {
 
 // --- start ---
 
+// Each cell names its column: on a phone a row of these tables is a card of label-value lines.
+function labelCells(table) {
+  const heads = [...table.tHead.rows[0].cells].map(c => c.textContent);
+  for (const row of table.tBodies[0].rows)
+    [...row.cells].forEach((c, i) => { c.dataset.label = heads[i] || ''; });
+}
+
 function init() {
+  const cards = new MutationObserver(ms => ms.forEach(m => labelCells(m.target.closest('table'))));
+  document.querySelectorAll('table.stack').forEach(t => cards.observe(t.tBodies[0], { childList: true }));
   $('#auth').addEventListener('submit', ev => {
     ev.preventDefault();
     sessionStorage.setItem(TOKEN_KEY, ev.currentTarget.token.value.trim());
