@@ -517,6 +517,57 @@ def test_watch_shows_every_field_at_80_columns(start_daemon, ctl, tmp_path):
         subprocess.run([tmux, "-S", sock, "kill-server"], capture_output=True)
 
 
+def capture_watch(tmux, sock, cmd, ready, timeout=15):
+    """The 80x24 tmux pane running cmd, once ready(screen) holds (or at the timeout)."""
+    subprocess.run([tmux, "-S", sock, "new-session", "-d", "-x", "80", "-y", "24", "-s", "w", cmd], check=True)
+    screen = ""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        screen = subprocess.run([tmux, "-S", sock, "capture-pane", "-p", "-t", "w"],
+                                capture_output=True, text=True).stdout
+        if ready(screen):
+            break
+        time.sleep(0.2)
+    return screen
+
+
+def test_watch_shows_alert_states_at_80_columns(start_daemon, fixture_copy, ctl, tmp_path):
+    """A word per rule that is not ok, on the live line of a run and of the board; at 80 columns
+    it goes on a line of its own rather than off the edge."""
+    import shutil
+    tmux = shutil.which("tmux")
+    if not tmux:
+        pytest.skip("tmux is not installed (Debian package tmux)")
+    root = fixture_copy("rpi4")
+    write_in_place(os.path.join(root, "sys/class/thermal/thermal_zone0/temp"), "75000\n")
+    conf = tmp_path / "a.conf"
+    conf.write_text("[alert soc_temperature]\nsensor = thermal_zone0\nwarn = 60\ncrit = 70\n\n"
+                    "[alert board_enclosure]\nsensor = thermal_zone0\nwarn = 70\ncrit = 90\n\n"
+                    "[alert cool]\nsensor = thermal_zone0\nwarn = 95\ncrit = 99\n")
+    d = start_tree(start_daemon, root, "--config", str(conf))
+    d.wait_for(lambda: len(d.get("/api/v1/status")[1]["active_alerts"]) == 2, what="two alerts")
+    r = ctl(d, "watch", "--count", "1")
+    assert r.returncode == 0 and r.stdout.rstrip("\n").endswith("  alert soc_temperature crit  alert board_enclosure warn"), r.stdout
+    status, run = d.request("POST", "/api/v1/runs", {"phases": [
+        {"kind": "idle", "duration": "1s"},
+        {"kind": "stress", "duration": "20s", "load": {"type": "cpu", "workers": 1}}]})
+    assert status == 201, run
+    sock = str(tmp_path / "tmux.sock")
+    try:
+        screen = capture_watch(tmux, sock, f"{HEATCURVECTL} --url {d.url} watch {run['id']}; sleep 30",
+                               lambda s: " stress " in s and "plateau" in s and "board_enclosure warn" in s)
+        lines = [line for line in screen.splitlines() if line.strip()]
+        assert len(lines) == 3, screen                   # too wide for two lines: a third, between fields
+        text = " ".join(lines)
+        for field in ("run 1 stress 2/2", "temp ", "hottest ", " MHz", "load ", "work ", "plateau ",
+                      "alert soc_temperature crit", "alert board_enclosure warn"):
+            assert field in text, (field, screen)
+        assert "alert cool" not in text
+        assert all(len(line) <= 80 for line in screen.splitlines()), screen
+    finally:
+        subprocess.run([tmux, "-S", sock, "kill-server"], capture_output=True)
+
+
 def test_watch_sparkline_starts_from_the_history(start_daemon, ctl):
     """watch started on a board that has been sampling shows the minutes before it, not one cell."""
     d = board(start_daemon, "rpi4")
