@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "table.h"
+#include "text.h"
 
 #define WATCH_LINE_MAX 768              /* bytes of one status line */
 #define SPARK_CELLS 24                  /* a sparkline of the last two minutes ... */
@@ -85,28 +86,34 @@ static void watch_out_clear(struct watch_out *o) {
         printf("\r\033[J");
 }
 
+#define WATCH_ROWS_MAX 3                /* lines one live line may take */
+
 /* A live line: on a terminal it replaces the previous one and never
- * wraps; one too wide for the terminal goes on two lines, between fields,
- * and only what is still too wide is cut (80 columns show every field). */
+ * wraps; one too wide for the terminal goes on up to WATCH_ROWS_MAX lines,
+ * between fields, and only what is still too wide is cut (80 columns show
+ * every field, alerts too). */
 static void watch_out_line(struct watch_out *o, char *line) {
-        char *rest = NULL;
+        char *rows[WATCH_ROWS_MAX] = { line }, *split;
+        unsigned n = 1;
 
         if (!o->tty) {
                 printf("%s\n", line);
                 fflush(stdout);
                 return;
         }
-        if (o->cols > 1 && columns(line, SIZE_MAX) > o->cols - 1 && (rest = watch_split(line, o->cols - 1))) {
-                *rest = '\0';
-                rest += strspn(rest + 1, " ") + 1;
-                columns(rest, o->cols - 1);
+        while (o->cols > 1 && n < WATCH_ROWS_MAX && columns(rows[n - 1], SIZE_MAX) > o->cols - 1 &&
+               (split = watch_split(rows[n - 1], o->cols - 1))) {
+                *split = '\0';
+                rows[n++] = split + 1 + strspn(split + 1, " ");
         }
-        if (o->cols > 1)
-                columns(line, o->cols - 1);
         watch_out_clear(o);
-        printf(rest ? "%s\n%s" : "%s", line, rest);
+        for (unsigned i = 0; i < n; i++) {
+                if (o->cols > 1)
+                        columns(rows[i], o->cols - 1);
+                printf(i ? "\n%s" : "%s", rows[i]);
+        }
         o->pending = true;
-        o->rows = rest ? 2 : 1;
+        o->rows = n;
         fflush(stdout);
 }
 
@@ -274,6 +281,25 @@ static void watch_format_run(char *line, size_t size, json_object *run, const ch
                  work_text(work, sizeof work, live), plateau_text(plateau, sizeof plateau, live));
 }
 
+/* "  alert soc crit  alert fan warn": a field per rule not ok in a status
+ * document (GET /api/v1/status), "" for none. Names come from the daemon's
+ * config: escaped for the terminal. */
+static const char *alerts_text(char *buf, size_t size, json_object *status) {
+        json_object *active = json_get(status, "active_alerts");
+        size_t len = 0;
+
+        buf[0] = '\0';
+        for (size_t i = 0; i < json_len(active) && len < size; i++) {
+                json_object *a = json_object_array_get_idx(active, i);
+                const char *name = fmt_string(a, "name"), *state = fmt_string(a, "state");
+                char n[128], st[32];
+                len += (size_t) snprintf(buf + len, size - len, "  alert %s %s",
+                                         text_escape_terminal(name, strlen(name), 24, n, sizeof n),
+                                         text_escape_terminal(state, strlen(state), 8, st, sizeof st));
+        }
+        return buf;
+}
+
 /* "run 3 finished after 1h02m" or "run 3 aborted after 5m03s: <reason>" */
 static void watch_format_end(char *line, size_t size, json_object *run) {
         json_object *start = json_get(run, "started_ms"), *end = json_get(run, "ended_ms");
@@ -291,8 +317,8 @@ static void watch_format_end(char *line, size_t size, json_object *run) {
 static bool watch_show_run(const struct client *c, struct watch_out *o, struct spark *sp, json_object *run,
                            unsigned flags) {
         bool ended = strcmp(fmt_string(run, "state"), "running") != 0;
-        json_object *live = json_get(run, "live");
-        char line[WATCH_LINE_MAX], spark[SPARK_CELLS * 16];
+        json_object *live = json_get(run, "live"), *status = NULL;
+        char line[WATCH_LINE_MAX], spark[SPARK_CELLS * 16], alerts[WATCH_LINE_MAX / 2];
 
         if (c->json) {
                 if (ended && (flags & WATCH_WAIT))
@@ -308,6 +334,12 @@ static bool watch_show_run(const struct client *c, struct watch_out *o, struct s
                 spark_add(sp, json_is_null(temp) ? NAN : json_object_get_double(temp),
                           json_object_get_boolean(json_get(live, "throttled")));
                 watch_format_run(line, sizeof line, run, spark_format(sp, o->tty, spark, sizeof spark));
+                /* the alerts are the status document's; without it the line goes without them */
+                if (client_get_json(c->url, c, "/api/v1/status", &status) >= 0) {
+                        alerts_text(alerts, sizeof alerts, status);
+                        snprintf(line + strlen(line), sizeof line - strlen(line), "%s", alerts);
+                        json_object_put(status);
+                }
                 watch_out_line(o, line);
         }
         return ended;
@@ -356,7 +388,7 @@ static int watch_board(const struct client *c, long count) {
         struct spark sp = {};
         struct watch_out o;
         struct timespec next;
-        char line[WATCH_LINE_MAX], buf[32], spark[SPARK_CELLS * 16];
+        char line[WATCH_LINE_MAX], buf[32], spark[SPARK_CELLS * 16], alerts[WATCH_LINE_MAX / 2];
 
         watch_out_init(&o);
         clock_gettime(CLOCK_MONOTONIC, &next);
@@ -381,6 +413,8 @@ static int watch_board(const struct client *c, long count) {
                         snprintf(line, sizeof line, "run %s %s started  hottest %s %s °C", fmt_string(run, "id"),
                                  fmt_string(run, "phase"), fmt_string(hot, "id"),
                                  fmt_number(buf, sizeof buf, json_get(hot, "celsius"), 1, 1));
+                snprintf(line + strlen(line), sizeof line - strlen(line), "%s",
+                         alerts_text(alerts, sizeof alerts, st));
                 if (c->json)
                         puts(json_object_to_json_string_ext(st, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
                 else

@@ -40,20 +40,43 @@ static enum analysis_phase phase_parse(const char *s) {
         return ANALYSIS_PHASE_IDLE;
 }
 
-static void phases_from_doc(struct plot_data *d, json_object *phases, double created_ms) {
+/* quality.phases[i] goes with phases[i]. */
+static void phases_from_doc(struct plot_data *d, json_object *phases, json_object *quality, double created_ms) {
         size_t n = phases && json_object_is_type(phases, json_type_array) ? json_object_array_length(phases) : 0;
+        json_object *qp = get(quality, "phases");
 
         for (size_t i = 0; i < n && d->n_phases < ELEMENTSOF(d->phases); i++) {
-                json_object *p = json_object_array_get_idx(phases, i);
+                json_object *p = json_object_array_get_idx(phases, i), *q = NULL;
                 double start = number(get(p, "started_ms")), end = number(get(p, "ended_ms"));
                 if (!isfinite(start))
                         break;          /* not reached yet */
+                if (qp && json_object_is_type(qp, json_type_array) && i < json_object_array_length(qp))
+                        q = get(json_object_array_get_idx(qp, i), "disturbed");
                 d->phases[d->n_phases++] = (struct plot_phase) {
                         .kind = phase_parse(json_object_get_string(get(p, "kind"))),
                         .start_s = (start - created_ms) / 1000.0,
                         .end_s = isfinite(end) ? (end - created_ms) / 1000.0 : NAN,
+                        .disturbed = q && json_object_is_type(q, json_type_boolean) && json_object_get_boolean(q),
                 };
         }
+}
+
+const char *plot_data_quality(json_object *quality) {
+        json_object *ok = get(quality, "ok"), *ms = get(quality, "metrics");
+        bool uncertain = false;
+
+        if (!ok || !json_object_is_type(ok, json_type_boolean) || json_object_get_boolean(ok))
+                return "";
+        if (ms && json_object_is_type(ms, json_type_object)) {
+                json_object_object_foreach(ms, key, v) {
+                        const char *word = json_object_get_string(v);
+                        (void) key;
+                        if (word && strcmp(word, "disturbed") == 0)
+                                return "disturbed";
+                        uncertain |= word && strcmp(word, "uncertain") == 0;
+                }
+        }
+        return uncertain ? "uncertain" : "disturbed";
 }
 
 int plot_data_from_doc(struct plot_data *d, json_object *doc, char *err, size_t errlen) {
@@ -73,7 +96,8 @@ int plot_data_from_doc(struct plot_data *d, json_object *doc, char *err, size_t 
         if (strlen(d->date) > 16)
                 snprintf(d->date + 16, sizeof d->date - 16, " UTC");    /* minutes are enough in a title */
         d->safety_limit_c = number(get(doc, "safety_limit_c"));
-        phases_from_doc(d, get(doc, "phases"), created);
+        phases_from_doc(d, get(doc, "phases"), get(doc, "quality"), created);
+        snprintf(d->quality, sizeof d->quality, "%s", plot_data_quality(get(doc, "quality")));
         analysis_metrics_init(&d->run.metrics, NAN);
         json_run_metrics_parse(metrics, &d->run.metrics, d->work_unit, sizeof d->work_unit);
         return 0;
@@ -192,6 +216,7 @@ void plot_data_finish(struct plot_data *d) {
         r->board = d->board;
         r->date = d->date;
         r->sensor = d->sensor;
+        r->quality = d->quality;
         r->n = d->n;
         r->t_s = d->t_s;
         r->temp_c = d->temp_c;
@@ -226,7 +251,7 @@ void plot_data_curve(struct plot_data *d, const char *origin, struct plot_curve 
         for (size_t i = 0; i < d->n; i++)
                 d->t_s[i] -= t0;
         *ret = (struct plot_curve) {
-                .label = d->label, .id = d->id, .origin = origin, .n = d->n, .t_s = d->t_s, .temp_c = d->temp_c,
+                .label = d->label, .id = d->id, .origin = origin, .quality = d->quality, .n = d->n, .t_s = d->t_s, .temp_c = d->temp_c,
                 .metrics = d->run.metrics,
         };
 }

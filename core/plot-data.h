@@ -30,7 +30,13 @@ struct plot_data {
         size_t n_phases;
         double safety_limit_c;          /* C, NaN when unknown */
         char label[128], board[128], date[32], sensor[128], work_unit[16];
+        char quality[16];               /* the document's quality in a word: plot_data_quality() */
 };
+
+/* A run document's "quality" in a word, as heatcurvectl shows it: "" when
+ * ok or not said; else "disturbed" when a metric is, or when none is
+ * flagged (then a phase was); else "uncertain". */
+const char *plot_data_quality(json_object *quality);
 
 /* Starts d (zeroed) from a run document; err names a missing field. -EINVAL. */
 int plot_data_from_doc(struct plot_data *d, json_object *run_doc, char *err, size_t errlen);

@@ -22,6 +22,10 @@
 #define DASH_REF "6 4"                  /* baseline, ambient */
 #define DASH_FIT "3 2"
 
+static const char *str(const char *s) {
+        return s ? s : "";
+}
+
 /* A plot area in px and the data range it shows. */
 struct panel {
         double x, y, w, h;              /* px */
@@ -278,6 +282,11 @@ static void draw_phases(struct svg *s, const struct plot_run *r, const struct pa
                 svg_rect(s, px(top, a), top->y, px(top, b) - px(top, a), top->h, phase_fill(ph->kind), 0.14);
                 svg_rect(s, px(bottom, a), bottom->y, px(bottom, b) - px(bottom, a), bottom->h,
                          phase_fill(ph->kind), 0.14);
+                if (ph->disturbed) {
+                        svg_rect(s, px(top, a), top->y, px(top, b) - px(top, a), top->h, "url(#disturbed)", 1);
+                        svg_rect(s, px(bottom, a), bottom->y, px(bottom, b) - px(bottom, a), bottom->h,
+                                 "url(#disturbed)", 1);
+                }
                 if (px(top, b) - px(top, a) >= 48)
                         svg_text(s, 0.5 * (px(top, a) + px(top, b)), top->y + 14, "middle", FONT, MUTED,
                                  phase_name(ph->kind));
@@ -316,10 +325,25 @@ static struct range run_temp_range(const struct plot_run *r) {
         return all;
 }
 
+/* Trip lines across the panel; those off its scale are named in its corner. */
+static void draw_levels(struct svg *s, const struct panel *p, const struct plot_level *levels, size_t n) {
+        char off[256] = "";
+
+        for (size_t i = 0; i < n; i++) {
+                const struct plot_level *l = &levels[i];
+                if (in_y(p, l->temp_c))
+                        draw_level(s, p, l->temp_c, LEVEL_COLOUR, "8 3 2 3", l->label);
+                else
+                        snprintf(off + strlen(off), sizeof off - strlen(off), "%s%s %s °C", off[0] ? ", " : "",
+                                 l->label, svg_num(l->temp_c, 1, (char[32]) {}, 32));
+        }
+        if (off[0])
+                svg_textf(s, p->x + 4, p->y + p->h - 6, "start", FONT_SMALL, LEVEL_COLOUR, "off scale: %s", off);
+}
+
 static void draw_run_temps(struct svg *s, const struct plot_run *r, const struct panel *p) {
         const struct run_metrics *m = &r->metrics;
         double a = NAN, b = NAN, c, d;
-        char off[256] = "";
 
         if (run_phase_span(r, ANALYSIS_PHASE_STRESS, -INFINITY, &a, &b) && isfinite(m->plateau_c) &&
             isfinite(m->plateau_ci95_c)) {
@@ -332,16 +356,7 @@ static void draw_run_temps(struct svg *s, const struct plot_run *r, const struct
         }
         draw_level(s, p, m->baseline_c, MUTED, DASH_REF, "baseline");
         draw_level(s, p, m->ambient_c, MUTED, "2 3", "ambient");
-        for (size_t i = 0; i < r->n_levels; i++) {
-                const struct plot_level *l = &r->levels[i];
-                if (in_y(p, l->temp_c))
-                        draw_level(s, p, l->temp_c, LEVEL_COLOUR, "8 3 2 3", l->label);
-                else
-                        snprintf(off + strlen(off), sizeof off - strlen(off), "%s%s %s °C", off[0] ? ", " : "",
-                                 l->label, svg_num(l->temp_c, 1, (char[32]) {}, 32));
-        }
-        if (off[0])
-                svg_textf(s, p->x + 4, p->y + p->h - 6, "start", FONT_SMALL, LEVEL_COLOUR, "off scale: %s", off);
+        draw_levels(s, p, r->levels, r->n_levels);
         draw_series(s, p, r->t_s, r->temp_c, r->n, 0, 1, svg_palette(0), 1.5);
         if (run_phase_span(r, ANALYSIS_PHASE_STRESS, -INFINITY, &a, &b))
                 draw_fit(s, p, &r->heat, r->heat.t_origin_s, fmin(b, p->x1), svg_palette(1));
@@ -386,13 +401,40 @@ static void draw_legend_line(struct svg *s, double x, double y, const char *colo
         svg_text(s, x + 28, y, "start", FONT_SMALL, AXIS, text);
 }
 
+static bool run_disturbed_phase(const struct plot_run *r) {
+        for (size_t i = 0; i < r->n_phases; i++)
+                if (r->phases[i].disturbed)
+                        return true;
+        return false;
+}
+
+/* Diagonal lines over a disturbed phase: it reads as such without colour too. */
+static void draw_hatch_def(struct svg *s) {
+        svg_raw(s, "<defs><pattern id=\"disturbed\" width=\"8\" height=\"8\" patternUnits=\"userSpaceOnUse\" "
+                "patternTransform=\"rotate(45)\"><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"8\" stroke=\"%s\" "
+                "stroke-width=\"2\" stroke-opacity=\"0.4\"/></pattern></defs>\n", LEVEL_COLOUR);
+}
+
+/* The quality under the legend: what the hatching means, and the word. */
+static void draw_run_quality(struct svg *s, const struct plot_run *r, double x, double y) {
+        if (run_disturbed_phase(r)) {
+                svg_rect(s, x, y - 9, 22, 10, "url(#disturbed)", 1);
+                svg_text(s, x + 28, y, "start", FONT_SMALL, AXIS, "disturbed phase");
+                y += 17;
+        }
+        if (str(r->quality)[0])
+                svg_textf(s, x, y, "start", FONT_SMALL, LEVEL_COLOUR, "quality: %s", r->quality);
+}
+
 static void draw_run_box(struct svg *s, const struct plot_run *r, double x, double y, double w) {
         const struct run_metrics *m = &r->metrics;
         char a[48], b[48], line[128];
         double yy = y + 18;
+        int extra = 17 * (run_disturbed_phase(r) + (str(r->quality)[0] != '\0'));
 
-        svg_raw(s, "<rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"176\" fill=\"#f7f7f7\" stroke=\"#cccccc\"/>\n",
-                svg_num(x, 1, (char[32]) {}, 32), svg_num(y, 1, (char[32]) {}, 32), svg_num(w, 1, (char[32]) {}, 32));
+        svg_raw(s, "<rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"%d\" fill=\"#f7f7f7\" stroke=\"#cccccc\"/>\n",
+                svg_num(x, 1, (char[32]) {}, 32), svg_num(y, 1, (char[32]) {}, 32), svg_num(w, 1, (char[32]) {}, 32),
+                176 + extra);
         fmt_c(a, sizeof a, m->plateau_c);
         if (isfinite(m->plateau_c) && isfinite(m->plateau_ci95_c))
                 snprintf(a, sizeof a, "%s ± %s °C", svg_num(m->plateau_c, 1, (char[32]) {}, 32),
@@ -419,6 +461,7 @@ static void draw_run_box(struct svg *s, const struct plot_run *r, double x, doub
         draw_legend_line(s, x + 8, yy += 17, svg_palette(2), DASH_FIT, "cool-down fit");
         svg_rect(s, x + 8, (yy += 17) - 9, 22, 10, svg_palette(1), 0.15);
         svg_text(s, x + 36, yy, "start", FONT_SMALL, AXIS, "plateau 95 % band");
+        draw_run_quality(s, r, x + 8, yy + 17);
 }
 
 static void draw_title(struct svg *s, double x, double y, const char *a, const char *b, const char *c) {
@@ -428,22 +471,24 @@ static void draw_title(struct svg *s, double x, double y, const char *a, const c
         svg_text(s, x, y, "start", FONT_TITLE, AXIS, t);
 }
 
-static const char *str(const char *s) {
-        return s ? s : "";
-}
 
 int plot_run_svg(const struct plot_run *r, unsigned width, unsigned height, char **ret, size_t *ret_len) {
         double box_w = fmin(210, width * 0.28), plot_h;
         struct panel top, bottom;
         struct svg s;
         double t_end;
+        char date[96];
 
         if (!r || check_size(width, height) < 0 || (r->n && (!r->t_s || !r->temp_c)) ||
             (r->n_phases && !r->phases) || r->n_levels > PLOT_LEVELS_MAX)
                 return -EINVAL;
         if (svg_begin(&s, width, height, r->label && r->label[0] ? r->label : "heatcurve run") < 0)
                 return -ENOMEM;
-        draw_title(&s, 12, 22, str(r->label)[0] ? r->label : "run", str(r->board), str(r->date));
+        snprintf(date, sizeof date, "%s%s%s", str(r->date), str(r->date)[0] && str(r->quality)[0] ? " — " : "",
+                 str(r->quality));
+        draw_title(&s, 12, 22, str(r->label)[0] ? r->label : "run", str(r->board), date);
+        if (run_disturbed_phase(r))
+                draw_hatch_def(&s);
         plot_h = height - 40.0 - 58.0;
         top = (struct panel) { .x = 64, .y = 40, .w = width - 64 - box_w - 70, .h = plot_h * 0.68 - 10 };
         bottom = top;
@@ -481,9 +526,29 @@ static void curve_name(const struct plot_curve *c, char *buf, size_t size) {
                 snprintf(buf + strlen(buf), size - strlen(buf), " (%s)", c->origin);
 }
 
+/* Text from x, squeezed into w px when an estimate of its width (0.6 em a
+ * character) says it would run past: a long verdict or legend on a phone. */
+static void draw_text_within(struct svg *s, double x, double y, unsigned size, const char *fill, const char *text,
+                             double w) {
+        size_t chars = 0;
+
+        for (const char *p = text; *p; p++)
+                chars += ((unsigned char) *p & 0xc0) != 0x80;
+        svg_raw(s, "<text x=\"%s\" y=\"%s\" font-size=\"%u\" fill=\"%s\"", svg_num(x, 1, (char[32]) {}, 32),
+                svg_num(y, 1, (char[32]) {}, 32), size, fill);
+        if ((double) chars * 0.6 * size > w)
+                svg_raw(s, " textLength=\"%s\" lengthAdjust=\"spacingAndGlyphs\"", svg_num(w, 1, (char[32]) {}, 32));
+        svg_raw(s, ">");
+        svg_escaped(s, text);
+        svg_raw(s, "</text>\n");
+}
+
+#define LEGEND_ROW 15.0                 /* px */
+#define LEGEND_TOP 52.0                 /* px, the first row's baseline: under the title and the verdict */
+
+/* Above the plot area, not over it: a curve along the top frame stays in sight. */
 static void draw_compare_legend(struct svg *s, const struct plot_curve *curves, size_t n, bool rise,
                                 const struct panel *p) {
-        svg_rect(s, p->x + 4, p->y + 4, fmin(p->w - 8, 420), 15.0 * (double) n + 8, "#ffffff", 0.85);
         for (size_t i = 0; i < n; i++) {
                 char name[160], plateau[48], t90[48], line[320];
                 bool over_baseline;
@@ -492,9 +557,12 @@ static void draw_compare_legend(struct svg *s, const struct plot_curve *curves, 
                 curve_name(&curves[i], name, sizeof name);
                 fmt_c(plateau, sizeof plateau, curves[i].metrics.plateau_c - ref);
                 fmt_duration(t90, sizeof t90, curves[i].metrics.t90_heat_s);
-                snprintf(line, sizeof line, "%s: %s %s, t90 %s%s", name, rise ? "rise" : "plateau", plateau, t90,
+                snprintf(line, sizeof line, "%s%s%s: %s %s, t90 %s%s", name, str(curves[i].quality)[0] ? " — " : "",
+                         str(curves[i].quality), rise ? "rise" : "plateau", plateau, t90,
                          rise && over_baseline ? " (over baseline: no ambient)" : "");
-                draw_legend_line(s, p->x + 8, p->y + 16 + 15.0 * (double) i, svg_palette(i), NULL, line);
+                svg_line(s, p->x, LEGEND_TOP + LEGEND_ROW * (double) i - 4, p->x + 22, LEGEND_TOP + LEGEND_ROW * (double) i - 4,
+                         svg_palette(i), 2, NULL);
+                draw_text_within(s, p->x + 28, LEGEND_TOP + LEGEND_ROW * (double) i, FONT_SMALL, AXIS, line, p->w - 28);
         }
 }
 
@@ -515,14 +583,32 @@ static void fmt_diff(char *buf, size_t size, double v, double first, bool durati
 
 #define TABLE_ROW 16.0                  /* px */
 
+#define TABLE_NARROW 600.0               /* px: below, the table leaves out the differences */
+
+/* buf cut to max characters, the last one "…" when cut: a name that would run into the next column. */
+static void fit_chars(char *buf, size_t size, size_t max) {
+        size_t chars = 0, cut = 0;
+
+        for (size_t i = 0; buf[i]; i++)
+                if (((unsigned char) buf[i] & 0xc0) != 0x80 && chars++ == (max ? max - 1 : 0))
+                        cut = i;
+        if (chars > max && max > 0 && cut + 4 <= size)
+                snprintf(buf + cut, size - cut, "…");
+}
+
+/* The metrics of each run against the first. Narrower than TABLE_NARROW
+ * (a phone), the differences are left out and the names cut, so no text
+ * runs into the next column (0.6 em a character estimates a width). */
 static void draw_compare_table(struct svg *s, const struct plot_curve *curves, size_t n, double x, double y,
                                double w) {
         static const char *const head[] = { "run", "plateau", "Δ plateau", "t90 heat", "Δ t90", "τ cool", "Δ τ cool" };
-        const double col[] = { 0, 0.34, 0.45, 0.56, 0.67, 0.78, 0.89 };
+        const double wide[] = { 0, 0.34, 0.45, 0.56, 0.67, 0.78, 0.89 }, narrow[] = { 0, 0.34, -1, 0.58, -1, 0.82, -1 };
+        const double *col = w < TABLE_NARROW ? narrow : wide;
         const struct run_metrics *f = &curves[0].metrics;
 
         for (size_t k = 0; k < ELEMENTSOF(head); k++)
-                svg_text(s, x + col[k] * w, y, "start", FONT, AXIS, head[k]);
+                if (col[k] >= 0)
+                        svg_text(s, x + col[k] * w, y, "start", col == narrow ? FONT_SMALL : FONT, AXIS, head[k]);
         svg_line(s, x, y + 4, x + w, y + 4, AXIS, 1, NULL);
         for (size_t i = 0; i < n; i++) {
                 const struct run_metrics *m = &curves[i].metrics;
@@ -540,10 +626,12 @@ static void draw_compare_table(struct svg *s, const struct plot_curve *curves, s
                         snprintf(cell[2], sizeof cell[2], "%s", "");
                 if (i == 0)
                         cell[4][0] = cell[6][0] = '\0';
+                fit_chars(cell[0], sizeof cell[0], (size_t) fmax(4, (col[1] * w - 20) / (0.6 * FONT_SMALL)));
                 svg_rect(s, x, yy - 9, 10, 10, svg_palette(i), 1);
                 svg_text(s, x + 14, yy, "start", FONT_SMALL, AXIS, cell[0]);
                 for (size_t k = 1; k < ELEMENTSOF(head); k++)
-                        svg_text(s, x + col[k] * w, yy, "start", FONT_SMALL, AXIS, cell[k]);
+                        if (col[k] >= 0)
+                                svg_text(s, x + col[k] * w, yy, "start", FONT_SMALL, AXIS, cell[k]);
         }
 }
 
@@ -568,7 +656,6 @@ static void draw_compare_verdict(struct svg *s, const struct plot_curve *curves,
         const struct run_metrics *runs[PLOT_COMPARE_MAX];
         const char *labels[PLOT_COMPARE_MAX];
         char names[PLOT_COMPARE_MAX][160], text[SUBTITLE_MAX];
-        size_t chars = 0;
 
         for (size_t i = 0; i < n; i++) {
                 curve_group_name(&curves[i], names[i], sizeof names[i]);
@@ -577,20 +664,12 @@ static void draw_compare_verdict(struct svg *s, const struct plot_curve *curves,
         }
         if (analysis_first_verdict_text(runs, labels, n, text, sizeof text) <= 0)
                 return;
-        for (const char *p = text; *p; p++)
-                chars += ((unsigned char) *p & 0xc0) != 0x80;
-        svg_raw(s, "<text x=\"%s\" y=\"%s\" font-size=\"%u\" fill=\"%s\"", svg_num(x, 1, (char[32]) {}, 32),
-                svg_num(y, 1, (char[32]) {}, 32), FONT_SMALL, MUTED);
-        if ((double) chars * 0.6 * FONT_SMALL > w)
-                svg_raw(s, " textLength=\"%s\" lengthAdjust=\"spacingAndGlyphs\"", svg_num(w, 1, (char[32]) {}, 32));
-        svg_raw(s, ">");
-        svg_escaped(s, text);
-        svg_raw(s, "</text>\n");
+        draw_text_within(s, x, y, FONT_SMALL, MUTED, text, w);
 }
 
 int plot_compare_svg(const struct plot_curve *curves, size_t n, bool rise, unsigned width, unsigned height,
                      char **ret, size_t *ret_len) {
-        double table_h = TABLE_ROW * (double) (n + 1) + 16;
+        double table_h = TABLE_ROW * (double) (n + 1) + 16, top = LEGEND_TOP + LEGEND_ROW * (double) n - 4;
         struct range yr = RANGE_EMPTY;
         double lo = INFINITY, hi = -INFINITY;
         struct panel p;
@@ -598,7 +677,7 @@ int plot_compare_svg(const struct plot_curve *curves, size_t n, bool rise, unsig
 
         if (!curves || n == 0 || n > PLOT_COMPARE_MAX || check_size(width, height) < 0)
                 return -EINVAL;
-        if (height < 40 + 50 + 120 + table_h)
+        if (height < top + 50 + 120 + table_h)
                 return -ERANGE;
         for (size_t i = 0; i < n; i++) {
                 bool ob;
@@ -617,8 +696,11 @@ int plot_compare_svg(const struct plot_curve *curves, size_t n, bool rise, unsig
         draw_title(&s, 12, 22, rise ? "Rise over ambient, aligned on the load start" :
                    "Temperature, aligned on the load start", "", "");
         draw_compare_verdict(&s, curves, n, 12, 36, width - 24.0);
-        p = (struct panel) { .x = 64, .y = 40, .w = width - 64 - 24, .h = height - 40 - 50 - table_h };
+        p = (struct panel) { .x = 64, .y = top, .w = width - 64 - 24, .h = height - top - 50 - table_h };
         panel_x_range(&p, lo, hi);
+        if (rise)
+                range_add(&yr, 0);      /* a rise is read from nothing */
+        range_add(&yr, yr.hi + 0.04 * (yr.hi - yr.lo));        /* headroom: no curve along the frame */
         panel_y_range(&p, yr, 5);
         draw_frame(&s, &p);
         draw_x_axis(&s, &p, true, "time since the load started");
@@ -740,73 +822,273 @@ static void draw_band(struct svg *s, const struct panel *p, const double *x, siz
         svg_path_end(&mean, colour, 1.4, NULL, NULL, 1);
 }
 
-static void draw_history_panel(struct svg *s, const struct panel *p_in, enum plot_kind kind, const double *x,
-                               const int64_t *t_ms, size_t n, int64_t bucket_ms, const struct plot_band *bands,
-                               size_t n_bands, int64_t from_ms, bool last) {
-        struct panel p = *p_in;
-        struct range r = RANGE_EMPTY;
-        double scale = kind_scale(kind);
-        size_t k = 0;
+bool plot_throttled(double freq_hz, double max_hz, double load) {
+        /* a NaN load is unknown: the frequency alone decides */
+        return isfinite(freq_hz) && max_hz > 0 && freq_hz < max_hz * (1 - PLOT_THROTTLE_TOLERANCE) &&
+               !(load < PLOT_THROTTLE_LOAD);
+}
 
-        for (size_t i = 0; i < n_bands; i++)
-                if (bands[i].kind == kind) {
-                        range_add_array(&r, bands[i].min, n, 0, scale);
-                        range_add_array(&r, bands[i].max, n, 0, scale);
-                }
-        panel_y_range(&p, r, kind == PLOT_KIND_TEMP ? 5 : 10);
-        draw_frame(s, &p);
-        draw_clock_axis(s, &p, from_ms, last);
-        draw_y_axis(s, &p, 1, false, kind_title(kind), AXIS);
-        for (size_t i = 0; i < n_bands; i++) {
-                if (bands[i].kind != kind)
-                        continue;
-                draw_band(s, &p, x, n, 2 * bucket_ms, t_ms, &bands[i], scale, svg_palette(i));
-                draw_legend_line(s, p.x + 8, p.y + 16 + 15.0 * (double) k++, svg_palette(i), NULL, bands[i].id);
+#define STRIP_H 36.0                    /* px, a frequency panel whose values do not change */
+#define WARN_COLOUR "#E69F00"
+
+/* What the history's panels share. */
+struct history_plot {
+        const int64_t *t_ms;
+        size_t n;
+        int64_t bucket_ms, from_ms;
+        const struct plot_band *bands;
+        size_t n_bands;
+        const struct plot_history_marks *marks;
+        double *x;                      /* px, each bucket's middle */
+        bool *throttled;                /* each bucket's */
+        bool any_throttled;
+        double top, bottom;             /* px, the first panel's top and the last one's bottom */
+};
+
+/* A bucket is throttled when one of the frequencies is, by the load of the
+ * first load series; without a load series, by the frequency alone. */
+static void history_throttled(struct history_plot *h) {
+        const double *load = NULL;
+
+        for (size_t i = 0; i < h->n_bands && !load; i++)
+                if (h->bands[i].kind == PLOT_KIND_LOAD)
+                        load = h->bands[i].mean;
+        for (size_t b = 0; b < h->n; b++) {
+                h->throttled[b] = false;
+                if (load && !isfinite(load[b]))
+                        continue;       /* a load is shown but not known here: not counted */
+                for (size_t i = 0; i < h->n_bands; i++)
+                        if (h->bands[i].kind == PLOT_KIND_FREQ &&
+                            plot_throttled(h->bands[i].mean[b], h->bands[i].max_hz, load ? load[b] : NAN))
+                                h->throttled[b] = true;
+                h->any_throttled |= h->throttled[b];
         }
 }
 
-int plot_history_svg(const int64_t *t_ms, size_t n_buckets, int64_t bucket_ms, int64_t from_ms, int64_t to_ms,
-                     const struct plot_band *bands, size_t n_bands, unsigned width, unsigned height,
-                     char **ret, size_t *ret_len) {
-        bool present[_PLOT_KIND_MAX] = {};
-        size_t n_panels = 0, k = 0;
-        double *x, panel_h;
-        struct svg s;
-        char a[32], b[32];
+/* The frequencies do not change over the window (within 1 MHz): a strip says so. */
+static bool history_freq_flat(const struct history_plot *h, double *value) {
+        struct range r = RANGE_EMPTY;
 
+        for (size_t i = 0; i < h->n_bands; i++)
+                if (h->bands[i].kind == PLOT_KIND_FREQ) {
+                        range_add_array(&r, h->bands[i].min, h->n, 0, 1e-6);
+                        range_add_array(&r, h->bands[i].max, h->n, 0, 1e-6);
+                }
+        *value = r.hi;
+        return r.lo <= r.hi && r.hi - r.lo < 1;
+}
+
+static double history_px(const struct panel *p, const struct history_plot *h, int64_t t_ms) {
+        return px(p, (double) (t_ms - h->from_ms) / 1000.0);
+}
+
+/* Each stretch of throttled buckets, shaded over the panel. Samples further
+ * apart than a bucket leave buckets empty: the stretch goes on over gaps of
+ * up to two sample spacings (the shortest step between buckets). */
+static void draw_history_throttled(struct svg *s, const struct panel *p, const struct history_plot *h) {
+        int64_t step = 0;
+
+        if (!h->any_throttled)
+                return;
+        for (size_t i = 1; i < h->n; i++)
+                if (step == 0 || h->t_ms[i] - h->t_ms[i - 1] < step)
+                        step = h->t_ms[i] - h->t_ms[i - 1];
+        if (step < h->bucket_ms)
+                step = h->bucket_ms;
+        svg_raw(s, "<g class=\"throttled\">\n");
+        for (size_t a = 0, e; a < h->n; a = e) {
+                for (e = a + 1; e < h->n && h->throttled[e] == h->throttled[a] &&
+                     h->t_ms[e] - h->t_ms[e - 1] <= 2 * step; e++)
+                        ;
+                if (!h->throttled[a])
+                        continue;
+                double x0 = fmax(p->x, history_px(p, h, h->t_ms[a]));
+                double x1 = fmin(p->x + p->w, history_px(p, h, h->t_ms[e - 1] + h->bucket_ms));
+                if (x1 > x0)
+                        svg_rect(s, x0, p->y, x1 - x0, p->h, LEVEL_COLOUR, 0.12);
+        }
+        svg_raw(s, "</g>\n");
+}
+
+static void draw_history_panel(struct svg *s, const struct panel *p_in, enum plot_kind kind,
+                               const struct history_plot *h, bool last, bool strip) {
+        struct panel p = *p_in;
+        struct range r = RANGE_EMPTY;
+        double scale = kind_scale(kind), flat = NAN;
+        const struct plot_history_marks *m = h->marks;
+        size_t k = 0;
+
+        for (size_t i = 0; i < h->n_bands; i++)
+                if (h->bands[i].kind == kind) {
+                        range_add_array(&r, h->bands[i].min, h->n, 0, scale);
+                        range_add_array(&r, h->bands[i].max, h->n, 0, scale);
+                }
+        if (kind == PLOT_KIND_TEMP && m) {
+                struct range d = r;
+                for (size_t i = 0; i < m->n_levels; i++)
+                        if (!(d.lo <= d.hi) || m->levels[i].temp_c <= d.hi + 20)
+                                range_add(&r, m->levels[i].temp_c);
+        }
+        if (strip) {
+                flat = r.hi;
+                p.y0 = flat - 1;
+                p.y1 = flat + 1;
+        } else {
+                panel_y_range(&p, r, kind == PLOT_KIND_TEMP ? 5 : 10);
+        }
+        draw_history_throttled(s, &p, h);
+        draw_frame(s, &p);
+        draw_clock_axis(s, &p, h->from_ms, last);
+        if (strip) {
+                svg_text(s, p.x - 4, p.y + 12, "end", FONT_SMALL, AXIS, kind_title(kind));
+                svg_text(s, p.x - 4, p.y + p.h - 6, "end", FONT_SMALL, AXIS, svg_num(flat, 0, (char[32]) {}, 32));
+        } else
+                draw_y_axis(s, &p, 1, false, kind_title(kind), AXIS);
+        if (kind == PLOT_KIND_TEMP && m)
+                draw_levels(s, &p, m->levels, m->n_levels);
+        for (size_t i = 0; i < h->n_bands; i++) {
+                char text[320];
+                if (h->bands[i].kind != kind)
+                        continue;
+                draw_band(s, &p, h->x, h->n, 2 * h->bucket_ms, h->t_ms, &h->bands[i], scale, svg_palette(i));
+                snprintf(text, sizeof text, "%s%s", h->bands[i].id, strip ? ": unchanged" : "");
+                draw_legend_line(s, p.x + 8, (strip ? p.y + p.h / 2 + 4 : p.y + 16) + 15.0 * (double) k++,
+                                 svg_palette(i), NULL, text);
+        }
+}
+
+/* Each run's start (solid) and end (dashed) over every panel, its label above the first. */
+static void draw_history_runs(struct svg *s, const struct panel *p, const struct history_plot *h) {
+        double last_label = -INFINITY;
+
+        if (!h->marks || h->marks->n_runs == 0)
+                return;
+        svg_raw(s, "<g class=\"runs\">\n");
+        for (size_t i = 0; i < h->marks->n_runs; i++) {
+                const struct plot_span *r = &h->marks->runs[i];
+                double a = history_px(p, h, r->from_ms), b = history_px(p, h, r->to_ms);
+
+                if (b < p->x || a > p->x + p->w)
+                        continue;
+                if (a >= p->x)
+                        svg_line(s, a, h->top, a, h->bottom, MUTED, 1, NULL);
+                if (b <= p->x + p->w && r->to_ms > r->from_ms)
+                        svg_line(s, b, h->top, b, h->bottom, MUTED, 1, "4 3");
+                a = fmax(a, p->x);
+                if (a - last_label < 90)        /* labels of runs close together would overlap */
+                        continue;
+                svg_text(s, a + 2, h->top - 4, "start", FONT_SMALL, MUTED, str(r->label));
+                last_label = a;
+        }
+        svg_raw(s, "</g>\n");
+}
+
+/* A triangle on the top edge of the panel and a dotted line under it, per change to warn or crit. */
+static void draw_history_alerts(struct svg *s, const struct panel *p, const struct history_plot *h) {
+        char a[32], b[32], c[32], y0[32], y1[32];
+
+        if (!h->marks || h->marks->n_alerts == 0)
+                return;
+        svg_raw(s, "<g class=\"alerts\">\n");
+        for (size_t i = 0; i < h->marks->n_alerts; i++) {
+                const struct plot_alert_mark *m = &h->marks->alerts[i];
+                const char *colour = m->crit ? LEVEL_COLOUR : WARN_COLOUR;
+                double x = history_px(p, h, m->t_ms);
+
+                if (x < p->x || x > p->x + p->w)
+                        continue;
+                svg_line(s, x, p->y, x, p->y + p->h, colour, 1, "1 3");
+                svg_raw(s, "<path d=\"M%s %sL%s %sL%s %sZ\" fill=\"%s\"><title>", svg_num(x - 5, 1, a, sizeof a),
+                        svg_num(p->y, 1, y0, sizeof y0), svg_num(x + 5, 1, b, sizeof b), y0,
+                        svg_num(x, 1, c, sizeof c), svg_num(p->y + 8, 1, y1, sizeof y1), colour);
+                svg_escaped(s, str(m->label));
+                svg_raw(s, "</title></path>\n");
+        }
+        svg_raw(s, "</g>\n");
+}
+
+static void draw_history_key(struct svg *s, const struct panel *p, const struct history_plot *h) {
+        if (!h->any_throttled)
+                return;
+        svg_rect(s, p->x + p->w - 84, p->y + 7, 16, 10, LEVEL_COLOUR, 0.25);
+        svg_text(s, p->x + p->w - 64, p->y + 16, "start", FONT_SMALL, AXIS, "throttled");
+}
+
+static int history_check(const int64_t *t_ms, size_t n_buckets, int64_t bucket_ms, int64_t from_ms,
+                         int64_t to_ms, const struct plot_band *bands, size_t n_bands,
+                         const struct plot_history_marks *marks, unsigned width, unsigned height) {
         if (check_size(width, height) < 0 || to_ms < from_ms || n_buckets > PLOT_BUCKETS_MAX ||
             (n_buckets && !t_ms) || (n_bands && !bands) || bucket_ms <= 0)
                 return -EINVAL;
-        for (size_t i = 0; i < n_bands; i++) {
+        if (marks && (marks->n_levels > PLOT_LEVELS_MAX || (marks->n_runs && !marks->runs) ||
+                      (marks->n_alerts && !marks->alerts)))
+                return -EINVAL;
+        for (size_t i = 0; i < n_bands; i++)
                 if (bands[i].kind >= _PLOT_KIND_MAX || (n_buckets && (!bands[i].min || !bands[i].max || !bands[i].mean)))
                         return -EINVAL;
+        return 0;
+}
+
+int plot_history_svg(const int64_t *t_ms, size_t n_buckets, int64_t bucket_ms, int64_t from_ms, int64_t to_ms,
+                     const struct plot_band *bands, size_t n_bands, const struct plot_history_marks *marks,
+                     unsigned width, unsigned height, char **ret, size_t *ret_len) {
+        struct history_plot h = { t_ms, n_buckets, bucket_ms, from_ms, bands, n_bands, marks };
+        bool present[_PLOT_KIND_MAX] = {}, strip;
+        struct panel ps[_PLOT_KIND_MAX];
+        enum plot_kind kinds[_PLOT_KIND_MAX];
+        size_t n_panels = 0, k = 0;
+        double panel_h, strip_h, y = 40, flat;
+        struct svg s;
+        char a[32], b[32];
+        int e = history_check(t_ms, n_buckets, bucket_ms, from_ms, to_ms, bands, n_bands, marks, width, height);
+
+        if (e < 0)
+                return e;
+        for (size_t i = 0; i < n_bands; i++) {
                 n_panels += !present[bands[i].kind];
                 present[bands[i].kind] = true;
         }
-        x = malloc((n_buckets ? n_buckets : 1) * sizeof *x);
-        if (!x)
-                return -ENOMEM;
-        if (svg_begin(&s, width, height, "heatcurve: history") < 0) {
-                free(x);
+        h.x = malloc((n_buckets ? n_buckets : 1) * sizeof *h.x);
+        h.throttled = malloc((n_buckets ? n_buckets : 1) * sizeof *h.throttled);
+        if (!h.x || !h.throttled || svg_begin(&s, width, height, "heatcurve: history") < 0) {
+                free(h.x);
+                free(h.throttled);
                 return -ENOMEM;
         }
+        history_throttled(&h);
+        strip = present[PLOT_KIND_FREQ] && n_panels > 1 && history_freq_flat(&h, &flat);
+        strip_h = strip ? STRIP_H : 0;
         plot_format_utc(from_ms, a, sizeof a);
         plot_format_utc(to_ms, b, sizeof b);
         svg_textf(&s, 12, 22, "start", FONT_TITLE, AXIS, "History %s — %s UTC", a, b + 11);
         if (n_panels == 0)
                 svg_text(&s, width / 2.0, height / 2.0, "middle", FONT_TITLE, MUTED, "no sensors selected");
-        panel_h = (height - 40.0 - 50.0 - 14.0 * (double) (n_panels ? n_panels - 1 : 0)) / (double) (n_panels ? n_panels : 1);
+        panel_h = (height - 40.0 - 50.0 - 14.0 * (double) (n_panels ? n_panels - 1 : 0) - strip_h) /
+                  (double) (n_panels ? n_panels - strip : 1);
         for (enum plot_kind kind = 0; kind < _PLOT_KIND_MAX; kind++) {
-                struct panel p = { .x = 64, .y = 40 + (panel_h + 14) * (double) k, .w = width - 64 - 24, .h = panel_h };
+                bool thin = strip && kind == PLOT_KIND_FREQ;
                 if (!present[kind])
                         continue;
-                panel_x_range(&p, 0, (double) (to_ms - from_ms) / 1000.0);
+                ps[k] = (struct panel) { .x = 64, .y = y, .w = width - 64 - 24, .h = thin ? strip_h : panel_h };
+                panel_x_range(&ps[k], 0, (double) (to_ms - from_ms) / 1000.0);
+                kinds[k++] = kind;
+                y += ps[k - 1].h + 14;
+        }
+        if (n_panels) {
                 /* a bucket is drawn at its middle */
                 for (size_t i = 0; i < n_buckets; i++)
-                        x[i] = fmin(p.x + p.w, px(&p, ((double) (t_ms[i] - from_ms) + 0.5 * (double) bucket_ms) / 1000.0));
-                k++;
-                draw_history_panel(&s, &p, kind, x, t_ms, n_buckets, bucket_ms, bands, n_bands, from_ms, k == n_panels);
+                        h.x[i] = fmin(ps[0].x + ps[0].w, px(&ps[0], ((double) (t_ms[i] - from_ms) + 0.5 * (double) bucket_ms) / 1000.0));
+                h.top = ps[0].y;
+                h.bottom = ps[n_panels - 1].y + ps[n_panels - 1].h;
         }
-        free(x);
+        for (size_t i = 0; i < n_panels; i++)
+                draw_history_panel(&s, &ps[i], kinds[i], &h, i + 1 == n_panels, strip && kinds[i] == PLOT_KIND_FREQ);
+        if (n_panels) {
+                draw_history_runs(&s, &ps[0], &h);
+                draw_history_alerts(&s, &ps[0], &h);
+                draw_history_key(&s, &ps[0], &h);
+        }
+        free(h.x);
+        free(h.throttled);
         return svg_end(&s, ret, ret_len);
 }

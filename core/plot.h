@@ -27,6 +27,7 @@
 struct plot_phase {
         enum analysis_phase kind;
         double start_s, end_s;          /* s since the run started */
+        bool disturbed;                 /* other load than the run's in it: hatched */
 };
 
 /* A horizontal reference line: a trip point, the safety limit. */
@@ -43,6 +44,7 @@ struct plot_run {
         const char *board;              /* board model, may be "" */
         const char *date;               /* start time, already formatted, may be "" */
         const char *sensor;             /* the run sensor's id, may be "" */
+        const char *quality;            /* "disturbed" or "uncertain": said in the title and legend; NULL or "" */
         size_t n;
         const double *t_s;              /* s since the run started, increasing */
         const double *temp_c;           /* C, NaN for a missing value */
@@ -77,6 +79,7 @@ struct plot_curve {
         const char *label;              /* may be "" */
         unsigned id;                    /* shown when label is "" */
         const char *origin;             /* where the run comes from ("host:port"), may be NULL */
+        const char *quality;            /* "disturbed" or "uncertain": said in the legend; NULL or "" */
         size_t n;
         const double *t_s;              /* s since the load started (negative before), increasing */
         const double *temp_c;           /* C */
@@ -106,11 +109,48 @@ struct plot_band {
         const char *id;
         enum plot_kind kind;
         const double *min, *max, *mean;         /* n_buckets each, NaN where no data */
+        double max_hz;                          /* Hz, a frequency's hardware maximum; 0 unknown */
+};
+
+/* A bucket of the history counts as throttled when a frequency's mean is
+ * below its max_hz by more than PLOT_THROTTLE_TOLERANCE (as a run counts a
+ * sample) while the load was at least PLOT_THROTTLE_LOAD: a governor that
+ * follows demand lowers the clock of an idle board, which is no throttling.
+ * A plot without a load series goes by the frequency alone. The dashboard's share
+ * of the last 15 min follows the same rule. */
+#define PLOT_THROTTLE_TOLERANCE 0.005
+#define PLOT_THROTTLE_LOAD 0.5
+bool plot_throttled(double freq_hz, double max_hz, double load);
+
+/* A stretch of wall-clock time on the history: a run. */
+struct plot_span {
+        int64_t from_ms, to_ms;         /* Unix ms */
+        const char *label;              /* "#3 case A"; may be "" */
+};
+
+/* A rule's change to warn or crit, marked on the history. */
+struct plot_alert_mark {
+        int64_t t_ms;                   /* Unix ms */
+        bool crit;                      /* crit, else warn */
+        const char *label;              /* "soc crit 85.0 °C" */
+};
+
+/* What the history marks over its series; counts may be 0, arrays NULL then. */
+struct plot_history_marks {
+        size_t n_levels;
+        struct plot_level levels[PLOT_LEVELS_MAX];      /* trip points of the temperatures shown */
+        size_t n_runs;
+        const struct plot_span *runs;
+        size_t n_alerts;
+        const struct plot_alert_mark *alerts;
 };
 
 /* The history: one panel per kind present, a min/max band and the mean
  * line per series, time of day (UTC) on the x axis. t_ms are bucket starts;
- * a gap longer than two buckets lifts the pen. */
+ * a gap longer than two buckets lifts the pen. A frequency panel whose
+ * values do not change is a thin strip. Throttled buckets are shaded over
+ * every panel; marks (may be NULL) add the trip lines to the temperature
+ * panel, each run's start and end with its label, and alert marks. */
 int plot_history_svg(const int64_t *t_ms, size_t n_buckets, int64_t bucket_ms, int64_t from_ms, int64_t to_ms,
-                     const struct plot_band *bands, size_t n_bands, unsigned width, unsigned height,
-                     char **ret, size_t *ret_len);
+                     const struct plot_band *bands, size_t n_bands, const struct plot_history_marks *marks,
+                     unsigned width, unsigned height, char **ret, size_t *ret_len);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alerts.h"
 #include "api-internal.h"
 #include "history.h"
 #include "json-sensors.h"
@@ -12,6 +13,7 @@
 #include "plot.h"
 #include "runs.h"
 #include "svg.h"
+#include "util.h"
 
 #define SVG_TYPE "image/svg+xml"
 
@@ -395,7 +397,7 @@ static enum plot_kind plot_kind_of(enum history_kind k) {
 }
 
 /* The buckets' per-column values as one array per series and statistic. */
-static int history_bands(const struct history *h, const struct history_request *q, const struct history_result *res,
+static int history_bands(const struct api *a, const struct history *h, const struct history_request *q, const struct history_result *res,
                          struct plot_band *bands, int64_t *t_ms, double **ret_values) {
         size_t nb = res->n_buckets;
         double *v = malloc((nb ? nb : 1) * 3 * (q->n_cols ? q->n_cols : 1) * sizeof *v);
@@ -414,8 +416,84 @@ static int history_bands(const struct history *h, const struct history_request *
                 bands[i] = (struct plot_band) { history_column_id(h, q->cols[i]),
                                                 plot_kind_of(history_column_kind(h, q->cols[i])), mn, mx, mean };
         }
+        for (size_t i = 0; a->sensors && i < q->n_cols; i++)
+                for (size_t k = 0; bands[i].kind == PLOT_KIND_FREQ && k < a->sensors->n_policies; k++)
+                        if (strcmp(a->sensors->policies[k].channel_id, bands[i].id) == 0)
+                                bands[i].max_hz = 1e3 * (double) a->sensors->policies[k].max_khz;
         *ret_values = v;
         return 0;
+}
+
+/* A trip point once, whichever sensor has it. */
+static void history_level(struct plot_history_marks *m, bool has, int32_t mc, const char *label) {
+        double c = (double) mc / 1000.0;        /* millidegrees to C */
+
+        for (size_t i = 0; i < m->n_levels; i++)
+                if (m->levels[i].temp_c == c)
+                        return;
+        if (!has || m->n_levels >= PLOT_LEVELS_MAX)
+                return;
+        m->levels[m->n_levels].temp_c = c;
+        snprintf(m->levels[m->n_levels++].label, sizeof m->levels[0].label, "%s", label);
+}
+
+/* The trip points (and hwmon max and crit) of the temperatures shown. */
+static void history_levels(const struct api *a, const struct history *h, const struct history_request *q,
+                           struct plot_history_marks *m) {
+        for (size_t i = 0; a->sensors && i < q->n_cols; i++)
+                for (size_t k = 0; k < a->sensors->n_temps; k++) {
+                        const struct temp_sensor *t = &a->sensors->temps[k];
+                        if (strcmp(t->id, history_column_id(h, q->cols[i])) != 0)
+                                continue;
+                        for (size_t j = 0; j < t->n_trips; j++)
+                                history_level(m, t->trips[j].has_temp, t->trips[j].temp_mc, t->trips[j].type);
+                        history_level(m, t->has_max, t->max_mc, "max");
+                        history_level(m, t->has_crit, t->crit_mc, "crit");
+                }
+}
+
+#define HISTORY_MARKS_MAX 64            /* runs, and alert changes, marked on one plot */
+
+/* What the history plot marks: strings in labels, HISTORY_MARKS_MAX of each. */
+struct history_marks {
+        struct plot_history_marks m;
+        struct plot_span runs[HISTORY_MARKS_MAX];
+        struct plot_alert_mark alerts[HISTORY_MARKS_MAX];
+        char run_labels[HISTORY_MARKS_MAX][RUN_LABEL_MAX * 4 + 16];
+        char alert_labels[HISTORY_MARKS_MAX][ALERT_NAME_MAX + 48];
+};
+
+/* The runs that overlap [from, to] (a live one up to now) and the changes to warn or crit in it. */
+static void history_marks(const struct api *a, int64_t from_ms, int64_t to_ms, struct history_marks *hm) {
+        int64_t now = util_now_ms();
+
+        for (size_t i = 0; i < runs_count(a->ctx.runs) && hm->m.n_runs < HISTORY_MARKS_MAX; i++) {
+                const struct run *r = runs_newest(a->ctx.runs, i);
+                int64_t end = r->state == RUN_RUNNING || r->ended_ms <= 0 ? now : r->ended_ms;
+                if (end < from_ms || r->created_ms > to_ms)
+                        continue;
+                snprintf(hm->run_labels[hm->m.n_runs], sizeof hm->run_labels[0], "#%u%s%s", r->id,
+                         r->label[0] ? " " : "", r->label);
+                hm->runs[hm->m.n_runs] = (struct plot_span) { r->created_ms, end, hm->run_labels[hm->m.n_runs] };
+                hm->m.n_runs++;
+        }
+        for (size_t i = 0; a->ctx.alerts && i < alerts_log_count(a->ctx.alerts); i++) {
+                const struct alert_transition *t = alerts_log_at(a->ctx.alerts, i);
+                size_t k = hm->m.n_alerts;
+                if ((t->state != ALERT_WARN && t->state != ALERT_CRIT) || t->time_ms < from_ms ||
+                    t->time_ms > to_ms || k >= HISTORY_MARKS_MAX)
+                        continue;
+                if (isfinite(t->value_c))
+                        snprintf(hm->alert_labels[k], sizeof hm->alert_labels[0], "%s %s %s °C", t->rule,
+                                 alert_state_to_string(t->state), svg_num(t->value_c, 1, (char[32]) {}, 32));
+                else
+                        snprintf(hm->alert_labels[k], sizeof hm->alert_labels[0], "%s %s", t->rule,
+                                 alert_state_to_string(t->state));
+                hm->alerts[k] = (struct plot_alert_mark) { t->time_ms, t->state == ALERT_CRIT, hm->alert_labels[k] };
+                hm->m.n_alerts++;
+        }
+        hm->m.runs = hm->runs;
+        hm->m.alerts = hm->alerts;
 }
 
 void api_plot_history(struct api *a, struct http_request *r, unsigned id) {
@@ -424,6 +502,7 @@ void api_plot_history(struct api *a, struct http_request *r, unsigned id) {
         struct history_request q = {};
         struct history_result res = {};
         struct plot_band *bands = NULL;
+        struct history_marks *marks = NULL;
         int64_t *t_ms = NULL;
         double *values = NULL;
         unsigned width, height;
@@ -444,11 +523,17 @@ void api_plot_history(struct api *a, struct http_request *r, unsigned id) {
         if (e >= 0) {
                 bands = calloc(q.n_cols ? q.n_cols : 1, sizeof *bands);
                 t_ms = calloc(res.n_buckets ? res.n_buckets : 1, sizeof *t_ms);
-                e = bands && t_ms ? history_bands(h, &q, &res, bands, t_ms, &values) : -ENOMEM;
+                e = bands && t_ms ? history_bands(a, h, &q, &res, bands, t_ms, &values) : -ENOMEM;
         }
-        if (e >= 0)
+        if (e >= 0 && !(marks = calloc(1, sizeof *marks)))
+                e = -ENOMEM;
+        if (e >= 0) {
+                history_levels(a, h, &q, &marks->m);
+                history_marks(a, q.from_ms, q.to_ms, marks);
                 e = plot_history_svg(t_ms, res.n_buckets, res.bucket_ms, q.from_ms, q.to_ms, bands, q.n_cols,
-                                     width, height, &svg, &len);
+                                     &marks->m, width, height, &svg, &len);
+        }
+        free(marks);
         history_result_free(&res);
         free(bands);
         free(t_ms);

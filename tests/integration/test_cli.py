@@ -7,6 +7,7 @@ import signal
 import subprocess
 import threading
 import time
+import urllib.request
 
 import pytest
 
@@ -467,6 +468,20 @@ def test_a_disturbed_run_is_flagged_in_runs_show_and_compare(start_daemon, ctl):
     assert r.returncode == 0, r.stderr
     assert row_starting(r.stdout, "quality")[1:] == ["ok", "disturbed"], r.stdout
 
+    # and in the plots: the title, the hatched phase and its key, the compare legend
+    r = ctl(d, "plot", "2")
+    assert r.returncode == 0, r.stderr
+    assert "<title>busy</title>" in r.stdout and re.search(r">busy — [^<]* — disturbed</text>", r.stdout), r.stdout[:600]
+    assert r.stdout.count('fill="url(#disturbed)"') == 3, r.stdout     # the phase in both panels, the key
+    assert ">disturbed phase</text>" in r.stdout and ">quality: disturbed</text>" in r.stdout
+    with urllib.request.urlopen(d.url + "/api/v1/runs/2/plot.svg", timeout=20) as resp:
+        assert resp.read().decode() == r.stdout                          # the daemon draws the same
+    clean = ctl(d, "plot", "1").stdout
+    assert "disturbed" not in clean and "quality:" not in clean
+    r = ctl(d, "plot", "1", "2")
+    assert r.returncode == 0, r.stderr
+    assert ">busy — disturbed: plateau" in r.stdout and ">clean: plateau" in r.stdout, r.stdout
+
 
 def test_watch_shows_every_field_at_80_columns(start_daemon, ctl, tmp_path):
     """In an 80x24 terminal (a real tmux pane) the live line goes on two lines between fields
@@ -497,6 +512,57 @@ def test_watch_shows_every_field_at_80_columns(start_daemon, ctl, tmp_path):
         text = " ".join(lines)
         for field in ("run 1 stress 2/2", "temp ", "hottest ", " MHz", "load ", "work ", "plateau "):
             assert field in text, (field, screen)
+        assert all(len(line) <= 80 for line in screen.splitlines()), screen
+    finally:
+        subprocess.run([tmux, "-S", sock, "kill-server"], capture_output=True)
+
+
+def capture_watch(tmux, sock, cmd, ready, timeout=15):
+    """The 80x24 tmux pane running cmd, once ready(screen) holds (or at the timeout)."""
+    subprocess.run([tmux, "-S", sock, "new-session", "-d", "-x", "80", "-y", "24", "-s", "w", cmd], check=True)
+    screen = ""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        screen = subprocess.run([tmux, "-S", sock, "capture-pane", "-p", "-t", "w"],
+                                capture_output=True, text=True).stdout
+        if ready(screen):
+            break
+        time.sleep(0.2)
+    return screen
+
+
+def test_watch_shows_alert_states_at_80_columns(start_daemon, fixture_copy, ctl, tmp_path):
+    """A word per rule that is not ok, on the live line of a run and of the board; at 80 columns
+    it goes on a line of its own rather than off the edge."""
+    import shutil
+    tmux = shutil.which("tmux")
+    if not tmux:
+        pytest.skip("tmux is not installed (Debian package tmux)")
+    root = fixture_copy("rpi4")
+    write_in_place(os.path.join(root, "sys/class/thermal/thermal_zone0/temp"), "75000\n")
+    conf = tmp_path / "a.conf"
+    conf.write_text("[alert soc_temperature]\nsensor = thermal_zone0\nwarn = 60\ncrit = 70\n\n"
+                    "[alert board_enclosure]\nsensor = thermal_zone0\nwarn = 70\ncrit = 90\n\n"
+                    "[alert cool]\nsensor = thermal_zone0\nwarn = 95\ncrit = 99\n")
+    d = start_tree(start_daemon, root, "--config", str(conf))
+    d.wait_for(lambda: len(d.get("/api/v1/status")[1]["active_alerts"]) == 2, what="two alerts")
+    r = ctl(d, "watch", "--count", "1")
+    assert r.returncode == 0 and r.stdout.rstrip("\n").endswith("  alert soc_temperature crit  alert board_enclosure warn"), r.stdout
+    status, run = d.request("POST", "/api/v1/runs", {"phases": [
+        {"kind": "idle", "duration": "1s"},
+        {"kind": "stress", "duration": "20s", "load": {"type": "cpu", "workers": 1}}]})
+    assert status == 201, run
+    sock = str(tmp_path / "tmux.sock")
+    try:
+        screen = capture_watch(tmux, sock, f"{HEATCURVECTL} --url {d.url} watch {run['id']}; sleep 30",
+                               lambda s: " stress " in s and "plateau" in s and "board_enclosure warn" in s)
+        lines = [line for line in screen.splitlines() if line.strip()]
+        assert len(lines) == 3, screen                   # too wide for two lines: a third, between fields
+        text = " ".join(lines)
+        for field in ("run 1 stress 2/2", "temp ", "hottest ", " MHz", "load ", "work ", "plateau ",
+                      "alert soc_temperature crit", "alert board_enclosure warn"):
+            assert field in text, (field, screen)
+        assert "alert cool" not in text
         assert all(len(line) <= 80 for line in screen.splitlines()), screen
     finally:
         subprocess.run([tmux, "-S", sock, "kill-server"], capture_output=True)

@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -471,6 +472,10 @@ def test_compare_page(page, start_daemon):
     assert re.match(r"/api/v1/compare\.svg\?runs=\d+,\d+&y=rise&width=\d+&height=\d+$", url), url
     svg = fetch(d, url)[2].decode()
     assert "case A" in svg and "case B" in svg and "rise °C" in svg
+    # the groups' table shows the rises first, and no plateau temperatures
+    heads = "return [...document.querySelectorAll('#groups tbody th')].map(c => c.textContent)"
+    page.wait(lambda: (page.js(heads) or [""])[0].startswith("Rise over"), what="the rises first")
+    assert "Plateau °C" not in page.js(heads), page.js(heads)
     hash_ = page.js("return location.hash")
     assert re.fullmatch(r"#/compare\?runs=\d,\d&y=rise", hash_), hash_
     page.shot("dashboard-compare.png")
@@ -605,6 +610,71 @@ def test_phone_width_and_dark_mode(page, start_daemon):
     assert page.problems() == []
 
 
+CELLS = """return [...document.querySelectorAll(arguments[0])].map(c => { const r = c.getBoundingClientRect();
+return [c.dataset.label, c.textContent, r.width > 0 && r.left >= 0 && r.right <= window.innerWidth]; })"""
+NO_SIDEWAYS = "return [document.documentElement.scrollWidth, window.innerWidth]"
+
+
+def svg_rows_overlap(svg):
+    """Cells of compare.svg's table that run into the next one (0.6 em a character), row by row."""
+    import xml.etree.ElementTree as ET
+    ns = "{http://www.w3.org/2000/svg}"
+    texts = [(float(t.get("x")), float(t.get("y")), t.text or "", int(t.get("font-size")))
+             for t in ET.fromstring(svg).iter(ns + "text") if t.get("x")]
+    head_y = next(y for x, y, text, _ in texts if text == "run")
+    rows = {}
+    for x, y, text, size in texts:
+        if y >= head_y:
+            rows.setdefault(y, []).append((x, len(text) * 0.6 * size, text))
+    bad = []
+    for cells in rows.values():
+        cells.sort()
+        bad += [(a[2], b[2]) for a, b in zip(cells, cells[1:]) if a[0] + a[1] > b[0]]
+    return bad
+
+
+def test_phone_at_360_px_cards_and_one_time_format(page, start_daemon):
+    """At 360 px: no sideways scrolling anywhere, a run is a card whose Plateau and Rise are in sight,
+    the compare table's text does not overlap; times are 24-hour UTC whatever the browser's zone and locale."""
+    d = start_daemon("--simulate", "--interval", "200ms")
+    a = finished_run(d, "a run with a rather long label for a phone")
+    b = finished_run(d, "case B")
+    page.d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": 360, "height": 780, "deviceScaleFactor": 2, "mobile": True})
+    page.d.execute_cdp_cmd("Emulation.setTimezoneOverride", {"timezoneId": "America/New_York"})
+    page.d.execute_cdp_cmd("Emulation.setLocaleOverride", {"locale": "en-US"})
+    page.open(d.url)
+    page.wait(lambda: page.text(f'#runs tr[data-id="{a}"] td.state') == "finished", what="the run list")
+    page.plot("#chart")
+    width, inner = page.js(NO_SIDEWAYS)
+    assert inner == 360 and width <= inner, (width, inner)
+    assert page.js("return getComputedStyle(document.querySelector('#runs tbody tr')).display") == "block"
+    cells = {label: (text, inside) for label, text, inside in page.js(CELLS, f'#runs tr[data-id="{a}"] td')}
+    for label in ("Plateau", "Rise over ambient", "Started (UTC)"):
+        assert label in cells and cells[label][0] and cells[label][1], (label, cells)
+    created = d.get(f"/api/v1/runs/{a}")[1]["created_ms"]
+    started = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(created // 1000))
+    assert cells["Started (UTC)"][0] == started, cells
+    assert re.fullmatch(r"\d\d:\d\d:\d\d UTC", page.text("#updated")), page.text("#updated")
+    assert not re.search(r"\b[AP]M\b", page.js("return document.body.innerText"))
+    page.shot("dashboard-phone-360.png")
+
+    page.open(d.url, f"#/runs/{a}")
+    page.plot("#run-plot")
+    assert page.js(NO_SIDEWAYS)[0] <= 360
+    assert all(inside for _, _, inside in page.js(CELLS, "#run-phases td")), page.js(CELLS, "#run-phases td")
+    assert f"started {started} UTC" in page.text("#run-state")
+
+    page.open(d.url, f"#/compare?runs={a},{b}")
+    url = page.plot("#compare-plot", rf"runs={a},{b}&")[0]
+    assert page.js(NO_SIDEWAYS)[0] <= 360
+    svg = fetch(d, url)[2].decode()
+    assert svg_rows_overlap(svg) == [], svg_rows_overlap(svg)
+    assert svg_rows_overlap(fetch(d, url.split("&width")[0])[2].decode()) == []      # wide: all the columns
+    page.shot("dashboard-compare-360.png")
+    assert page.problems() == []
+
+
 @pytest.mark.skipif(EVENTS_MISSING, reason="GET /api/v1/events answers 404: no server-sent events in this build")
 def test_live_updates_from_server_sent_events(page, start_daemon, fixture_copy, tmp_path):
     root = fixture_copy("rpi4")
@@ -703,6 +773,51 @@ def test_throttled_badge_while_a_policy_is_capped(page, start_daemon, fixture_co
     refresh()
     page.wait(lambda: page.text(badge) is None, what="no badge once the cap is lifted")
     assert page.problems() == []
+
+
+def test_throttled_badge_with_the_share_of_the_last_15_min(page, start_daemon, fixture_copy):
+    """Busy (the load from a growing proc/stat) at 1000 of 1500 MHz, then at 1500 again: the badge keeps
+    the share of the last 15 min the history says, and says it is not throttled now."""
+    root = fixture_copy("rpi4")
+    policy = os.path.join(root, "sys/devices/system/cpu/cpufreq/policy0")
+    stat = os.path.join(root, "proc/stat")
+    lines = open(stat).read().splitlines()
+    stop = threading.Event()
+
+    def busy():         # every CPU 90 % busy: user jiffies grow nine times as fast as idle ones
+        k = 0
+        while not stop.is_set():
+            k += 1
+            out = []
+            for line in lines:
+                f = line.split()
+                if f and f[0].startswith("cpu"):
+                    f[1] = str(int(f[1]) + 90 * k)
+                    f[4] = str(int(f[4]) + 10 * k)
+                out.append(" ".join(f))
+            write_in_place(stat, "\n".join(out) + "\n")
+            time.sleep(0.05)
+    thread = threading.Thread(target=busy)
+    thread.start()
+    try:
+        write_in_place(os.path.join(policy, "scaling_cur_freq"), "1000000\n")
+        d = start_tree(start_daemon, root)
+        d.wait_for(lambda: (d.get("/api/v1/sensors")[1]["load"]["total"] or 0) > 0.5, what="a busy board")
+        time.sleep(2)
+        write_in_place(os.path.join(policy, "scaling_cur_freq"), "1500000\n")
+        time.sleep(1)
+        page.open(d.url, "?live=0")
+        badge = '#cpufreq tr[data-id="policy0"] th .badge'
+        page.wait(lambda: (page.text(badge) or "").startswith("throttled "), what="the badge with its share")
+        share = int(re.fullmatch(r"throttled (\d+) % of 15 min", page.text(badge)).group(1))
+        assert 10 <= share <= 95, page.text(badge)
+        title = page.attr(badge, "title")
+        assert title == f"not now; throttled {share} % of the last 15 min", title
+        assert "past" in page.attr(badge, "class").split()
+        assert page.problems() == []
+    finally:
+        stop.set()
+        thread.join()
 
 
 # The colour of a plot's pixel (x, y), read through a canvas (a blob: image is the page's own).

@@ -1,6 +1,7 @@
 """The SVG plots through the real heatcurved: a run, runs compared, the history; valid XML, deterministic, named 400s; rendered by Chromium."""
 import json
 import os
+import re
 import shutil
 import socket
 import struct
@@ -14,7 +15,7 @@ import zlib
 
 import pytest
 
-from conftest import fixture_path, start_tree
+from conftest import fixture_path, start_tree, write_in_place
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 HEATCURVECTL = os.environ.get("HEATCURVECTL", "")
@@ -161,6 +162,65 @@ def test_compare_and_history_plots(two_runs, tmp_path):
     assert "thermal_zone0" in words and "temperature °C" in words and "CPU MHz" in words
     status, _, body = fetch(d, "/api/v1/history.svg?sensors=thermal_zone0")
     assert status == 200 and "CPU MHz" not in " ".join(texts(parse_svg(body)))
+
+
+def svg_group(root, cls):
+    return next((g for g in root.iter(SVG_NS + "g") if g.get("class") == cls), None)
+
+
+def test_history_plot_marks_trips_runs_alerts_and_throttling(start_daemon, fixture_copy, tmp_path):
+    """Trip lines, a run's start and end with its label, an alert's change, the throttled stretch;
+    a frequency that does not change is a strip, not a panel."""
+    root = fixture_copy("rpi4")                 # critical trip 90 °C, 600 of 1500 MHz, load 0
+    cur = os.path.join(root, "sys/devices/system/cpu/cpufreq/policy0/scaling_cur_freq")
+    conf = tmp_path / "alert.conf"
+    conf.write_text("[alert soc]\nsensor = thermal_zone0\nwarn = 40\ncrit = 45\n")
+    write_in_place(cur, "1500000\n")
+    write_in_place(os.path.join(root, "sys/class/thermal/thermal_zone0/temp"), "75000\n")
+    d = start_tree(start_daemon, root, "--config", str(conf))
+    d.wait_for(lambda: d.get("/api/v1/status")[1]["active_alerts"], timeout=10, what="the alert")
+    time.sleep(0.5)
+    root_svg = parse_svg(fetch(d, "/api/v1/history.svg?from=-1m")[2])
+    words = " ".join(texts(root_svg))
+    assert "CPU MHz 1500" in words and "cpufreq:policy0: unchanged" in words, words
+    assert "critical 90.0 °C" in words and "off scale" not in words, words     # the trip, on scale
+    alerts = svg_group(root_svg, "alerts")
+    assert alerts is not None and "soc crit 75.0 °C" in [t.text for t in alerts.iter(SVG_NS + "title")]
+    assert svg_group(root_svg, "throttled") is None
+
+    run = finished_run(d, "marked")
+    write_in_place(cur, "1000000\n")          # below the maximum: throttled where the load allows
+    time.sleep(1)
+    write_in_place(cur, "1500000\n")
+    time.sleep(0.5)
+    root_svg = parse_svg(fetch(d, "/api/v1/history.svg?from=-1m&sensors=thermal_zone0,cpufreq:policy0")[2])
+    words = " ".join(texts(root_svg))
+    assert f"#{run} marked" in words and "throttled" in words, words
+    assert "unchanged" not in words and "CPU MHz" in words
+    runs = svg_group(root_svg, "runs")
+    assert [t.text for t in runs.iter(SVG_NS + "text")] == [f"#{run} marked"]
+    assert len(list(runs.iter(SVG_NS + "line"))) == 2        # its start and its end
+    shaded = [r for g in root_svg.iter(SVG_NS + "g") if g.get("class") == "throttled" for r in g.iter(SVG_NS + "rect")]
+    assert len(shaded) == 2                                 # the stretch, over both panels
+    assert 0 < float(shaded[0].get("width")) < 400
+    # with the load shown, an idle board at a low clock is not throttled
+    root_svg = parse_svg(fetch(d, "/api/v1/history.svg?from=-1m")[2])
+    assert svg_group(root_svg, "throttled") is None
+
+
+@pytest.mark.slow       # two recorded runs, 6 s
+def test_compare_legend_above_the_curves_and_rise_from_zero(two_runs):
+    """The legend sits over no curve: above the plot area, no box in it; a rise's axis takes in 0."""
+    d, (a, b) = two_runs
+    for q in (f"runs={a},{b}", f"runs={a},{b}&y=rise"):
+        root = parse_svg(fetch(d, "/api/v1/compare.svg?" + q)[2])
+        top = float(next(r for r in root.iter(SVG_NS + "rect") if r.get("fill") == "none").get("y"))
+        legend = [t for t in root.iter(SVG_NS + "text") if (t.text or "").startswith(("case <A> & fan: ", "case B: "))]
+        assert len(legend) == 2 and all(float(t.get("y")) < top for t in legend), q
+        assert not any(r.get("fill") == "#ffffff" and float(r.get("y")) >= top for r in root.iter(SVG_NS + "rect")), q
+    ticks = [float(t.text) for t in root.iter(SVG_NS + "text")
+             if t.get("text-anchor") == "end" and re.fullmatch(r"-?\d+(\.\d+)?", t.text or "")]
+    assert ticks and min(ticks) <= 0, ticks
 
 
 @pytest.mark.slow       # two recorded runs, 6 s

@@ -281,7 +281,7 @@ static void test_history_golden(void **state) {
                 }
                 n++;
         }
-        assert_int_equal(plot_history_svg(t, n, bucket, from, from + HIST_N * bucket, bands, 3,
+        assert_int_equal(plot_history_svg(t, n, bucket, from, from + HIST_N * bucket, bands, 3, NULL,
                                           PLOT_WIDTH_DEFAULT, 480, &svg, &len), 0);
         assert_golden("history.svg", svg, len);
         assert_non_null(strstr(svg, "History 2026-12-01 08:00:00"));
@@ -289,9 +289,53 @@ static void test_history_golden(void **state) {
         assert_non_null(strstr(svg, "CPU MHz"));
         assert_dark_theme(svg, len);
         free(svg);
-        assert_int_equal(plot_history_svg(t, 0, bucket, from, from, bands, 0, 400, 400, &svg, &len), 0);
+        assert_int_equal(plot_history_svg(t, 0, bucket, from, from, bands, 0, NULL, 400, 400, &svg, &len), 0);
         assert_non_null(strstr(svg, "no sensors selected"));
         free(svg);
+}
+
+/* Throttled as a run counts it, under load; a flat frequency is a strip; the marks are drawn. */
+static void test_history_marks(void **state) {
+        const int64_t from = INT64_C(1796112000000), bucket = 1000;
+        int64_t t[4] = { from, from + 1000, from + 2000, from + 3000 };
+        double temp[4] = { 70, 71, 72, 73 }, hz[4] = { 1.5e9, 1.2e9, 1.2e9, 1.5e9 }, load[4] = { 1, 1, 0.2, 1 };
+        double flat[4] = { 1.5e9, 1.5e9, 1.5e9, 1.5e9 };
+        struct plot_band bands[3] = {
+                { "thermal_zone0", PLOT_KIND_TEMP, temp, temp, temp, 0 },
+                { "cpufreq:policy0", PLOT_KIND_FREQ, hz, hz, hz, 1.5e9 },
+                { "load:cpu", PLOT_KIND_LOAD, load, load, load, 0 },
+        };
+        struct plot_span run = { from + 500, from + 2500, "#3 case A" };
+        struct plot_alert_mark alert = { from + 1500, true, "soc crit 72.0 °C" };
+        struct plot_history_marks marks = { .n_levels = 1, .levels = { { 80, "passive" } },
+                                            .n_runs = 1, .runs = &run, .n_alerts = 1, .alerts = &alert };
+        char *svg;
+        size_t len;
+
+        (void) state;
+        assert_true(plot_throttled(1.2e9, 1.5e9, 0.5));
+        assert_true(plot_throttled(1.2e9, 1.5e9, NAN));         /* no load known: the frequency decides */
+        assert_false(plot_throttled(1.2e9, 1.5e9, 0.2));        /* an idle board at a low clock */
+        assert_false(plot_throttled(1.495e9, 1.5e9, 1));        /* within 0.5 % */
+        assert_false(plot_throttled(1.2e9, 0, 1));              /* maximum unknown */
+        assert_int_equal(plot_history_svg(t, 4, bucket, from, from + 4000, bands, 3, &marks, 600, 400, &svg, &len), 0);
+        /* one throttled bucket (the second; the third is idle) over three panels */
+        assert_non_null(strstr(svg, "<g class=\"throttled\">"));
+        assert_non_null(strstr(svg, ">throttled</text>"));
+        assert_non_null(strstr(svg, ">#3 case A</text>"));
+        assert_non_null(strstr(svg, "<title>soc crit 72.0 °C</title>"));
+        assert_non_null(strstr(svg, ">passive 80.0 °C</text>"));
+        assert_null(strstr(svg, "unchanged"));
+        free(svg);
+        bands[1].mean = bands[1].min = bands[1].max = flat;
+        assert_int_equal(plot_history_svg(t, 4, bucket, from, from + 4000, bands, 3, NULL, 600, 400, &svg, &len), 0);
+        assert_non_null(strstr(svg, ">cpufreq:policy0: unchanged</text>"));
+        assert_non_null(strstr(svg, ">1500</text>"));
+        assert_null(strstr(svg, "throttled"));
+        free(svg);
+        marks.n_levels = PLOT_LEVELS_MAX + 1;
+        assert_int_equal(plot_history_svg(t, 4, bucket, from, from + 4000, bands, 3, &marks, 600, 400, &svg, &len),
+                         -EINVAL);
 }
 
 /* 24 h at 1 Hz draws at most 2 points per bucket per series, in a bounded document. */
@@ -479,11 +523,11 @@ static void test_degenerate_input(void **state) {
         assert_int_equal(plot_compare_svg(c, 2, true, 400, 400, &svg, &len), 0);
         assert_null(strstr(svg, "nan"));
         free(svg);
-        assert_int_equal(plot_history_svg(tm, 2, 1000, 1000, 3000, &band, 1, 400, 400, &svg, &len), 0);
+        assert_int_equal(plot_history_svg(tm, 2, 1000, 1000, 3000, &band, 1, NULL, 400, 400, &svg, &len), 0);
         assert_null(strstr(svg, "nan"));
         free(svg);
-        assert_int_equal(plot_history_svg(tm, 2, 0, 1000, 3000, &band, 1, 400, 400, &svg, &len), -EINVAL);
-        assert_int_equal(plot_history_svg(tm, 2, 1000, 3000, 1000, &band, 1, 400, 400, &svg, &len), -EINVAL);
+        assert_int_equal(plot_history_svg(tm, 2, 0, 1000, 3000, &band, 1, NULL, 400, 400, &svg, &len), -EINVAL);
+        assert_int_equal(plot_history_svg(tm, 2, 1000, 3000, 1000, &band, 1, NULL, 400, 400, &svg, &len), -EINVAL);
 }
 
 /* Samples added one by one grow d up to its limit; those whose time does
@@ -590,6 +634,7 @@ int main(void) {
                 cmocka_unit_test(test_run_golden),
                 cmocka_unit_test(test_compare_golden),
                 cmocka_unit_test(test_history_golden),
+                cmocka_unit_test(test_history_marks),
                 cmocka_unit_test(test_long_run_bounded),
                 cmocka_unit_test(test_run_fits_follow_full),
                 cmocka_unit_test(test_bad_arguments),

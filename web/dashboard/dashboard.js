@@ -7,7 +7,7 @@ const PLOT_MIN_MS = 5000;       // a plot is fetched again at most this often wh
 const RECONNECT_MS = 30000;     // EventSource gives up on an HTTP error; try again after this
 const COMPARE_MAX = 7;          // what compare.svg draws at most
 
-const st = { runs: null, view: '', runId: 0, run: null, compare: [], missed: false, doc: null, alerts: [] };
+const st = { runs: null, view: '', runId: 0, run: null, compare: [], missed: false, doc: null, alerts: [], throttled: {} };
 
 // --- requests ---
 
@@ -107,8 +107,10 @@ function num(x, d) {
 const degC = x => x == null ? DASH : num(x, 1) + ' °C';
 const mhz = hz => num(hz * 1e-6, 0);
 const pct = f => f == null ? DASH : num(f * 100, f < 0.1 ? 1 : 0) + ' %';
-const when = ms => ms == null ? DASH : new Date(ms).toLocaleString();
-const clock = ms => ms == null ? DASH : new Date(ms).toLocaleTimeString();
+// One time format, the plots': 24-hour UTC, whatever the browser's locale and zone.
+const utc = ms => new Date(ms).toISOString();
+const when = ms => ms == null ? DASH : `${utc(ms).slice(0, 10)} ${utc(ms).slice(11, 19)}`;
+const clock = ms => ms == null ? DASH : utc(ms).slice(11, 19);
 
 // As compare.svg and the run's plot write durations (plot.c's fmt_duration()).
 function secs(s) {
@@ -164,12 +166,41 @@ function levelCell(t) {
   return td(l ? [`${icon} ${word}`, ...alerts].join(' · ') : DASH, 'level' + (l ? ' level-' + l : ''));
 }
 
-// The policy runs below its hardware maximum because it is capped or a cooling device or the firmware acts.
+// The policy runs below its hardware maximum because it is capped or a cooling device or the firmware acts;
+// with the share of the last 15 min it was throttled, when any.
 function throttled(p, doc) {
   const why = [p.scaling_max_hz && p.max_hz && p.scaling_max_hz < p.max_hz && `capped at ${mhz(p.scaling_max_hz)} of ${mhz(p.max_hz)} MHz`,
                p.throttled && 'a cooling device acts', doc.power && doc.power.firmware_throttled && 'the firmware throttles'];
+  const share = st.throttled[p.id], past = share > 0 ? `throttled ${pct(share)} of the last 15 min` : '';
   const text = why.filter(Boolean).join('; ');
-  return text ? h('span', { class: 'badge', title: text }, 'throttled') : null;
+  return text || past ? h('span', { class: 'badge' + (text ? '' : ' past'), title: [text || 'not now', past].filter(Boolean).join('; ') },
+                          'throttled', past && h('small', null, ` ${pct(share)} of 15 min`)) : null;
+}
+
+// The share of the last 15 min each policy was throttled, by the history
+// plot's rule (plot.h, plot_throttled()): its clock below the hardware maximum
+// by more than 0.5 % while the load was at least 50 % (the clock alone where
+// the history keeps no load); buckets without a load do not count.
+let throttleLast = 0;
+async function loadThrottled(force) {
+  if (!force && Date.now() - throttleLast < 30000)
+    return;
+  throttleLast = Date.now();
+  try {
+    const series = (await get('/api/v1/history?points=300')).series;
+    const load = series.find(s => s.kind === 'load');
+    st.throttled = {};
+    for (const p of (st.doc && st.doc.cpufreq) || []) {
+      const f = series.find(s => s.id === `cpufreq:${p.id}`);
+      const at = f && p.max_hz ? f.mean.map((hz, i) => hz == null || (load && load.mean[i] == null) ? null :
+                                         hz < p.max_hz * 0.995 && !(load && load.mean[i] < 0.5)).filter(x => x != null) : [];
+      st.throttled[p.id] = at.length ? at.filter(Boolean).length / at.length : null;
+    }
+    if (st.doc)
+      renderSensors(st.doc);
+  } catch (e) {
+    console.warn('heatcurve: no throttled share', e.message);
+  }
 }
 
 function renderSensors(doc) {
@@ -188,7 +219,7 @@ function renderSensors(doc) {
   const load = doc.load || {};
   $('#load').textContent = load.ok ? pct(load.total) : `error: ${load.error || 'unknown'}`;
   $('#load-cpus').textContent = load.ok && load.per_cpu ? load.per_cpu.map(pct).join(' · ') : '';
-  $('#updated').textContent = clock(doc.time_ms);
+  $('#updated').textContent = doc.time_ms == null ? DASH : clock(doc.time_ms) + ' UTC';
   renderAlerts(st.alerts);
 }
 
@@ -367,7 +398,7 @@ function renderRun(r) {
   const m = r.metrics || {}, q = (r.quality && r.quality.metrics) || {};
   $('#run-title').textContent = `Run ${runName(r)}`;
   document.title = `Run ${runName(r)} — heatcurve`;
-  $('#run-state').textContent = `${runState(r)} · started ${when(r.created_ms)} · sensor ${r.sensor || DASH}` +
+  $('#run-state').textContent = `${runState(r)} · started ${when(r.created_ms)} UTC · sensor ${r.sensor || DASH}` +
     (r.live && r.state === 'running' ? ` · now ${degC(r.live.temp_c)}, predicted plateau ${degC(r.live.predicted_plateau_c)}` : '');
   $('#run-notes').textContent = r.notes || '';
   $('#run-notes').hidden = !r.notes;
@@ -499,7 +530,10 @@ async function loadVerdicts(ids) {
   t.hidden = !gs.length;
   const row = (head, cells) => h('tr', null, h('th', { scope: 'row' }, head), ...cells.map(c => td(c, 'num')));
   t.tHead.replaceChildren(row('Group', gs.map(g => g.label)), row('Runs', gs.map(g => String(g.n))));
-  t.tBodies[0].replaceChildren(...Object.keys(gs.length ? gs[0].metrics : {}).map(k => {
+  // rise over ambient: the rises first, no plateau temperatures (the plot shows rises too)
+  const rise = $('#rise').checked, keys = Object.keys(gs.length ? gs[0].metrics : {});
+  const shown = rise ? [...keys.filter(k => k.startsWith('rise')), ...keys.filter(k => !k.startsWith('rise') && k !== 'plateau_c')] : keys;
+  t.tBodies[0].replaceChildren(...shown.map(k => {
     const how = GROUP_ROWS[k] || [k, 1, 2];
     return row(how[0], gs.map(g => groupCell(g.metrics[k], g, how)));
   }));
@@ -640,6 +674,7 @@ async function loadStatus() {
 async function loadSensors() {
   try {
     renderSensors(await get('/api/v1/sensors'));
+    loadThrottled(true);
   } catch (e) {
     showError(null, e);
   }
@@ -692,6 +727,7 @@ function connectEvents() {
     if (!doc)
       return;
     renderSensors(doc);
+    loadThrottled(false);
     if (st.view === 'live')
       chart.refresh();
     if (st.view === 'run' && st.run && st.run.state === 'running')
@@ -725,7 +761,16 @@ function runRefresh() {
 
 // --- start ---
 
+// Each cell names its column: on a phone a row of these tables is a card of label-value lines.
+function labelCells(table) {
+  const heads = [...table.tHead.rows[0].cells].map(c => c.textContent);
+  for (const row of table.tBodies[0].rows)
+    [...row.cells].forEach((c, i) => { c.dataset.label = heads[i] || ''; });
+}
+
 function init() {
+  const cards = new MutationObserver(ms => ms.forEach(m => labelCells(m.target.closest('table'))));
+  document.querySelectorAll('table.stack').forEach(t => cards.observe(t.tBodies[0], { childList: true }));
   $('#auth').addEventListener('submit', ev => {
     ev.preventDefault();
     sessionStorage.setItem(TOKEN_KEY, ev.currentTarget.token.value.trim());
