@@ -5,11 +5,12 @@ Written apart from analysis/ (golden-section search over ln tau, the
 linear part by normal equations) to check the daemon's final fits:
 compare with `build/bench/analysis-corpus --recording FILE` (its "auto fit"
 column when that is exp1) or `heatcurvectl analyse`. Pure Python, slow but small.
-Usage: bench/analysis-check-fit.py [tests/data/monipi-rpi4-cooled.csv]
+Usage: bench/analysis-check-fit.py [tests/data/monipi-rpi4-cooled.csv.gz]   (a .gz is read as such)
 """
 import sys
-import csv, math
-rows=list(csv.DictReader(open(sys.argv[1] if len(sys.argv) > 1 else 'tests/data/monipi-rpi4-cooled.csv')))
+import csv, gzip, math
+path=sys.argv[1] if len(sys.argv) > 1 else 'tests/data/monipi-rpi4-cooled.csv.gz'
+rows=list(csv.DictReader(gzip.open(path,'rt') if path.endswith('.gz') else open(path)))
 def loads():
     segs=[];cur=[]
     for r in rows:

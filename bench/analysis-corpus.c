@@ -203,15 +203,21 @@ static void print_cost(void) {
         }
 }
 
-/* A recording in tests/data: elapsed_s, temp_c and phase columns. */
+/* A recording in tests/data: elapsed_s, temp_c and phase columns; "-" is
+ * standard input (the recordings are stored gzip-compressed: zcat FILE.gz |). */
 static size_t recording_load(const char *path, double *t, double *y, char *phase, size_t max) {
         char line[512];
         int ct = -1, cy = -1, cp = -1;
         size_t n = 0;
-        FILE *f = fopen(path, "re");
+        FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
 
-        if (!f || !fgets(line, sizeof line, f))
+        if (!f)
                 return 0;
+        if (!fgets(line, sizeof line, f)) {
+                if (f != stdin)
+                        fclose(f);
+                return 0;
+        }
         line[strcspn(line, "\r\n")] = '\0';
         char *save = NULL;
         int k = 0;
@@ -236,7 +242,8 @@ static size_t recording_load(const char *path, double *t, double *y, char *phase
                 }
                 n++;
         }
-        fclose(f);
+        if (f != stdin)
+                fclose(f);
         return n;
 }
 
@@ -248,7 +255,7 @@ static void print_recording(const char *path) {
         static const double cuts[] = { 20, 30, 45, 60, 90, 120, 150, 200, 250 };
         size_t n = recording_load(path, t_buf, y_buf, phase, MAX_N), covered = 0, fits = 0, tight = 0, tight_cov = 0;
 
-        printf("\n### %s\n\n", path);
+        printf("\n### %s\n\n", strcmp(path, "-") == 0 ? "standard input" : path);
         printf("| load | whole load: auto fit | plateau interval at the end | along the load: plateau ± ci95 at 20, 30, 45, 60, 90, 120, 150, 200, 250 s |\n");
         printf("|---|---|---|---|\n");
         for (size_t a = 0, k = 1; a < n; k++) {
@@ -298,7 +305,7 @@ int main(int argc, char **argv) {
 
         if (curves == 0 || every == 0) {
                 fprintf(stderr, "usage: analysis-corpus [CURVES_PER_CLASS [STOP_CURVES_PER_CLASS [EVERY_S]]]\n"
-                                "       analysis-corpus --recording FILE.csv\n");
+                                "       zcat FILE.csv.gz | analysis-corpus --recording -\n");
                 return 2;
         }
         print_cost();

@@ -1,6 +1,7 @@
 /* json-sensors.c — the sensors document (GET /api/v1/sensors, heatcurved --once). */
 #include "json-sensors.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -158,6 +159,44 @@ static json_object *json_power(const struct sensors *s) {
         return o;
 }
 
+/* Decimals of a channel's value by its unit: millidegrees, the load's four,
+ * whole steps, hertz and flags; a unit not listed gets six. */
+static int json_unit_decimals(const char *unit) {
+        static const struct {
+                const char *unit;
+                int decimals;
+        } units[] = { { "celsius", 3 }, { "fraction", 4 }, { "hz", 0 }, { "state", 0 }, { "flag", 0 } };
+
+        for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+                if (strcmp(unit, units[i].unit) == 0)
+                        return units[i].decimals;
+        return 6;
+}
+
+/* Every channel in the library's order: what a client loops over without
+ * knowing the sources. value is null without a reading to keep (failed, a
+ * load's first read, a frequency of 0). */
+static json_object *json_channels(const struct sensors *s) {
+        struct sensors_iter it = SENSORS_ITER_INIT;
+        json_object *a = json_object_new_array();
+        struct sensor_channel ch;
+
+        while (sensors_channel_next(s, &it, &ch)) {
+                json_object *o = json_object_new_object();
+                int decimals = json_unit_decimals(ch.unit);
+
+                json_object_object_add(o, "id", json_new_text(ch.id));
+                json_object_object_add(o, "kind", json_object_new_string(sensors_kind_name(ch.kind)));
+                json_object_object_add(o, "unit", json_object_new_string(ch.unit));
+                json_object_object_add(o, "value", !ch.has_value ? NULL : decimals == 0 ?
+                                       json_object_new_int64((int64_t) llround(ch.value)) :
+                                       json_new_number(ch.value, decimals));
+                json_object_object_add(o, "ok", json_object_new_boolean(ch.ok));
+                json_object_array_add(a, o);
+        }
+        return a;
+}
+
 json_object *json_sensors_document(const struct sensors *s) {
         json_object *root = json_object_new_object();
         json_object *temps = json_object_new_array(), *cool = json_object_new_array();
@@ -177,5 +216,6 @@ json_object *json_sensors_document(const struct sensors *s) {
         json_object_object_add(root, "cpufreq", freq);
         json_object_object_add(root, "load", json_load(&s->load));
         json_object_object_add(root, "power", json_power(s));
+        json_object_object_add(root, "channels", json_channels(s));
         return root;
 }

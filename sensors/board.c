@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sensors-internal.h"
+#include "source.h"
 #include "sysfs-util.h"
 
 /* Reads root/rel into buf; "" when absent. NULs and newlines at the end are stripped. */
@@ -35,7 +35,7 @@ static int board_count_cpus(const struct sensors *s) {
         return n > 0 ? n : 1;
 }
 
-int board_probe(struct sensors *s) {
+static int board_probe(struct sensors *s, void *state) {
         struct board_info *b = &s->board;
 
         /* The device-tree model is a NUL-terminated string; the sysfs copy
@@ -48,3 +48,9 @@ int board_probe(struct sensors *s) {
         b->cpus = board_count_cpus(s);
         return 0;
 }
+
+/* Identity only: no channels, nothing to read per tick. */
+const struct sensors_source board_source = {
+        .name = "board",
+        .probe = board_probe,
+};

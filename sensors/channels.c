@@ -1,191 +1,109 @@
-/* channels.c — the channel table: every reading of a struct sensors with its id, kind and unit, in one order. */
+/* channels.c — every reading of a struct sensors as a channel with its id, kind and unit, in the sources' order. */
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 
-#include "sensors-internal.h"
+#include "source.h"
 
 /*
- * One row per kind, in the order the channels come (lm-sensors' feature
- * tables): how many channels of the kind s has, the id of each, and its
- * source's error count. Its reading is sensors_channel_read() (sensors.h),
- * inline for the tick. A new source is one file of the library, one row
- * here and one case there.
+ * The channels are the groups each source's table declares (source.h),
+ * walked in the order of the mapping table (sources.c, lm-sensors'
+ * feature tables are the model): nothing here knows a source.
  */
-struct channel_source {
-        const char *unit;
-        bool counts_errors;             /* its sources keep their own read_errors */
-        /* The ids: prefix and something after it (the source's own name),
-         * exactly prefix when exact (a one-of-a-kind channel), or any id no
-         * other row claims when NULL (the temperatures). */
-        const char *prefix;
-        bool exact;
-        size_t (*count)(const struct sensors *s);
-        const char *(*id)(const struct sensors *s, size_t i);   /* NULL: the prefix */
-        uint64_t (*errors)(const struct sensors *s, size_t i);  /* read_errors; NULL: none kept */
+
+static const char *const kind_names[_SENSOR_KIND_MAX] = {
+        [SENSOR_KIND_TEMPERATURE] = "temperature",
+        [SENSOR_KIND_COOLING] = "cooling",
+        [SENSOR_KIND_FREQUENCY] = "frequency",
+        [SENSOR_KIND_CPU_LOAD] = "cpu_load",
+        [SENSOR_KIND_LOAD] = "load",
+        [SENSOR_KIND_POWER] = "power",
+        [SENSOR_KIND_THROTTLE] = "throttle",
 };
 
-/* ---- temperatures */
-
-static size_t temp_channels_count(const struct sensors *s) {
-        return s->n_temps;
+const char *sensors_kind_name(enum sensor_kind kind) {
+        return (unsigned) kind < _SENSOR_KIND_MAX ? kind_names[kind] : NULL;
 }
 
-static const char *temp_channel_id(const struct sensors *s, size_t i) {
-        return s->temps[i].id;
+static const char *channel_id(const struct sensors *s, const struct sensors_channels *g, const void *state,
+                              size_t i) {
+        return g->id ? g->id(s, state, i) : g->prefix;
 }
 
-static uint64_t temp_channel_errors(const struct sensors *s, size_t i) {
-        return s->temps[i].read_errors;
-}
-
-/* ---- cooling devices */
-
-static size_t cooling_channels_count(const struct sensors *s) {
-        return s->n_cooling;
-}
-
-static const char *cooling_channel_id(const struct sensors *s, size_t i) {
-        return s->cooling[i].id;
-}
-
-static uint64_t cooling_channel_errors(const struct sensors *s, size_t i) {
-        return s->cooling[i].read_errors;
-}
-
-/* ---- cpufreq policies */
-
-static size_t policy_channels_count(const struct sensors *s) {
-        return s->n_policies;
-}
-
-static const char *policy_channel_id(const struct sensors *s, size_t i) {
-        return s->policies[i].channel_id;
-}
-
-static uint64_t policy_channel_errors(const struct sensors *s, size_t i) {
-        return s->policies[i].read_errors;
-}
-
-/* ---- CPU load: each CPU, then all of them, one read of /proc/stat */
-
-static size_t cpu_load_channels_count(const struct sensors *s) {
-        return s->load.n_cpus;
-}
-
-static const char *cpu_load_channel_id(const struct sensors *s, size_t i) {
-        return s->load.cpu_ids[i];
-}
-
-static size_t one_channel(const struct sensors *s) {
-        return 1;
-}
-
-static uint64_t load_channel_errors(const struct sensors *s, size_t i) {
-        return s->load.read_errors;
-}
-
-/* ---- the supply and the firmware: no error count */
-
-static size_t power_channels_count(const struct sensors *s) {
-        return s->power.present || s->firmware.present;
-}
-
-static size_t throttle_channels_count(const struct sensors *s) {
-        return s->firmware.present;
-}
-
-static const struct channel_source channel_table[_SENSOR_KIND_MAX] = {
-        [SENSOR_KIND_TEMPERATURE] = {
-                .unit = "celsius", .counts_errors = true,
-                .count = temp_channels_count, .id = temp_channel_id, .errors = temp_channel_errors },
-        /* thermal.c names them after their sysfs directories */
-        [SENSOR_KIND_COOLING] = {
-                .unit = "state", .counts_errors = true, .prefix = "cooling_device",
-                .count = cooling_channels_count, .id = cooling_channel_id, .errors = cooling_channel_errors },
-        [SENSOR_KIND_FREQUENCY] = {
-                .unit = "hz", .counts_errors = true, .prefix = "cpufreq:",
-                .count = policy_channels_count, .id = policy_channel_id, .errors = policy_channel_errors },
-        [SENSOR_KIND_CPU_LOAD] = {
-                .unit = "fraction", .prefix = "load:cpu",
-                .count = cpu_load_channels_count, .id = cpu_load_channel_id, .errors = load_channel_errors },
-        [SENSOR_KIND_LOAD] = {
-                .unit = "fraction", .counts_errors = true, .prefix = "load:cpu", .exact = true,
-                .count = one_channel, .errors = load_channel_errors },
-        [SENSOR_KIND_POWER] = {
-                .unit = "flag", .prefix = "undervoltage", .exact = true,
-                .count = power_channels_count },
-        [SENSOR_KIND_THROTTLE] = {
-                .unit = "flag", .prefix = "throttled", .exact = true,
-                .count = throttle_channels_count },
-};
-
-void channels_name(struct sensors *s) {
-        const char *policy = channel_table[SENSOR_KIND_FREQUENCY].prefix;
-        const char *cpu = channel_table[SENSOR_KIND_CPU_LOAD].prefix;
-
-        for (size_t i = 0; i < s->n_policies; i++)
-                snprintf(s->policies[i].channel_id, sizeof s->policies[i].channel_id, "%s%s", policy,
-                         s->policies[i].id);
-        for (size_t i = 0; i < s->load.n_cpus; i++)
-                snprintf(s->load.cpu_ids[i], sizeof s->load.cpu_ids[i], "%s%d", cpu, s->load.cpu_index[i]);
-}
-
-static const char *channel_id(const struct sensors *s, enum sensor_kind kind, size_t i) {
-        const struct channel_source *src = &channel_table[kind];
-
-        return src->id ? src->id(s, i) : src->prefix;
-}
-
-static void channel_get(const struct sensors *s, enum sensor_kind kind, size_t i, struct sensor_channel *ret) {
-        const struct channel_source *src = &channel_table[kind];
+static void channel_get(const struct sensors *s, unsigned source, const struct sensors_channels *g, size_t i,
+                        struct sensor_channel *ret) {
+        const void *state = sensors_source_state(s, source);
         int r;
 
         *ret = (struct sensor_channel) {
-                .id = channel_id(s, kind, i),
-                .kind = kind,
-                .unit = src->unit,
+                .id = channel_id(s, g, state, i),
+                .kind = g->kind,
+                .unit = g->unit,
                 .index = i,
-                .counts_errors = src->counts_errors,
+                .counts_errors = g->counts_errors,
+                .read = g->value,
+                .source = source,
         };
-        r = sensors_channel_read(s, ret, &ret->value);
+        r = g->value(s, state, i, &ret->value);
         ret->ok = r >= 0;
         ret->has_value = r > 0;
-        ret->read_errors = src->errors ? src->errors(s, i) : 0;
+        ret->read_errors = g->errors ? g->errors(s, state, i) : 0;
 }
 
 bool sensors_channel_next(const struct sensors *s, struct sensors_iter *it, struct sensor_channel *ret) {
-        for (; it->kind < _SENSOR_KIND_MAX; it->kind++, it->index = 0)
-                if (it->index < channel_table[it->kind].count(s)) {
-                        channel_get(s, (enum sensor_kind) it->kind, it->index++, ret);
-                        return true;
+        for (; it->source < sensors_n_sources; it->source++, it->group = 0, it->index = 0) {
+                const struct sensors_source *src = sensors_sources[it->source];
+                const void *state = sensors_source_state(s, it->source);
+
+                for (; it->group < src->n_channels; it->group++, it->index = 0) {
+                        const struct sensors_channels *g = &src->channels[it->group];
+
+                        if (it->index < g->count(s, state)) {
+                                channel_get(s, it->source, g, it->index++, ret);
+                                return true;
+                        }
                 }
+        }
         return false;
 }
 
-enum sensor_kind sensors_id_kind(const char *id) {
-        for (unsigned k = 0; k < _SENSOR_KIND_MAX; k++) {
-                const char *prefix = channel_table[k].prefix;
-                size_t len;
+static bool id_is_of(const struct sensors_channels *g, const char *id) {
+        size_t len;
 
-                if (!prefix || prefix[0] != id[0])      /* most ids part at the first byte */
-                        continue;
-                len = strlen(prefix);
-                if (strncmp(id, prefix, len) == 0 && (id[len] == '\0') == channel_table[k].exact)
-                        return (enum sensor_kind) k;
-        }
+        if (!g->prefix || g->prefix[0] != id[0])        /* most ids part at the first byte */
+                return false;
+        len = strlen(g->prefix);
+        return strncmp(id, g->prefix, len) == 0 && (id[len] == '\0') == g->exact;
+}
+
+enum sensor_kind sensors_id_kind(const char *id) {
+        for (size_t k = 0; k < sensors_n_sources; k++)
+                for (size_t j = 0; j < sensors_sources[k]->n_channels; j++)
+                        if (id_is_of(&sensors_sources[k]->channels[j], id))
+                                return sensors_sources[k]->channels[j].kind;
         return SENSOR_KIND_TEMPERATURE;
 }
 
-/* Only the kind the id names can hold it. */
+/* Only a group of the kind the id names can hold it. */
 int sensors_channel_find(const struct sensors *s, const char *id, struct sensor_channel *ret) {
         enum sensor_kind kind = sensors_id_kind(id);
-        size_t n = channel_table[kind].count(s);
 
-        for (size_t i = 0; i < n; i++)
-                if (strcmp(channel_id(s, kind, i), id) == 0) {
-                        channel_get(s, kind, i, ret);
-                        return 0;
+        for (unsigned k = 0; k < sensors_n_sources; k++) {
+                const struct sensors_source *src = sensors_sources[k];
+                const void *state = sensors_source_state(s, k);
+
+                for (size_t j = 0; j < src->n_channels; j++) {
+                        const struct sensors_channels *g = &src->channels[j];
+                        size_t n;
+
+                        if (g->kind != kind)
+                                continue;
+                        n = g->count(s, state);
+                        for (size_t i = 0; i < n; i++)
+                                if (strcmp(channel_id(s, g, state, i), id) == 0) {
+                                        channel_get(s, k, g, i, ret);
+                                        return 0;
+                                }
                 }
+        }
         return -ENOENT;
 }

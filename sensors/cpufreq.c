@@ -5,8 +5,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sensors-internal.h"
+#include "source.h"
 #include "sysfs-util.h"
+
+/* A policy's channel id: this and its id, "cpufreq:policy0". */
+#define CPUFREQ_CHANNEL_PREFIX "cpufreq:"
 
 static int cpufreq_add_policy(struct sensors *s, const char *dir, int index) {
         struct cpufreq_policy *p;
@@ -170,7 +173,7 @@ static int cpufreq_open_policy(struct sensors *s, struct cpufreq_policy *p) {
         return 0;
 }
 
-int cpufreq_probe(struct sensors *s) {
+static int cpufreq_probe(struct sensors *s, void *state) {
         char cpu_dir[400];
         int r;
 
@@ -183,8 +186,12 @@ int cpufreq_probe(struct sensors *s) {
         r = cpufreq_walk_cpus(s, cpu_dir, r == 0);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < s->n_policies; i++)
-                cpufreq_open_policy(s, &s->policies[i]);
+        for (size_t i = 0; i < s->n_policies; i++) {
+                struct cpufreq_policy *p = &s->policies[i];
+
+                snprintf(p->channel_id, sizeof p->channel_id, "%s%s", CPUFREQ_CHANNEL_PREFIX, p->id);
+                cpufreq_open_policy(s, p);
+        }
         return 0;
 }
 
@@ -234,7 +241,7 @@ done:
         return 0;
 }
 
-int cpufreq_read(struct sensors *s, struct cpufreq_policy *p) {
+static int cpufreq_read_one(struct sensors *s, struct cpufreq_policy *p) {
         int r, first = 0;
 
         if (p->fd_cur < 0)
@@ -255,7 +262,38 @@ int cpufreq_read(struct sensors *s, struct cpufreq_policy *p) {
         return first;
 }
 
-void cpufreq_free(struct sensors *s) {
+static int cpufreq_read(struct sensors *s, void *state, int64_t now_ms) {
+        int failed = 0;
+
+        for (size_t i = 0; i < s->n_policies; i++)
+                failed += sensors_count_failure(cpufreq_read_one(s, &s->policies[i]), &s->policies[i].read_errors);
+        return failed;
+}
+
+static void cpufreq_carry(struct sensors *to, void *to_state, const struct sensors *from, const void *from_state) {
+        for (size_t i = 0; i < to->n_policies; i++)
+                for (size_t j = 0; j < from->n_policies; j++) {
+                        struct cpufreq_policy *p = &to->policies[i];
+                        const struct cpufreq_policy *o = &from->policies[j];
+
+                        if (strcmp(p->id, o->id) != 0)
+                                continue;
+                        p->read_errors = o->read_errors;
+                        if (p->fd_cur < 0)
+                                continue;
+                        /* governor and limits were just read again by the probe */
+                        p->cur_khz = o->cur_khz;
+                        p->cpuinfo_cur_khz = o->cpuinfo_cur_khz;
+                        p->scaling_max_khz = o->scaling_max_khz;
+                        p->n_tis = o->n_tis;
+                        memcpy(p->tis_khz, o->tis_khz, sizeof(p->tis_khz));
+                        memcpy(p->tis_10ms, o->tis_10ms, sizeof(p->tis_10ms));
+                        p->ok = o->ok;
+                        p->error = o->error;
+                }
+}
+
+static void cpufreq_free(struct sensors *s, void *state) {
         for (size_t i = 0; i < s->n_policies; i++) {
                 struct cpufreq_policy *p = &s->policies[i];
                 int fds[] = { p->fd_cur, p->fd_scaling_max, p->fd_time_in_state };
@@ -268,3 +306,38 @@ void cpufreq_free(struct sensors *s) {
         s->policies = NULL;
         s->n_policies = 0;
 }
+
+static size_t cpufreq_count(const struct sensors *s, const void *state) {
+        return s->n_policies;
+}
+
+static const char *cpufreq_id(const struct sensors *s, const void *state, size_t i) {
+        return s->policies[i].channel_id;
+}
+
+static uint64_t cpufreq_errors(const struct sensors *s, const void *state, size_t i) {
+        return s->policies[i].read_errors;
+}
+
+/* A frequency of 0 is a driver with none to say: ok, no value. */
+static int cpufreq_value(const struct sensors *s, const void *state, size_t i, double *ret) {
+        if (i >= s->n_policies)
+                return -1;
+        *ret = s->policies[i].cur_khz * 1000.0;         /* kHz -> Hz */
+        return !s->policies[i].ok ? -1 : s->policies[i].cur_khz ? 1 : 0;
+}
+
+static const struct sensors_channels cpufreq_channels[] = {
+        { .kind = SENSOR_KIND_FREQUENCY, .unit = "hz", .prefix = CPUFREQ_CHANNEL_PREFIX, .counts_errors = true,
+          .count = cpufreq_count, .id = cpufreq_id, .errors = cpufreq_errors, .value = cpufreq_value },
+};
+
+const struct sensors_source cpufreq_source = {
+        .name = "cpufreq",
+        .probe = cpufreq_probe,
+        .read = cpufreq_read,
+        .carry = cpufreq_carry,
+        .free = cpufreq_free,
+        .channels = cpufreq_channels,
+        .n_channels = 1,
+};

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sensors-internal.h"
+#include "source.h"
 #include "sysfs-util.h"
 
 /*
@@ -219,7 +219,7 @@ static void hwmon_free_chips(struct hwmon_chip *chips, size_t n) {
         free(chips);
 }
 
-int hwmon_probe(struct sensors *s) {
+static int hwmon_probe(struct sensors *s, void *state) {
         struct hwmon_chip *chips;
         size_t n_chips = 0;
         char base[400];
@@ -255,3 +255,9 @@ int hwmon_probe(struct sensors *s) {
         hwmon_free_chips(chips, n_chips);
         return r < 0 ? r : 0;
 }
+
+/* Finds temperatures only: temps.c reads them and makes their channels. */
+const struct sensors_source hwmon_source = {
+        .name = "hwmon",
+        .probe = hwmon_probe,
+};

@@ -1,15 +1,18 @@
 /* load.c — CPU load per CPU and in total from /proc/stat, as a busy fraction between two reads. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "sensors-internal.h"
+#include "source.h"
 #include "sysfs-util.h"
 
 /* "cpuNNNN" and ten counters of at most 20 digits with their blanks fit. */
 #define STAT_ROW_MAX 256
 #define STAT_PROBE_MAX (1024 * 1024)
+/* The channel ids: this and N for CPU N, "load:cpu0"; this alone for all of them. */
+#define LOAD_CHANNEL_PREFIX "load:cpu"
 
 /* Parses the counters of one "cpu..." row starting after its label; *p is
  * left at the start of the next line. */
@@ -135,11 +138,12 @@ static int load_scan_rows(struct cpu_load *l, const char *text) {
         return 0;
 }
 
-int load_probe(struct sensors *s) {
+static int load_probe(struct sensors *s, void *state) {
         struct cpu_load *l = &s->load;
         char path[300], *text = NULL;
         int r;
 
+        l->fd = -1;
         r = sysfs_path(path, sizeof(path), "%s/proc/stat", sysfs_prefix(s->procfs_root));
         if (r < 0)
                 return r;
@@ -159,6 +163,8 @@ int load_probe(struct sensors *s) {
                 l->fd = -1;
                 return 0;
         }
+        for (size_t i = 0; r >= 0 && i < l->n_cpus; i++)
+                snprintf(l->cpu_ids[i], sizeof l->cpu_ids[i], "%s%d", LOAD_CHANNEL_PREFIX, l->cpu_index[i]);
         return r;
 }
 
@@ -227,7 +233,7 @@ static int load_pread(struct cpu_load *l) {
         return 0;
 }
 
-int load_read(struct sensors *s) {
+static int load_read_all(struct sensors *s) {
         struct cpu_load *l = &s->load;
         bool seen[SENSORS_CPUS_MAX] = { false };
         bool had_prev = l->prev_total.total != 0;
@@ -257,7 +263,7 @@ int load_read(struct sensors *s) {
         return 0;
 }
 
-void load_carry_over(struct cpu_load *to, const struct cpu_load *from) {
+static void load_carry_over(struct cpu_load *to, const struct cpu_load *from) {
         if (from->prev_total.total == 0 || to->fd < 0)
                 return;
         to->prev_total = from->prev_total;
@@ -273,7 +279,9 @@ void load_carry_over(struct cpu_load *to, const struct cpu_load *from) {
                         }
 }
 
-void load_free(struct cpu_load *l) {
+static void load_free(struct sensors *s, void *state) {
+        struct cpu_load *l = &s->load;
+
         if (l->fd >= 0)
                 close(l->fd);
         l->fd = -1;
@@ -284,9 +292,68 @@ void load_free(struct cpu_load *l) {
         free(l->stat_buf);
 }
 
+/* One read of /proc/stat for every CPU and the total. */
+static int load_read(struct sensors *s, void *state, int64_t now_ms) {
+        return sensors_count_failure(load_read_all(s), &s->load.read_errors);
+}
+
+static void load_carry(struct sensors *to, void *to_state, const struct sensors *from, const void *from_state) {
+        load_carry_over(&to->load, &from->load);
+        to->load.read_errors = from->load.read_errors;
+}
+
+static size_t load_cpus_count(const struct sensors *s, const void *state) {
+        return s->load.n_cpus;
+}
+
+static const char *load_cpu_id(const struct sensors *s, const void *state, size_t i) {
+        return s->load.cpu_ids[i];
+}
+
+static uint64_t load_errors(const struct sensors *s, const void *state, size_t i) {
+        return s->load.read_errors;
+}
+
+/* A rate spans two reads: none after the first. */
+static int load_cpu_value(const struct sensors *s, const void *state, size_t i, double *ret) {
+        if (i >= s->load.n_cpus)
+                return -1;
+        *ret = s->load.per_cpu[i];                      /* fraction 0..1 */
+        return !s->load.ok ? -1 : s->load.have_prev;
+}
+
+static size_t load_total_count(const struct sensors *s, const void *state) {
+        return 1;
+}
+
+static int load_total_value(const struct sensors *s, const void *state, size_t i, double *ret) {
+        if (i != 0)
+                return -1;
+        *ret = s->load.total;                           /* fraction 0..1 */
+        return !s->load.ok ? -1 : s->load.have_prev;
+}
+
+/* Each CPU, then all of them; a CPU's read errors are the total's, not its own. */
+static const struct sensors_channels load_channels[] = {
+        { .kind = SENSOR_KIND_CPU_LOAD, .unit = "fraction", .prefix = LOAD_CHANNEL_PREFIX,
+          .count = load_cpus_count, .id = load_cpu_id, .errors = load_errors, .value = load_cpu_value },
+        { .kind = SENSOR_KIND_LOAD, .unit = "fraction", .prefix = LOAD_CHANNEL_PREFIX, .exact = true,
+          .counts_errors = true, .count = load_total_count, .errors = load_errors, .value = load_total_value },
+};
+
 double cpu_load_step(uint64_t interval_ms, size_t cpus) {
         long hz = sysconf(_SC_CLK_TCK);
         double jiffies = (double) (hz > 0 ? hz : 100) * (double) interval_ms / 1000.0 * (double) cpus;
 
         return jiffies > 1.0 ? 1.0 / jiffies : 1.0;
 }
+
+const struct sensors_source load_source = {
+        .name = "load",
+        .probe = load_probe,
+        .read = load_read,
+        .carry = load_carry,
+        .free = load_free,
+        .channels = load_channels,
+        .n_channels = 2,
+};

@@ -5,12 +5,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sensors-internal.h"
+#include "source.h"
 #include "sysfs-util.h"
 
 /* The first hwmon chip named rpi_volt with an in0_lcrit_alarm: the firmware
  * raises it while the supply is below about 4.63 V. Absent elsewhere. */
-int power_probe(struct sensors *s) {
+static int power_probe(struct sensors *s, void *state) {
         char base[400], path[700], name[64];
         int *idx, n, r;
 
@@ -38,7 +38,8 @@ int power_probe(struct sensors *s) {
         return 0;
 }
 
-int power_read(struct sensors *s) {
+/* The alarm file says 0 or 1. */
+static int power_read(struct sensors *s, void *state, int64_t now_ms) {
         struct power_info *p = &s->power;
         char buf[16];
         long long v;
@@ -50,7 +51,7 @@ int power_read(struct sensors *s) {
         if (n < 0 || sysfs_parse_ll(buf, &v) < 0 || (v != 0 && v != 1)) {
                 p->ok = false;
                 p->error = n < 0 ? (int) -n : EBADMSG;
-                return -p->error;
+                return 1;
         }
         p->ok = true;
         p->error = 0;
@@ -58,8 +59,36 @@ int power_read(struct sensors *s) {
         return 0;
 }
 
-void power_free(struct sensors *s) {
+static void power_free(struct sensors *s, void *state) {
         if (s->power.fd >= 0)
                 close(s->power.fd);
         s->power.fd = -1;
 }
+
+/* One channel where the kernel or the firmware (vcio.c) tells. */
+static size_t power_count(const struct sensors *s, const void *state) {
+        return s->power.present || s->firmware.present;
+}
+
+static int power_value(const struct sensors *s, const void *state, size_t i, double *ret) {
+        int flag = sensors_undervoltage(s);
+
+        if (i != 0)
+                return -1;
+        *ret = flag > 0;                                /* 1 while too low */
+        return flag >= 0 ? 1 : -1;
+}
+
+static const struct sensors_channels power_channels[] = {
+        { .kind = SENSOR_KIND_POWER, .unit = "flag", .prefix = "undervoltage", .exact = true,
+          .count = power_count, .value = power_value },
+};
+
+const struct sensors_source power_source = {
+        .name = "power",
+        .probe = power_probe,
+        .read = power_read,
+        .free = power_free,
+        .channels = power_channels,
+        .n_channels = 1,
+};

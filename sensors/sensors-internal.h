@@ -1,13 +1,17 @@
-/* sensors-internal.h — probe and read entry points shared between the files of the sensors library. */
+/* sensors-internal.h — helpers the files of the sensors library share: temperatures, kept fds, the reader thread. */
 #pragma once
 
 #include <sys/types.h>
+#include <time.h>
 
 #include "sensors.h"
 
 /* Append a temperature probed at path; fd is its kept fd, or -errno when the
  * open failed (the sensor is kept, failed). Closes fd when out of memory. */
 int sensors_add_temp(struct sensors *s, const char *path, int fd, struct temp_sensor **ret);
+
+/* Stop the reader thread, close every temperature's fd and free them (temps.c). */
+void sensors_free_temps(struct sensors *s);
 
 /* Parse a temperature with a per-sensor unit state: *quirk and *fixed are
  * in/out so the whole-degree decision sticks once an unambiguous value was
@@ -36,33 +40,19 @@ int reader_add(struct sensors *s, struct temp_sensor *t);
 int reader_tick(struct sensors *s, int64_t now_ms);
 void reader_stop(struct sensors *s);
 
-int thermal_probe(struct sensors *s);
-void thermal_free(struct sensors *s);
-int cooling_read(struct sensors *s, struct cooling_device *c);
+/* CLOCK_MONOTONIC now, in ns (inline: taken once per temperature read). */
+static inline uint64_t sensors_now_ns(void) {
+        struct timespec ts;
 
-int hwmon_probe(struct sensors *s);
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
 
-int cpufreq_probe(struct sensors *s);
-void cpufreq_free(struct sensors *s);
-int cpufreq_read(struct sensors *s, struct cpufreq_policy *p);
-
-int load_probe(struct sensors *s);
-void load_free(struct cpu_load *l);
-int load_read(struct sensors *s);
-void load_carry_over(struct cpu_load *to, const struct cpu_load *from);
-
-int board_probe(struct sensors *s);
-
-/* The supply (power.c): absent boards are fine (present false). */
-int power_probe(struct sensors *s);
-int power_read(struct sensors *s);
-void power_free(struct sensors *s);
-
-/* The channel ids that are not a source's own (channels.c): "cpufreq:" and
- * "load:cpuN", made once the sources are probed. */
-void channels_name(struct sensors *s);
-
-/* /dev/vcio (vcio.c): probe fails soft (present false), read is one ioctl. */
-int vcio_probe(struct sensors *s);
-int vcio_read(struct sensors *s);
-void vcio_free(struct sensors *s);
+/* A per-tick read's result r counted: one more in *errors when it failed.
+ * Returns 1 for a failure, else 0 (a read op sums them). */
+static inline int sensors_count_failure(int r, uint64_t *errors) {
+        if (r >= 0)
+                return 0;
+        (*errors)++;
+        return 1;
+}

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sensors-internal.h"
+#include "source.h"
 #include "sysfs-util.h"
 
 #define SYSFS_MAGIC_NUMBER 0x62656572  /* linux/magic.h SYSFS_MAGIC */
@@ -81,29 +81,6 @@ bool sensors_parse_limit(const char *text, int32_t *ret_mc, bool *quirk) {
         return true;
 }
 
-int sensors_add_temp(struct sensors *s, const char *path, int fd, struct temp_sensor **ret) {
-        struct temp_sensor *n;
-
-        n = realloc(s->temps, (s->n_temps + 1) * sizeof(*n));
-        if (!n) {
-                if (fd >= 0)
-                        close(fd);
-                return -ENOMEM;
-        }
-        s->temps = n;
-        n = &s->temps[s->n_temps++];
-        memset(n, 0, sizeof(*n));
-        sysfs_strlcpy(n->path, path, sizeof(n->path));
-        if (fd >= 0)
-                sensors_watch(s, path);
-        /* Not read yet: ok stays false with no error until the first tick.
-         * An open failure (EACCES, EIO) keeps the sensor, failed. */
-        n->fd = fd < 0 ? -1 : fd;
-        n->error = fd < 0 ? -fd : 0;
-        *ret = n;
-        return 0;
-}
-
 void sensors_watch(struct sensors *s, const char *path) {
         /* IN_ATTRIB covers a link-count change (unlink, rename over it);
          * writes in place (IN_MODIFY) are not events. */
@@ -151,88 +128,17 @@ void sensors_note_error(struct sensors *s, int r) {
                 s->need_reprobe = true;
 }
 
-static uint64_t sensors_now_ns(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
-
-/* Notes how long t's read took; returns the time it ended. */
-static uint64_t temp_note_time(struct temp_sensor *t, uint64_t start_ns) {
-        uint64_t end = sensors_now_ns(), us = (end - start_ns) / 1000;
-
-        t->read_us = us > UINT32_MAX ? UINT32_MAX : (uint32_t) us;     /* microseconds */
-        if (t->read_us > t->read_us_max)
-                t->read_us_max = t->read_us;
-        return end;
-}
-
-/* *clock_ns is when the read starts (the end of the previous one: one
- * clock reading per sensor, not two); it is moved to when it ended. */
-static int temp_read(struct sensors *s, struct temp_sensor *t, int64_t now_ms, uint64_t *clock_ns) {
-        char buf[32];
-        int32_t mc;
-        ssize_t n;
-        int r;
-
-        if (t->fd < 0)
-                return -t->error;
-        n = sensors_pread(s, t->fd, buf, sizeof(buf));
-        *clock_ns = temp_note_time(t, *clock_ns);
-        r = n < 0 ? (int) n : sensors_parse_temp_sticky(buf, &mc, &t->unit_quirk, &t->unit_fixed);
-        if (r < 0) {
-                t->ok = false;
-                t->error = -r;
-                sensors_note_error(s, r);
-                return r;
-        }
-        t->ok = true;
-        t->error = 0;
-        t->temp_mc = mc;
-        t->last_good_ms = now_ms;
-        return 0;
-}
-
-/* Counts one failed read in *errors; returns 1 for a failure, else 0. */
-static int count_failure(int r, uint64_t *errors) {
-        if (r >= 0)
-                return 0;
-        (*errors)++;
-        return 1;
-}
-
+/* Each source of the table in its order; each counts its own failures. */
 int sensors_read(struct sensors *s, int64_t now_ms) {
-        uint64_t start, clock;
+        uint64_t start;
         int failed = 0;
 
         s->time_ms = now_ms;
         sensors_poll_watch(s);
-        start = clock = sensors_now_ns();
-        for (size_t i = 0; i < s->n_temps; i++) {
-                struct temp_sensor *t = &s->temps[i];
-
-                if (t->slow)
-                        continue;
-                failed += count_failure(temp_read(s, t, now_ms, &clock), &t->read_errors);
-                /* Too slow for the tick: the reader thread takes it (when it
-                 * cannot start, the sensor stays here). */
-                t->slow_reads = s->slow_us > 0 && t->read_us > s->slow_us ? t->slow_reads + 1 : 0;
-                if (t->slow_reads >= SENSORS_SLOW_READS && t->fd >= 0) {
-                        (void) reader_add(s, t);
-                        clock = sensors_now_ns();       /* starting the thread is no sensor's read */
-                }
-        }
-        failed += reader_tick(s, now_ms);
-        for (size_t i = 0; i < s->n_cooling; i++)
-                failed += count_failure(cooling_read(s, &s->cooling[i]), &s->cooling[i].read_errors);
-        for (size_t i = 0; i < s->n_policies; i++)
-                failed += count_failure(cpufreq_read(s, &s->policies[i]), &s->policies[i].read_errors);
-        failed += count_failure(load_read(s), &s->load.read_errors);
-        if (vcio_read(s) < 0)
-                failed++;
-        if (power_read(s) < 0)
-                failed++;
+        start = sensors_now_ns();
+        for (size_t i = 0; i < sensors_n_sources; i++)
+                if (sensors_sources[i]->read)
+                        failed += sensors_sources[i]->read(s, sensors_source_state(s, i), now_ms);
         s->read_ns = sensors_now_ns() - start;
         return failed;
 }
@@ -270,60 +176,53 @@ static int sensors_set_roots(struct sensors *s, const char *sysfs_root, const ch
         return 0;
 }
 
-/* Two timed reads of each temperature: slow both times, it goes to the
- * reader thread before the first tick. */
-static void sensors_probe_slow(struct sensors *s) {
-        for (size_t i = 0; i < s->n_temps; i++) {
-                struct temp_sensor *t = &s->temps[i];
-                bool slow = t->fd >= 0;
-                char buf[32];
+/* The first n sources of the table (those probed), in reverse order, the
+ * temperatures they found, and s itself. */
+static void sensors_free_sources(struct sensors *s, size_t n) {
+        for (size_t i = n; i-- > 0; )
+                if (sensors_sources[i]->free)
+                        sensors_sources[i]->free(s, sensors_source_state(s, i));
+        sensors_free_temps(s);
+        if (s->source_state)
+                for (size_t i = 0; i < sensors_n_sources; i++)
+                        free(s->source_state[i]);
+        free(s->source_state);
+        if (s->watch_fd >= 0)
+                close(s->watch_fd);
+        free(s);
+}
 
-                for (int k = 0; k < 2 && slow; k++) {
-                        uint64_t start = sensors_now_ns();
-
-                        (void) sysfs_pread(t->fd, buf, sizeof(buf));
-                        temp_note_time(t, start);
-                        slow = t->read_us > s->slow_us;
-                }
-                if (slow)
-                        (void) reader_add(s, t);
-        }
+static int sensors_alloc_state(struct sensors *s) {
+        s->source_state = calloc(sensors_n_sources, sizeof(*s->source_state));
+        if (!s->source_state)
+                return -ENOMEM;
+        for (size_t i = 0; i < sensors_n_sources; i++)
+                if (sensors_sources[i]->state_size > 0 &&
+                    !(s->source_state[i] = calloc(1, sensors_sources[i]->state_size)))
+                        return -ENOMEM;
+        return 0;
 }
 
 int sensors_probe(const char *sysfs_root, const char *procfs_root, struct sensors **ret) {
         struct sensors *s;
+        size_t n = 0;
         int r;
 
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
-        s->load.fd = -1;
         s->watch_fd = -1;
         s->slow_us = SENSORS_SLOW_US;
-        s->firmware.fd = -1;
-        s->power.fd = -1;
 
         r = sensors_set_roots(s, sysfs_root ? sysfs_root : "/", procfs_root ? procfs_root : "/");
         if (r >= 0)
-                r = board_probe(s);
-        if (r >= 0)
-                r = thermal_probe(s);
-        if (r >= 0)
-                r = hwmon_probe(s);
-        if (r >= 0)
-                r = cpufreq_probe(s);
-        if (r >= 0)
-                r = load_probe(s);
-        if (r >= 0)
-                r = vcio_probe(s);
-        if (r >= 0)
-                r = power_probe(s);
-        if (r >= 0) {
-                channels_name(s);
-                sensors_probe_slow(s);
-        }
+                r = sensors_alloc_state(s);
+        /* A source that failed is freed too: it leaves itself safe to free. */
+        for (; r >= 0 && n < sensors_n_sources; n++)
+                if (sensors_sources[n]->probe)
+                        r = sensors_sources[n]->probe(s, sensors_source_state(s, n));
         if (r < 0) {
-                sensors_free(s);
+                sensors_free_sources(s, n);
                 return r;
         }
         *ret = s;
@@ -331,112 +230,8 @@ int sensors_probe(const char *sysfs_root, const char *procfs_root, struct sensor
 }
 
 void sensors_free(struct sensors *s) {
-        if (!s)
-                return;
-        reader_stop(s);                 /* before the fds it reads are closed */
-        for (size_t i = 0; i < s->n_temps; i++)
-                if (s->temps[i].fd >= 0)
-                        close(s->temps[i].fd);
-        free(s->temps);
-        thermal_free(s);
-        cpufreq_free(s);
-        load_free(&s->load);
-        vcio_free(s);
-        power_free(s);
-        if (s->watch_fd >= 0)
-                close(s->watch_fd);
-        free(s);
-}
-
-static const struct temp_sensor *find_temp(const struct sensors *s, const char *id) {
-        for (size_t i = 0; i < s->n_temps; i++)
-                if (strcmp(s->temps[i].id, id) == 0)
-                        return &s->temps[i];
-        return NULL;
-}
-
-static void carry_temps(struct sensors *to, const struct sensors *from) {
-        for (size_t i = 0; i < to->n_temps; i++) {
-                struct temp_sensor *t = &to->temps[i];
-                const struct temp_sensor *o = find_temp(from, t->id);
-
-                if (!o)
-                        continue;
-                t->temp_mc = o->temp_mc;
-                t->last_good_ms = o->last_good_ms;
-                t->unit_quirk = o->unit_quirk;
-                t->unit_fixed = o->unit_fixed;
-                t->read_errors = o->read_errors;
-                t->read_us = o->read_us;
-                t->read_us_max = o->read_us_max;
-                if (t->fd >= 0) {
-                        /* Reopened fine: show the old state until the next read. */
-                        t->ok = o->ok;
-                        t->error = o->error;
-                }
-        }
-}
-
-static void carry_cooling(struct sensors *to, const struct sensors *from) {
-        for (size_t i = 0; i < to->n_cooling; i++)
-                for (size_t j = 0; j < from->n_cooling; j++) {
-                        struct cooling_device *c = &to->cooling[i];
-                        const struct cooling_device *o = &from->cooling[j];
-
-                        if (strcmp(c->id, o->id) != 0)
-                                continue;
-                        c->read_errors = o->read_errors;
-                        if (c->fd_cur < 0)
-                                continue;
-                        c->cur_state = o->cur_state;
-                        c->ok = o->ok;
-                        c->error = o->error;
-                }
-}
-
-static void carry_policies(struct sensors *to, const struct sensors *from) {
-        for (size_t i = 0; i < to->n_policies; i++)
-                for (size_t j = 0; j < from->n_policies; j++) {
-                        struct cpufreq_policy *p = &to->policies[i];
-                        const struct cpufreq_policy *o = &from->policies[j];
-
-                        if (strcmp(p->id, o->id) != 0)
-                                continue;
-                        p->read_errors = o->read_errors;
-                        if (p->fd_cur < 0)
-                                continue;
-                        /* governor and limits were just read again by the probe */
-                        p->cur_khz = o->cur_khz;
-                        p->cpuinfo_cur_khz = o->cpuinfo_cur_khz;
-                        p->scaling_max_khz = o->scaling_max_khz;
-                        p->n_tis = o->n_tis;
-                        memcpy(p->tis_khz, o->tis_khz, sizeof(p->tis_khz));
-                        memcpy(p->tis_10ms, o->tis_10ms, sizeof(p->tis_10ms));
-                        p->ok = o->ok;
-                        p->error = o->error;
-                }
-}
-
-static void missing_add(struct sensors *s, const char *id) {
-        if (find_temp(s, id))
-                return;
-        for (size_t i = 0; i < s->n_missing; i++)
-                if (strcmp(s->missing[i], id) == 0)
-                        return;
-        if (s->n_missing == SENSORS_MISSING_MAX) {
-                /* full: the one missing longest is forgotten */
-                memmove(s->missing[0], s->missing[1], (SENSORS_MISSING_MAX - 1) * sizeof s->missing[0]);
-                s->n_missing--;
-        }
-        memcpy(s->missing[s->n_missing++], id, SENSORS_ID_MAX);
-}
-
-/* What to look for again: what old missed and what it had, minus what s has. */
-static void carry_missing(struct sensors *s, const struct sensors *old) {
-        for (size_t i = 0; i < old->n_missing; i++)
-                missing_add(s, old->missing[i]);
-        for (size_t i = 0; i < old->n_temps; i++)
-                missing_add(s, old->temps[i].id);
+        if (s)
+                sensors_free_sources(s, sensors_n_sources);
 }
 
 int sensors_reprobe(struct sensors **sp) {
@@ -446,19 +241,10 @@ int sensors_reprobe(struct sensors **sp) {
         r = sensors_probe(old->sysfs_root, old->procfs_root, &s);
         if (r < 0)
                 return r;       /* the old set stays in use */
-        carry_temps(s, old);
         s->slow_us = old->slow_us;
-        for (size_t i = 0; i < s->n_temps; i++) {
-                const struct temp_sensor *o = find_temp(old, s->temps[i].id);
-
-                if (o && o->slow && s->temps[i].fd >= 0)
-                        (void) reader_add(s, &s->temps[i]);
-        }
-        carry_missing(s, old);
-        carry_cooling(s, old);
-        carry_policies(s, old);
-        load_carry_over(&s->load, &old->load);
-        s->load.read_errors = old->load.read_errors;
+        for (size_t i = 0; i < sensors_n_sources; i++)
+                if (sensors_sources[i]->carry)
+                        sensors_sources[i]->carry(s, sensors_source_state(s, i), old, sensors_source_state(old, i));
         s->time_ms = old->time_ms;
         s->read_ns = old->read_ns;
         sensors_free(old);

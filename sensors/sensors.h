@@ -200,6 +200,8 @@ struct sensors {
                                          * thread (SENSORS_SLOW_US; 0: never). May be changed
                                          * between reads; kept across re-probes. */
         struct sensors_reader *reader;  /* the reader thread, NULL until a sensor is slow */
+        void **source_state;            /* per row of the sources' table (sources.c): a source's
+                                         * own state, NULL for one that keeps none */
 };
 
 /* Discover everything under the two roots (NULL means "/"). */
@@ -271,15 +273,15 @@ bool sensors_temp_is_sentinel(long long raw);
 
 /*
  * Channels: every reading of a struct sensors, one list in one order, so a
- * consumer (the history, /metrics, a run's samples.csv, the alert rules)
- * loops over it instead of knowing every source. Channel ids are made in
- * this library, at probe, and nowhere else. A source is one file of the
- * library, its row in the channel table (channels.c) and its case in
- * sensors_channel_read() below.
+ * consumer (the history, /metrics, a run's samples.csv, the alert rules,
+ * the API) loops over it instead of knowing every source. Channel ids are
+ * made in this library, at probe, and nowhere else. A source is one file
+ * of the library exporting one ops table with its channels (source.h),
+ * and its row in the mapping table (sources.c).
  *
- * The order is the kinds' order below, and within a kind the source's own
- * (s->temps, s->cooling, s->policies, the CPUs of s->load). It changes only
- * with a probe.
+ * The order is the table's, and within a source its own (s->temps,
+ * s->cooling, s->policies, the CPUs of s->load): the kinds below come in
+ * this order. It changes only with a probe.
  */
 enum sensor_kind {
         SENSOR_KIND_TEMPERATURE,        /* a thermal zone or hwmon input, "thermal_zone0" */
@@ -306,13 +308,19 @@ struct sensor_channel {
                                          * total's; the supply and the firmware keep none) */
         double value;                   /* in unit; when not ok, the last good one */
         uint64_t read_errors;           /* failed reads of its source */
+        /* Where sensors_channel_read() gets it: its source's value op
+         * (struct sensors_channels, sensors/source.h; NULL: none) and the
+         * source's row in the sources' table. */
+        int (*read)(const struct sensors *s, const void *state, size_t index, double *ret);
+        unsigned source;
 };
 
 struct sensors_iter {
-        unsigned kind;                  /* enum sensor_kind of the next channel */
-        size_t index;                   /* within that kind */
+        unsigned source;                /* row of the sources' table of the next channel */
+        unsigned group;                 /* its group of channels in that source */
+        size_t index;                   /* within that group */
 };
-#define SENSORS_ITER_INIT { 0, 0 }
+#define SENSORS_ITER_INIT { 0, 0, 0 }
 
 /* The next channel of s into *ret, false after the last. Reads nothing
  * from sysfs: ok, has_value, value and read_errors are what the last
@@ -327,52 +335,19 @@ int sensors_channel_find(const struct sensors *s, const char *id, struct sensor_
  * a temperature's. */
 enum sensor_kind sensors_id_kind(const char *id);
 
+/* A kind's name as the API shows it: "temperature", "cooling", "frequency",
+ * "cpu_load", "load", "power", "throttle"; NULL for none. */
+const char *sensors_kind_name(enum sensor_kind kind);
+
 /* A channel's reading now, as the last sensors_read() left it, for a
  * consumer that keeps the channels the iterator gave and reads them every
- * tick: inline, no allocation, no system call. *ret gets the value (as
- * sensor_channel.value); returns 1 when it has one (has_value), 0 when the
- * source answers without one (ok), -1 when it failed. A channel that is not
- * one of s (kept across a re-probe that dropped its source) reads -1. */
+ * tick: inline, no allocation, no system call, one call to its source's
+ * value op. *ret gets the value (as sensor_channel.value); returns 1 when
+ * it has one (has_value), 0 when the source answers without one (ok), -1
+ * when it failed. A channel that is not one of s (kept across a re-probe
+ * that dropped its source) reads -1. */
 static inline int sensors_channel_read(const struct sensors *s, const struct sensor_channel *ch, double *ret) {
-        size_t i = ch->index;
-        int flag;
-
-        /* most channels are temperatures: they go first, not through the switch */
-        if (ch->kind == SENSOR_KIND_TEMPERATURE) {
-                if (i >= s->n_temps)
-                        return -1;
-                *ret = s->temps[i].temp_mc / 1000.0;            /* mC -> C */
-                return s->temps[i].ok ? 1 : -1;
-        }
-        switch (ch->kind) {
-        case SENSOR_KIND_COOLING:
-                if (i >= s->n_cooling)
-                        return -1;
-                *ret = (double) s->cooling[i].cur_state;        /* device steps */
-                return s->cooling[i].ok ? 1 : -1;
-        case SENSOR_KIND_FREQUENCY:
-                if (i >= s->n_policies)
-                        return -1;
-                *ret = s->policies[i].cur_khz * 1000.0;         /* kHz -> Hz */
-                return !s->policies[i].ok ? -1 : s->policies[i].cur_khz ? 1 : 0;
-        case SENSOR_KIND_CPU_LOAD:
-                if (i >= s->load.n_cpus)
-                        return -1;
-                *ret = s->load.per_cpu[i];                      /* fraction 0..1 */
-                return !s->load.ok ? -1 : s->load.have_prev;    /* a rate spans two reads */
-        case SENSOR_KIND_LOAD:
-                if (i != 0)
-                        return -1;
-                *ret = s->load.total;
-                return !s->load.ok ? -1 : s->load.have_prev;
-        case SENSOR_KIND_POWER:
-        case SENSOR_KIND_THROTTLE:
-                if (i != 0)
-                        return -1;
-                flag = ch->kind == SENSOR_KIND_POWER ? sensors_undervoltage(s) : sensors_firmware_throttled(s);
-                *ret = flag > 0;
-                return flag >= 0 ? 1 : -1;
-        default:
+        if (!ch->read)
                 return -1;
-        }
+        return ch->read(s, s->source_state ? s->source_state[ch->source] : NULL, ch->index, ret);
 }

@@ -1,11 +1,11 @@
-/* thermal.c — thermal zones (temp, mode, trip points) and cooling devices from /sys/class/thermal. */
+/* thermal.c — thermal zones (temp, mode, trip points) from /sys/class/thermal. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "sensors-internal.h"
+#include "source.h"
 #include "sysfs-util.h"
 
 static void thermal_read_string(const char *dir, const char *file, char *buf, size_t size) {
@@ -78,46 +78,7 @@ static int thermal_probe_zone(struct sensors *s, const char *base, int index) {
         return thermal_probe_trips(t, zdir);
 }
 
-static int thermal_probe_cooling(struct sensors *s, const char *base, int index) {
-        char cdir[512], path[600], text[64];
-        struct cooling_device *c;
-        long long v;
-        int fd, r;
-
-        r = sysfs_path(cdir, sizeof(cdir), "%s/cooling_device%d", base, index);
-        if (r < 0)
-                return r;
-        r = sysfs_path(path, sizeof(path), "%s/cur_state", cdir);
-        if (r < 0)
-                return r;
-        fd = sysfs_open(path);
-        if (fd == -ENOENT || fd == -ENOTDIR)
-                return 0;
-
-        c = realloc(s->cooling, (s->n_cooling + 1) * sizeof(*c));
-        if (!c) {
-                if (fd >= 0)
-                        close(fd);
-                return -ENOMEM;
-        }
-        s->cooling = c;
-        c = &s->cooling[s->n_cooling++];
-        memset(c, 0, sizeof(*c));
-        snprintf(c->id, sizeof(c->id), "cooling_device%d", index);
-        thermal_read_string(cdir, "type", c->type, sizeof(c->type));
-        c->fd_cur = fd < 0 ? -1 : fd;
-        if (fd >= 0)
-                sensors_watch(s, path);
-        c->error = fd < 0 ? -fd : 0;
-        c->max_state = -1;
-        if (sysfs_path(path, sizeof(path), "%s/max_state", cdir) >= 0 &&
-            sysfs_read_file(path, text, sizeof(text)) >= 0 && sysfs_parse_ll(text, &v) >= 0 &&
-            v >= 0 && v <= INT32_MAX)
-                c->max_state = (long) v;        /* device steps */
-        return 0;
-}
-
-int thermal_probe(struct sensors *s) {
+static int thermal_probe(struct sensors *s, void *state) {
         char base[400];
         int *idx, n, r;
 
@@ -131,47 +92,11 @@ int thermal_probe(struct sensors *s) {
         for (int i = 0; i < n && r >= 0; i++)
                 r = thermal_probe_zone(s, base, idx[i]);
         free(idx);
-        if (r < 0)
-                return r;
-
-        n = sysfs_list_indices(base, "cooling_device", "", &idx);
-        if (n < 0)
-                return n;
-        for (int i = 0; i < n && r >= 0; i++)
-                r = thermal_probe_cooling(s, base, idx[i]);
-        free(idx);
         return r;
 }
 
-int cooling_read(struct sensors *s, struct cooling_device *c) {
-        char buf[32];
-        long long v;
-        ssize_t n;
-        int r;
-
-        if (c->fd_cur < 0)
-                return -c->error;
-        n = sensors_pread(s, c->fd_cur, buf, sizeof(buf));
-        r = n < 0 ? (int) n : sysfs_parse_ll(buf, &v);
-        if (r >= 0 && (v < 0 || v > INT32_MAX))
-                r = -ERANGE;
-        if (r < 0) {
-                c->ok = false;
-                c->error = -r;
-                sensors_note_error(s, r);
-                return r;
-        }
-        c->cur_state = (long) v;                /* device steps */
-        c->ok = true;
-        c->error = 0;
-        return 0;
-}
-
-void thermal_free(struct sensors *s) {
-        for (size_t i = 0; i < s->n_cooling; i++)
-                if (s->cooling[i].fd_cur >= 0)
-                        close(s->cooling[i].fd_cur);
-        free(s->cooling);
-        s->cooling = NULL;
-        s->n_cooling = 0;
-}
+/* Finds temperatures only: temps.c reads them and makes their channels. */
+const struct sensors_source thermal_source = {
+        .name = "thermal",
+        .probe = thermal_probe,
+};

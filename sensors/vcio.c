@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sensors-internal.h"
+#include "source.h"
 #include "sysfs-util.h"
 #include "vcio.h"
 
@@ -75,7 +75,7 @@ int vcio_decode(const uint32_t *buf, size_t words, uint32_t *ret_arm_hz, uint32_
         return 0;
 }
 
-int vcio_probe(struct sensors *s) {
+static int vcio_probe(struct sensors *s, void *state) {
         struct firmware_info *fw = &s->firmware;
         char path[300];
         struct stat st;
@@ -100,7 +100,8 @@ int vcio_probe(struct sensors *s) {
         return 0;
 }
 
-int vcio_read(struct sensors *s) {
+/* One ioctl for both tags. */
+static int vcio_read(struct sensors *s, void *state, int64_t now_ms) {
         struct firmware_info *fw = &s->firmware;
         uint32_t buf[VCIO_REQUEST_WORDS] __attribute__((aligned(16)));
         int r;
@@ -113,11 +114,39 @@ int vcio_read(struct sensors *s) {
                 r = vcio_decode(buf, VCIO_REQUEST_WORDS, &fw->arm_hz, &fw->throttled);
         fw->ok = r == 0;
         fw->error = -r;
-        return r;
+        return r < 0;
 }
 
-void vcio_free(struct sensors *s) {
+static void vcio_free(struct sensors *s, void *state) {
         if (s->firmware.fd >= 0)
                 close(s->firmware.fd);
         s->firmware.fd = -1;
 }
+
+static size_t vcio_count(const struct sensors *s, const void *state) {
+        return s->firmware.present;
+}
+
+static int vcio_value(const struct sensors *s, const void *state, size_t i, double *ret) {
+        int flag = sensors_firmware_throttled(s);
+
+        if (i != 0)
+                return -1;
+        *ret = flag > 0;                                /* 1 while throttled or capped */
+        return flag >= 0 ? 1 : -1;
+}
+
+/* The firmware's under-voltage bit feeds power.c's channel. */
+static const struct sensors_channels vcio_channels[] = {
+        { .kind = SENSOR_KIND_THROTTLE, .unit = "flag", .prefix = "throttled", .exact = true,
+          .count = vcio_count, .value = vcio_value },
+};
+
+const struct sensors_source vcio_source = {
+        .name = "vcio",
+        .probe = vcio_probe,
+        .read = vcio_read,
+        .free = vcio_free,
+        .channels = vcio_channels,
+        .n_channels = 1,
+};

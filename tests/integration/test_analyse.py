@@ -1,5 +1,6 @@
 """heatcurvectl analyse: a real recording replayed through a fixture thermal zone into a daemon run gives the run's own metrics offline."""
 import csv
+import gzip
 import json
 import math
 import os
@@ -21,14 +22,20 @@ def analyse():
     if not HEATCURVECTL or not os.access(HEATCURVECTL, os.X_OK):
         pytest.skip("HEATCURVECTL is not set to the built client (run through meson test)")
 
-    def run(*args):
-        return subprocess.run([HEATCURVECTL, "analyse", *args], capture_output=True, text=True, timeout=60)
+    def run(*args, input=None):
+        return subprocess.run([HEATCURVECTL, "analyse", *args], input=input, capture_output=True, text=True,
+                              timeout=60)
     return run
 
 
+def recording_text(name):
+    """A recording of tests/data, stored as NAME.gz: its text."""
+    with gzip.open(os.path.join(DATA, name + ".gz"), "rt") as f:
+        return f.read()
+
+
 def recording(name, rows):
-    with open(os.path.join(DATA, name)) as f:
-        return list(csv.DictReader(f))[:rows]
+    return list(csv.DictReader(recording_text(name).splitlines()))[:rows]
 
 
 class Replay(threading.Thread):
@@ -98,15 +105,15 @@ def test_replayed_recording_metrics_equal_analyse(start_daemon, fixture_copy, an
 
 
 def test_the_recording_itself_and_errors(analyse, tmp_path):
-    path = os.path.join(DATA, "monipi-rpi4-cooled.csv")
-    r = analyse("--json", path)
+    text = recording_text("monipi-rpi4-cooled.csv")
+    r = analyse("--json", "-", input=text)
     assert r.returncode == 0, r.stderr
     m = json.loads(r.stdout)
     assert m["baseline_c"] == 35.0 and m["peak_c"] == 57.0
     assert m["fit_model"] in ("exp1", "exp2") and m["tau_heat_s"] > 0
     # the load given in seconds instead of the phase column: the same first load
     r2 = analyse("--json", "--time", "elapsed_s", "--temp", "temp_c", "--load-start", "60.5", "--load-end", "360.5",
-                 path)
+                 "-", input=text)
     assert r2.returncode == 0, r2.stderr
     m2 = json.loads(r2.stdout)
     assert m2["plateau_c"] == m["plateau_c"] and m2["tau_heat_s"] == m["tau_heat_s"]

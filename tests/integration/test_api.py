@@ -47,6 +47,36 @@ def test_sensors_matches_once(start_daemon, heatcurved_bin):
     assert doc["cpufreq"] == once["cpufreq"] and doc["board"] == once["board"]
 
 
+def test_sensors_channels_are_every_reading_in_one_list(start_daemon, fixture_copy):
+    """channels: the library's one list, its ids, kinds, units and values those of the other sections."""
+    d = start_on(start_daemon, "rpi4")
+    d.wait_for(lambda: d.get("/api/v1/sensors")[1]["load"]["ok"] and d.get("/api/v1/status")[1]["ticks"] > 2,
+               what="two reads of the load")
+    doc = d.get("/api/v1/sensors")[1]
+    ch = doc["channels"]
+    assert all(sorted(c) == ["id", "kind", "ok", "unit", "value"] for c in ch), ch
+    temps, policies = doc["temperatures"], doc["cpufreq"]
+    cpus = [f"load:cpu{i}" for i in range(len(doc["load"]["per_cpu"]))]
+    assert [c["id"] for c in ch] == ([t["id"] for t in temps] + ["cpufreq:" + p["id"] for p in policies] +
+                                     cpus + ["load:cpu", "undervoltage"])
+    kinds = {c["id"]: (c["kind"], c["unit"]) for c in ch}
+    assert kinds["thermal_zone0"] == ("temperature", "celsius") and kinds["load:cpu0"] == ("cpu_load", "fraction")
+    assert kinds["cpufreq:policy0"] == ("frequency", "hz") and kinds["load:cpu"] == ("load", "fraction")
+    assert kinds["undervoltage"] == ("power", "flag")
+    values = {c["id"]: c["value"] for c in ch}
+    assert all(values[t["id"]] == t["celsius"] for t in temps)
+    assert values["cpufreq:policy0"] == policies[0]["cur_hz"] and values["undervoltage"] == 0
+    assert all(c["ok"] for c in ch) and values["load:cpu"] is not None
+
+    root = fixture_copy("rpi4")
+    with open(os.path.join(root, "sys/class/thermal/thermal_zone0/temp"), "w") as f:
+        f.write("garbage\n")
+    d2 = start_on_root(start_daemon, root)
+    d2.wait_for(lambda: d2.get("/api/v1/status")[1]["ticks"] > 0, what="a tick")
+    zone = next(c for c in d2.get("/api/v1/sensors")[1]["channels"] if c["id"] == "thermal_zone0")
+    assert zone == {"id": "thermal_zone0", "kind": "temperature", "unit": "celsius", "value": None, "ok": False}
+
+
 def test_history_series_and_downsampling(start_daemon):
     d = start_on(start_daemon, "rpi4")
     d.wait_for(lambda: d.get("/api/v1/status")[1]["history"]["samples"] >= 12, what="12 samples")

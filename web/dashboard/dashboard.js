@@ -203,13 +203,26 @@ async function loadThrottled(force) {
   }
 }
 
+// A channel's value as shown, by its unit: [text of the value, cell class, unit's name].
+const UNITS = {
+  celsius: [x => num(x, 1), 'temp', '°C'], hz: [mhz, 'freq', 'MHz'], fraction: [x => num(x * 100, 1), 'load', '%'],
+  state: [x => num(x, 0), 'state', 'state'], flag: [x => x ? 'yes' : 'no', 'flag', 'flag'],
+};
+
+// One row per channel of /api/v1/sensors, in its order; what more a section of the
+// document says of the same id (a temperature's trips, label and error) fills the rest.
 function renderSensors(doc) {
   st.doc = doc;
   const temps = doc.temperatures || [];
-  $('#sensors tbody').replaceChildren(...temps.map(t => h('tr', { 'data-id': t.id },
-    h('th', { scope: 'row' }, t.id, h('small', null, [t.label, t.type, t.mirror_of && `same as ${t.mirror_of}`]
-      .filter(Boolean).join(' · '))),
-    td(t.ok ? num(t.celsius, 1) : DASH, 'num temp'), td(trips(t)), status(t, t.last_good_ms), levelCell(t))));
+  const more = Object.fromEntries([...temps, ...(doc.cooling_devices || [])].map(x => [x.id, x]));
+  $('#sensors tbody').replaceChildren(...(doc.channels || []).map(c => {
+    const t = more[c.id] || {}, [fmt, cls, unit] = UNITS[c.unit] || [x => num(x, 3), '', c.unit];
+    return h('tr', { 'data-id': c.id },
+      h('th', { scope: 'row' }, c.id, h('small', null, [t.label, t.type, t.mirror_of && `same as ${t.mirror_of}`, unit]
+        .filter(Boolean).join(' · '))),
+      td(c.value == null ? DASH : fmt(c.value), 'num ' + cls), td(trips(t)), status({ ...t, ok: c.ok }, t.last_good_ms),
+      levelCell({ ...t, id: c.id }));
+  }));
   const hot = temps.filter(t => t.ok && t.celsius != null).sort((a, b) => b.celsius - a.celsius)[0];
   $('#hottest').textContent = hot ? `${degC(hot.celsius)} ${hot.id}` : DASH;
   $('#cpufreq tbody').replaceChildren(...(doc.cpufreq || []).map(p => h('tr', { 'data-id': p.id },
