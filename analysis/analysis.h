@@ -79,6 +79,8 @@ struct analysis_fit {
         double rho;             /* lag-1 autocorrelation of the residuals */
         double runs_z;          /* runs test on residual signs; below -3: structured residuals */
         bool tau_at_bound;      /* a time constant ended on the search bounds */
+        bool unbounded;         /* the model alone does not bound the plateau (no curvature yet): its
+                                 * interval is infinite, or finite only by analysis_fit_plateau_horizon()'s cut */
 };
 
 /* Search range for the time constants: tau_min = min(0.5 s, span / 100),
@@ -184,6 +186,11 @@ int analysis_check_plateau_window(const double *t_s, const double *temp_c, size_
 int analysis_check_plateau_horizon(const double *t_s, const double *temp_c, size_t n, double window_s,
                                    double horizon_s, double tolerance_c, struct analysis_plateau *ret);
 
+/* The rise so far: the median of the last ANALYSIS_BASELINE_WINDOW_S less
+ * that of the first, C (negative when cooling); NaN with no valid sample.
+ * Displays say the plateau is "not known yet" while its interval is wider. */
+double analysis_rise_so_far(const double *t_s, const double *temp_c, size_t n);
+
 enum analysis_phase {
         ANALYSIS_PHASE_IDLE,
         ANALYSIS_PHASE_STRESS,
@@ -221,11 +228,13 @@ struct run_metrics {
         double baseline_c;              /* C, median of the last 60 s of idle before the load */
         double ambient_c;               /* C, as given */
         double peak_c;                  /* C, highest temperature of the run */
-        double plateau_c;               /* C, analysis_fit_plateau() on the load: what until: plateau saw at its end */
+        double plateau_c;               /* C, analysis_fit_plateau_horizon() on the load: what until: plateau saw at
+                                         * its end; NaN when the model does not bound it */
         double plateau_ci95_c;          /* C, the larger half-width of its 95 % interval (NaN, and plateau_c too,
                                          * when unbounded) */
         double plateau_low_c;           /* C, its 95 % interval: low end ... */
-        double plateau_high_c;          /* C, ... and high end (NaN when unbounded) */
+        double plateau_high_c;          /* C, ... and high end (NaN when unbounded); given with no plateau too,
+                                         * to show how far it is */
         double rise_c;                  /* C, plateau - baseline */
         double rise_over_ambient_c;     /* C, plateau - ambient */
         double tau_heat_s;              /* s, heating time constant (the slow one for exp2), of the plateau's fit */

@@ -158,6 +158,7 @@ static double fit_quant_bias(const struct series *s, const struct analysis_fit *
  * bound), ci95_c the larger half-width; unbounded on the side the curve
  * goes when ci95_c is infinite. */
 void fit_set_interval(struct analysis_fit *f, double lo, double hi) {
+        f->unbounded = !isfinite(f->ci95_c);
         if (!isfinite(f->ci95_c)) {
                 bool up = f->a_c >= 0;
                 f->low_c = up ? fmin(lo, f->t_inf_c) : -INFINITY;
