@@ -19,8 +19,8 @@
 #define ANALYSIS_STABLE_WINDOW_S        300.0
 #define ANALYSIS_STABLE_SLOPE_C_PER_S   (0.1 / 60.0)    /* 0.1 C/min */
 #define ANALYSIS_PLATEAU_CI95_C         0.5             /* predicted plateau known within +-0.5 C */
-#define ANALYSIS_PLATEAU_WINDOW_S       300.0           /* slope over the last 5 min ... */
-#define ANALYSIS_PLATEAU_SLOPE_C_PER_S  (0.1 / 60.0)    /* ... below 0.1 C/min */
+#define ANALYSIS_PLATEAU_WINDOW_S       300.0           /* the slope shown: over the last 5 min (the old guard ... */
+#define ANALYSIS_PLATEAU_SLOPE_C_PER_S  (0.1 / 60.0)    /* ... was below 0.1 C/min) */
 #define ANALYSIS_PLATEAU_TOLERANCE_C    0.5             /* until: plateau's default tolerance */
 #define ANALYSIS_PLATEAU_HORIZON_S      5400.0          /* default horizon: a stress phase's default max */
 #define ANALYSIS_BASELINE_TOLERANCE_C   1.0             /* "back within 1 C of the baseline" */
@@ -125,20 +125,22 @@ int analysis_fit_auto(const double *t_s, const double *temp_c, size_t n, struct 
 int analysis_fit_plateau(const double *t_s, const double *temp_c, size_t n, struct analysis_fit *ret);
 
 /*
- * The same, for a horizon of horizon_s seconds (the longest the user will
- * wait; INFINITY: analysis_fit_plateau()). Time constants slower than the
+ * The same under load, for a horizon of horizon_s seconds from the first
+ * sample (the phase's max: the longest the user will wait; the interval
+ * is of where the curve is by then). Time constants slower than the
  * horizon are not searched for, and the model's interval is cut by what
  * needs no model: a heated body's curve under constant power is a sum of
  * rising exponentials, concave and rising, so
- *  - its plateau is at least the present temperature (the mean of the
- *    last readings, less its uncertainty), and
- *  - what it still rises within the horizon is at most the present slope
- *    times the horizon: the slope of the last 1, 2, 5, 10, 20 and 40
+ *  - it ends at least at the present temperature (the mean of the last
+ *    readings, less its uncertainty), and
+ *  - what it still rises before the horizon is at most the present slope
+ *    times the time left: the slope of the last 1, 2, 5, 10, 20 and 40
  *    minutes (on a concave curve each is at least the present one) with
  *    its upper confidence bound, the residuals' lag-1 autocorrelation
  *    (ambient drift, quantisation) counted as fewer independent samples.
- * A cooling curve is the mirror image. The point estimate stays the fit's
- * t_inf_c; low_c <= high_c, and ci95_c is the larger half-width around it.
+ * A falling fit is no heated body's: its model interval is dropped
+ * (unbounded). The point estimate stays the fit's t_inf_c; low_c <= high_c,
+ * and ci95_c is the larger half-width around it.
  */
 int analysis_fit_plateau_horizon(const double *t_s, const double *temp_c, size_t n, double horizon_s,
                                  struct analysis_fit *ret);
@@ -164,10 +166,10 @@ bool analysis_is_at_baseline(const double *t_s, const double *temp_c, size_t n,
                              double baseline_c, double tolerance_c);
 
 /* until: plateau, on the samples of the stress phase so far: the plateau
- * and interval of analysis_fit_plateau() (bounded cost: call it every
- * second if you like), the slope over the window as a guard. */
+ * and interval of analysis_fit_plateau_horizon() (bounded cost: call it
+ * every second if you like), and the slope over the window, for display. */
 struct analysis_plateau {
-        bool reached;           /* high - low <= 2 tolerance and |slope| <= ANALYSIS_PLATEAU_SLOPE_C_PER_S */
+        bool reached;           /* high - low <= 2 tolerance */
         double plateau_c;       /* C, predicted plateau (inside [low_c, high_c]), NaN when no fit */
         double ci95_c;          /* C, the larger half-width, +inf when not identifiable, NaN when no fit */
         double low_c, high_c;   /* C, the 95 % interval; NaN when no fit, high_c +inf when unbounded */
@@ -182,7 +184,9 @@ int analysis_check_plateau_window(const double *t_s, const double *temp_c, size_
 /* The same over a horizon (analysis_fit_plateau_horizon(); <= 0: the
  * default ANALYSIS_PLATEAU_HORIZON_S) and a tolerance (<= 0: the default
  * ANALYSIS_PLATEAU_TOLERANCE_C): reached when the whole interval is within
- * +-tolerance, high_c - low_c <= 2 tolerance, and the slope guard holds. */
+ * +-tolerance, high_c - low_c <= 2 tolerance (its high end bounds what the
+ * slope may still add: the old guard on the slope is not needed, and
+ * would keep loads shorter than the window from ever stopping). */
 int analysis_check_plateau_horizon(const double *t_s, const double *temp_c, size_t n, double window_s,
                                    double horizon_s, double tolerance_c, struct analysis_plateau *ret);
 

@@ -23,13 +23,15 @@
 #define LATTICE_MIN_C   0.05            /* reading steps below this do not matter */
 #define LATTICE_TOL_C   1.5e-3          /* CSV files round to 1 mC */
 
-static const double trend_windows_s[] = { 60, 120, 300, 600, 1200, 2400 };
+#define TREND_WINDOWS   6
+static const double trend_windows_s[TREND_WINDOWS] = { 60, 120, 300, 600, 1200, 2400 };
 
 struct trend {
         double mean, level, slope;      /* sign * C, sign * C, sign * C/s */
         double se_mean, se_level, se_slope;
         double bias_mean, bias_level, bias_slope;       /* bounds on the error quantised readings make */
         double tq;                      /* 97.5 % Student t at the effective degrees of freedom */
+        double df;                      /* the effective degrees of freedom */
 };
 
 struct lattice {
@@ -111,6 +113,7 @@ static bool trend_fit(const struct series *s, size_t i0, double sign, const stru
                 .bias_level = trend_quant_bias(s, i0, l, ca, cb, s2, xb, sxx, 1),
                 .bias_slope = trend_quant_bias(s, i0, l, ca, cb, s2, xb, sxx, 2),
                 .tq = student_t975(fmax(neff - 2, 1)),
+                .df = fmax(neff - 2, 1),
         };
         return true;
 }
@@ -150,8 +153,8 @@ static size_t trend_start(const struct series *s, double window_s) {
 }
 
 /* The model-free bounds, in sign * C: *lo at least the present level, *hi
- * the tightest level + slope x horizon. */
-static void plateau_bounds(const struct series *s, double sign, double horizon_s, double *lo, double *hi) {
+ * the tightest level + slope x the time left to the horizon. */
+static void plateau_bounds(const struct series *s, double sign, double left_s, double *lo, double *hi) {
         struct lattice l;
         struct trend tr;
         size_t i0 = s->n;
@@ -165,12 +168,14 @@ static void plateau_bounds(const struct series *s, double sign, double horizon_s
                 i0 = s->n > LEVEL_MIN_N ? s->n - LEVEL_MIN_N : 0;
         if (trend_fit(s, i0, sign, &l, &tr))
                 *lo = tr.mean - tr.tq * tr.se_mean - tr.bias_mean;
-        for (size_t k = 0; k < sizeof(trend_windows_s) / sizeof(trend_windows_s[0]); k++) {
+        for (size_t k = 0; k < TREND_WINDOWS; k++) {
                 size_t start = trend_start(s, trend_windows_s[k]);
                 if (start >= s->n || !trend_fit(s, start, sign, &l, &tr))
                         continue;
-                double rise = fmax(tr.slope + tr.tq * tr.se_slope + tr.bias_slope, 0.0) * horizon_s;
-                *hi = fmin(*hi, tr.level + tr.tq * tr.se_level + tr.bias_level + rise);
+                /* the tightest of the windows is kept: each at 1 - 2.5 % / windows */
+                double tq = analysis_t_quantile(1 - 0.025 / (double) TREND_WINDOWS, tr.df);
+                double rise = fmax(tr.slope + tq * tr.se_slope + tr.bias_slope, 0.0) * left_s;
+                *hi = fmin(*hi, tr.level + tq * tr.se_level + tr.bias_level + rise);
         }
 }
 
@@ -186,16 +191,23 @@ int analysis_fit_plateau_horizon(const double *t_s, const double *temp_c, size_t
         if (r >= 0)
                 r = honest_fit(&s, horizon_s, ret);
         if (r >= 0 && isfinite(horizon_s)) {
-                double sign = ret->a_c >= 0 ? 1 : -1;
-                plateau_bounds(&s, sign, horizon_s, &lo, &hi);
-                double mlo = sign > 0 ? ret->low_c : -ret->high_c, mhi = sign > 0 ? ret->high_c : -ret->low_c;
-                double a = fmax(mlo, lo), b = fmin(mhi, hi);
+                /* under load the curve rises: a falling fit is no heated body's */
+                if (!(ret->a_c > 0) || (ret->model == ANALYSIS_MODEL_EXP2 && !(ret->a_fast_c > 0))) {
+                        ret->unbounded = true;
+                        ret->low_c = -INFINITY;
+                        ret->high_c = INFINITY;
+                }
+                double end = s.t0 + horizon_s, d = ret->t_inf_c - analysis_fit_eval(ret, end);
+                plateau_bounds(&s, 1, fmax(end - s.t[s.n - 1], 0.0), &lo, &hi);
+                /* the model's interval is of T_inf: its low end less what the fit
+                 * itself still rises after the horizon */
+                double a = fmax(ret->low_c - (d > 0 ? d : 0), lo), b = fmin(ret->high_c, hi);
                 if (a > b) {            /* the bounds disagree: keep both */
                         double t = a;
                         a = b, b = t;
                 }
-                ret->low_c = sign > 0 ? a : -b;
-                ret->high_c = sign > 0 ? b : -a;
+                ret->low_c = a;
+                ret->high_c = b;
                 ret->ci95_c = fmax(ret->high_c - ret->t_inf_c, ret->t_inf_c - ret->low_c);
                 if (!isfinite(ret->ci95_c))
                         ret->ci95_c = INFINITY;
