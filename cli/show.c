@@ -15,8 +15,8 @@ static const struct metric metrics[] = {
         { "peak_c", "peak °C", 1, 1 },
         { "plateau_c", "plateau °C", 1, 1 },
         { "plateau_ci95_c", "plateau ±95% °C", 1, 2, true },   /* two widths subtracted */
-        { "plateau_low_c", NULL, 1, 1 },                        /* shown with the plateau */
-        { "plateau_high_c", NULL, 1, 1 },
+        { "plateau_low_c", "plateau low °C", 1, 2 },
+        { "plateau_high_c", "plateau high °C", 1, 2 },
         { "rise_c", "rise °C", 1, 1 },
         { "rise_over_ambient_c", "rise over ambient °C", 1, 1 },
         { "tau_heat_s", "tau heat s", 1, 0 },

@@ -106,14 +106,14 @@ const char *fmt_plateau(char *buf, size_t size, json_object *plateau, json_objec
                         double rise_c) {
         char a[32], b[32], c[32];
 
+        if (is_null(plateau))
+                return "-";
         if (is_null(low) || is_null(high)) {
-                if (is_null(plateau))
-                        return "-";
                 snprintf(buf, size, "%s °C", fmt_number(a, sizeof a, plateau, 1, 1));
                 return buf;
         }
         double lo = json_object_get_double(low), hi = json_object_get_double(high);
-        if (is_null(plateau) || !(hi - lo <= fabs(rise_c) || isnan(rise_c)))
+        if (!(hi - lo <= fabs(rise_c) || isnan(rise_c)))
                 return "not known yet";
         snprintf(buf, size, "%s °C (%s–%s)", fmt_number(a, sizeof a, plateau, 1, 1), fmt_number(b, sizeof b, low, 1, 1),
                  fmt_number(c, sizeof c, high, 1, 1));
