@@ -152,9 +152,9 @@ static size_t trend_start(const struct series *s, double window_s) {
         return i;
 }
 
-/* The model-free bounds, in sign * C: *lo at least the present level, *hi
- * the tightest level + slope x the time left to the horizon. */
-static void plateau_bounds(const struct series *s, double sign, double left_s, double *lo, double *hi) {
+/* The model-free bounds of a rising curve, C: *lo at least the present
+ * level, *hi the tightest level + slope x the time left to the horizon. */
+static void plateau_bounds(const struct series *s, double left_s, double *lo, double *hi) {
         struct lattice l;
         struct trend tr;
         size_t i0 = s->n;
@@ -166,11 +166,11 @@ static void plateau_bounds(const struct series *s, double sign, double left_s, d
                 i0--;
         if (s->n - i0 < LEVEL_MIN_N)
                 i0 = s->n > LEVEL_MIN_N ? s->n - LEVEL_MIN_N : 0;
-        if (trend_fit(s, i0, sign, &l, &tr))
+        if (trend_fit(s, i0, 1, &l, &tr))
                 *lo = tr.mean - tr.tq * tr.se_mean - tr.bias_mean;
         for (size_t k = 0; k < TREND_WINDOWS; k++) {
                 size_t start = trend_start(s, trend_windows_s[k]);
-                if (start >= s->n || !trend_fit(s, start, sign, &l, &tr))
+                if (start >= s->n || !trend_fit(s, start, 1, &l, &tr))
                         continue;
                 /* the tightest of the windows is kept: each at 1 - 2.5 % / windows */
                 double tq = analysis_t_quantile(1 - 0.025 / (double) TREND_WINDOWS, tr.df);
@@ -198,7 +198,7 @@ int analysis_fit_plateau_horizon(const double *t_s, const double *temp_c, size_t
                         ret->high_c = INFINITY;
                 }
                 double end = s.t0 + horizon_s, d = ret->t_inf_c - analysis_fit_eval(ret, end);
-                plateau_bounds(&s, 1, fmax(end - s.t[s.n - 1], 0.0), &lo, &hi);
+                plateau_bounds(&s, fmax(end - s.t[s.n - 1], 0.0), &lo, &hi);
                 /* the model's interval is of T_inf: its low end less what the fit
                  * itself still rises after the horizon */
                 double a = fmax(ret->low_c - (d > 0 ? d : 0), lo), b = fmin(ret->high_c, hi);
