@@ -134,6 +134,8 @@ struct profile_point {
         bool edge;              /* the slow tau is on the upper search bound */
 };
 
+/* f->low_c, high_c and ci95_c from the interval [lo, hi] plus the bias bound. */
+void fit_set_interval(struct analysis_fit *f, double lo, double hi);
 /* Widens f->ci95_c to cover the profile interval of the np points. */
 void fit_profile_ci(struct analysis_fit *f, const struct profile_point *p, size_t np, double thr_add);
 /* RMS, residual structure and the linearised 95 % interval of T_inf.
@@ -200,6 +202,8 @@ struct honest {
         size_t n_raw;
         double q, q_off;                /* C, reading step and its origin (0: not quantised) */
         double umin, umax;              /* ln tau search range */
+        double horizon;                 /* s, slowest time constant the interval allows (INFINITY: no limit) */
+        size_t k_horizon;               /* grid columns [0, k_horizon) are within the horizon */
         struct scan sc;
         double best_sse[3];             /* C^2, best grid point of one and two terms */
         size_t best_ix[3][2];
@@ -214,8 +218,12 @@ struct honest_stats {
         double sse, s2, rho, runs_z, factor, quant_bias, df;
 };
 
-/* The 95 % interval of f's plateau, into f->ci95_c and f->quant_bias_c. */
+/* The 95 % interval of f's plateau, into f->ci95_c, low_c, high_c and quant_bias_c. */
 int honest_interval(struct honest *h, struct analysis_fit *f, const struct honest_stats *st);
+/* Both parts of an exp2 fit go the way of the rise. */
+bool honest_exp2_physical(const struct honest *h, const struct analysis_fit *f);
+/* analysis_fit_plateau() on a series with a horizon (INFINITY: none). */
+int honest_fit(const struct series *s, double horizon_s, struct analysis_fit *ret);
 
 /* ---- trailing windows (window.c) ---- */
 

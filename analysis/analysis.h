@@ -19,8 +19,10 @@
 #define ANALYSIS_STABLE_WINDOW_S        300.0
 #define ANALYSIS_STABLE_SLOPE_C_PER_S   (0.1 / 60.0)    /* 0.1 C/min */
 #define ANALYSIS_PLATEAU_CI95_C         0.5             /* predicted plateau known within +-0.5 C */
-#define ANALYSIS_PLATEAU_WINDOW_S       300.0           /* slope over the last 5 min ... */
-#define ANALYSIS_PLATEAU_SLOPE_C_PER_S  (0.1 / 60.0)    /* ... below 0.1 C/min */
+#define ANALYSIS_PLATEAU_WINDOW_S       300.0           /* the slope shown: over the last 5 min (the old guard ... */
+#define ANALYSIS_PLATEAU_SLOPE_C_PER_S  (0.1 / 60.0)    /* ... was below 0.1 C/min) */
+#define ANALYSIS_PLATEAU_TOLERANCE_C    0.5             /* until: plateau's default tolerance */
+#define ANALYSIS_PLATEAU_HORIZON_S      5400.0          /* default horizon: a stress phase's default max */
 #define ANALYSIS_BASELINE_TOLERANCE_C   1.0             /* "back within 1 C of the baseline" */
 #define ANALYSIS_BASELINE_WINDOW_S      10.0            /* median over this trailing window */
 #define ANALYSIS_BASELINE_IDLE_S        60.0            /* baseline: median of the last 60 s of idle */
@@ -55,6 +57,10 @@ const char *analysis_model_to_string(enum analysis_model m);
  * +infinity when the plateau is not bounded by the data (the slow tau of the
  * best fit, or of any fit within the interval, reaches the upper search
  * bound: no curvature yet). Coverage is measured by tests/unit/test-analysis.c.
+ *
+ * low_c and high_c are the interval itself, not necessarily symmetric
+ * around t_inf_c (ci95_c is the larger of the two half-widths): NaN when
+ * there is no fit, high_c (low_c when cooling) infinite when unbounded.
  */
 struct analysis_fit {
         enum analysis_model model;
@@ -67,11 +73,14 @@ struct analysis_fit {
         double a_fast_c;        /* C, exp2 only, else 0 */
         double tau_fast_s;      /* s, exp2 only, else NaN */
         double ci95_c;          /* C, half-width of the 95 % interval of t_inf_c, or +inf */
+        double low_c, high_c;   /* C, the 95 % interval of t_inf_c (see above) */
         double quant_bias_c;    /* C, bound on the bias from quantised readings, included in ci95_c */
         double rms_c;           /* C, RMS residual */
         double rho;             /* lag-1 autocorrelation of the residuals */
         double runs_z;          /* runs test on residual signs; below -3: structured residuals */
         bool tau_at_bound;      /* a time constant ended on the search bounds */
+        bool unbounded;         /* the model alone does not bound the plateau (no curvature yet): its
+                                 * interval is infinite, or finite only by analysis_fit_plateau_horizon()'s cut */
 };
 
 /* Search range for the time constants: tau_min = min(0.5 s, span / 100),
@@ -115,6 +124,27 @@ int analysis_fit_auto(const double *t_s, const double *temp_c, size_t n, struct 
  */
 int analysis_fit_plateau(const double *t_s, const double *temp_c, size_t n, struct analysis_fit *ret);
 
+/*
+ * The same under load, for a horizon of horizon_s seconds from the first
+ * sample (the phase's max: the longest the user will wait; the interval
+ * is of where the curve is by then). Time constants slower than the
+ * horizon are not searched for, and the model's interval is cut by what
+ * needs no model: a heated body's curve under constant power is a sum of
+ * rising exponentials, concave and rising, so
+ *  - it ends at least at the present temperature (the mean of the last
+ *    readings, less its uncertainty), and
+ *  - what it still rises before the horizon is at most the present slope
+ *    times the time left: the slope of the last 1, 2, 5, 10, 20 and 40
+ *    minutes (on a concave curve each is at least the present one) with
+ *    its upper confidence bound, the residuals' lag-1 autocorrelation
+ *    (ambient drift, quantisation) counted as fewer independent samples.
+ * A falling fit is no heated body's: its model interval is dropped
+ * (unbounded). The point estimate stays the fit's t_inf_c; low_c <= high_c,
+ * and ci95_c is the larger half-width around it.
+ */
+int analysis_fit_plateau_horizon(const double *t_s, const double *temp_c, size_t n, double horizon_s,
+                                 struct analysis_fit *ret);
+
 /* The fitted curve at absolute time t_s, C. */
 double analysis_fit_eval(const struct analysis_fit *f, double t_s);
 
@@ -136,12 +166,13 @@ bool analysis_is_at_baseline(const double *t_s, const double *temp_c, size_t n,
                              double baseline_c, double tolerance_c);
 
 /* until: plateau, on the samples of the stress phase so far: the plateau
- * and interval of analysis_fit_plateau() (bounded cost: call it every
- * second if you like), the slope over the window as a guard. */
+ * and interval of analysis_fit_plateau_horizon() (bounded cost: call it
+ * every second if you like), and the slope over the window, for display. */
 struct analysis_plateau {
-        bool reached;           /* ci95 <= ANALYSIS_PLATEAU_CI95_C and |slope| <= ANALYSIS_PLATEAU_SLOPE_C_PER_S */
-        double plateau_c;       /* C, predicted plateau, NaN when no fit */
-        double ci95_c;          /* C, half-width, +inf when not identifiable, NaN when no fit */
+        bool reached;           /* high - low <= 2 tolerance */
+        double plateau_c;       /* C, predicted plateau (inside [low_c, high_c]), NaN when no fit */
+        double ci95_c;          /* C, the larger half-width, +inf when not identifiable, NaN when no fit */
+        double low_c, high_c;   /* C, the 95 % interval; NaN when no fit, high_c +inf when unbounded */
         double slope_c_per_s;   /* C/s over the last ANALYSIS_PLATEAU_WINDOW_S, NaN when not covered yet */
         struct analysis_fit fit;        /* analysis_fit_plateau()'s */
 };
@@ -150,6 +181,19 @@ int analysis_check_plateau(const double *t_s, const double *temp_c, size_t n, st
  * (a run phase's "window", for short experiments). */
 int analysis_check_plateau_window(const double *t_s, const double *temp_c, size_t n, double window_s,
                                   struct analysis_plateau *ret);
+/* The same over a horizon (analysis_fit_plateau_horizon(); <= 0: the
+ * default ANALYSIS_PLATEAU_HORIZON_S) and a tolerance (<= 0: the default
+ * ANALYSIS_PLATEAU_TOLERANCE_C): reached when the whole interval is within
+ * +-tolerance, high_c - low_c <= 2 tolerance (its high end bounds what the
+ * slope may still add: the old guard on the slope is not needed, and
+ * would keep loads shorter than the window from ever stopping). */
+int analysis_check_plateau_horizon(const double *t_s, const double *temp_c, size_t n, double window_s,
+                                   double horizon_s, double tolerance_c, struct analysis_plateau *ret);
+
+/* The rise so far: the median of the last ANALYSIS_BASELINE_WINDOW_S less
+ * that of the first, C (negative when cooling); NaN with no valid sample.
+ * Displays say the plateau is "not known yet" while its interval is wider. */
+double analysis_rise_so_far(const double *t_s, const double *temp_c, size_t n);
 
 enum analysis_phase {
         ANALYSIS_PHASE_IDLE,
@@ -176,6 +220,7 @@ struct analysis_samples {
         const double *work_rate;                /* ops/s (or IOPS), optional */
         const enum analysis_phase *phase;       /* phase kind of each sample */
         double ambient_c;                       /* C, given by the user or a sensor, NaN when unknown */
+        double horizon_s;                       /* s, the plateau's horizon (the load phase's max); 0: the default */
         /* Taken over every sample of a run that keeps only some of them, in
          * place of what the samples given would show; NULL for those: */
         const struct analysis_load_freq *load_freq;     /* the load's frequency and throttling */
@@ -187,11 +232,16 @@ struct run_metrics {
         double baseline_c;              /* C, median of the last 60 s of idle before the load */
         double ambient_c;               /* C, as given */
         double peak_c;                  /* C, highest temperature of the run */
-        double plateau_c;               /* C, analysis_fit_plateau() on the load: what until: plateau saw at its end */
-        double plateau_ci95_c;          /* C, half-width of its 95 % interval (NaN, and plateau_c too, when unbounded) */
+        double plateau_c;               /* C, analysis_fit_plateau_horizon() on the load: what until: plateau saw at
+                                         * its end; NaN when the model does not bound it */
+        double plateau_ci95_c;          /* C, the larger half-width of its 95 % interval (NaN, and plateau_c too,
+                                         * when unbounded) */
+        double plateau_low_c;           /* C, its 95 % interval: low end ... */
+        double plateau_high_c;          /* C, ... and high end (NaN when unbounded); given with no plateau too,
+                                         * to show how far it is */
         double rise_c;                  /* C, plateau - baseline */
         double rise_over_ambient_c;     /* C, plateau - ambient */
-        double tau_heat_s;              /* s, heating time constant (the slow one for exp2) */
+        double tau_heat_s;              /* s, heating time constant (the slow one for exp2), of the plateau's fit */
         double tau_heat_fast_s;         /* s, exp2 only */
         double heat_fast_fraction;      /* share of the rise carried by the fast exponential, exp2 only */
         double t90_heat_s;              /* s from load start until the fitted curve reaches 90 % of the rise */

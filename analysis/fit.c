@@ -154,6 +154,22 @@ static double fit_quant_bias(const struct series *s, const struct analysis_fit *
         return bias;
 }
 
+/* low_c and high_c from the interval [lo, hi] (widened by the bias
+ * bound), ci95_c the larger half-width; unbounded on the side the curve
+ * goes when ci95_c is infinite. */
+void fit_set_interval(struct analysis_fit *f, double lo, double hi) {
+        f->unbounded = !isfinite(f->ci95_c);
+        if (!isfinite(f->ci95_c)) {
+                bool up = f->a_c >= 0;
+                f->low_c = up ? fmin(lo, f->t_inf_c) : -INFINITY;
+                f->high_c = up ? INFINITY : fmax(hi, f->t_inf_c);
+                return;
+        }
+        f->low_c = fmin(lo, f->t_inf_c) - f->quant_bias_c;
+        f->high_c = fmax(hi, f->t_inf_c) + f->quant_bias_c;
+        f->ci95_c = fmax(f->high_c - f->t_inf_c, f->t_inf_c - f->low_c);
+}
+
 /* Widens f->ci95_c to cover the profile interval: every grid point within
  * thr_add of the minimum SSE contributes; one on the upper tau bound means
  * the plateau is not bounded by the data. */
@@ -166,14 +182,13 @@ void fit_profile_ci(struct analysis_fit *f, const struct profile_point *p, size_
                         continue;
                 if (p[i].edge) {
                         f->ci95_c = INFINITY;
-                        return;
+                        break;
                 }
                 double d = sqrt((thr - p[i].sse) * p[i].v);
                 lo = fmin(lo, p[i].tinf - d);
                 hi = fmax(hi, p[i].tinf + d);
         }
-        if (isfinite(f->ci95_c))
-                f->ci95_c = fmax(hi - f->t_inf_c, f->t_inf_c - lo) + f->quant_bias_c;
+        fit_set_interval(f, lo, hi);
 }
 
 /* RMS, residual structure and the linearised 95 % interval of T_inf (see

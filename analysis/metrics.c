@@ -54,23 +54,18 @@ static int metrics_check_input(const struct analysis_samples *s) {
         return 0;
 }
 
-/* First time in [t_s[from], t_s[to - 1]] at which the fitted curve reaches
- * level, coming from the side of `from`; NaN when it does not. */
-static double fit_time_to_level(const struct analysis_fit *f, const double *t_s, size_t from, size_t to,
-                                double level, double sign) {
-        double lo, hi;
-        size_t i;
+/* First time from t_from at which the fitted curve reaches level, coming
+ * from below when sign > 0: on the samples' span or beyond it (the curve
+ * of a physical fit is monotonic); NaN when it does not within 50 time
+ * constants. */
+static double fit_time_to_level(const struct analysis_fit *f, double t_from, double level, double sign) {
+        double lo = t_from, hi = t_from + 50 * f->tau_s;
 
-        for (i = from; i < to; i++)
-                if ((analysis_fit_eval(f, t_s[i]) - level) * sign >= 0)
-                        break;
-        if (i >= to)
+        if ((analysis_fit_eval(f, lo) - level) * sign >= 0)
+                return lo;
+        if (!((analysis_fit_eval(f, hi) - level) * sign >= 0))
                 return NAN;
-        if (i == from)
-                return t_s[from];
-        lo = t_s[i - 1];
-        hi = t_s[i];
-        for (int k = 0; k < 60 && hi - lo > 1e-6; k++) {
+        for (int k = 0; k < 100 && hi - lo > 1e-6; k++) {
                 double mid = 0.5 * (lo + hi);
                 if ((analysis_fit_eval(f, mid) - level) * sign >= 0)
                         hi = mid;
@@ -80,22 +75,19 @@ static double fit_time_to_level(const struct analysis_fit *f, const double *t_s,
         return hi;
 }
 
-/* The plateau and its interval are analysis_fit_plateau()'s, the numbers
- * until: plateau saw at the end of the load; the time constants, t90 and
- * the residual come from the full-resolution fit. */
+/* One fit for the plateau, its interval, the time constants, t90 and the
+ * residual: analysis_fit_plateau_horizon()'s, the numbers until: plateau
+ * saw at the end of the load. */
 static void metrics_heating(const struct analysis_samples *s, const struct segment *load, struct run_metrics *m) {
         const double *lt = s->t_s + load->start, *ly = s->temp_c + load->start;
         size_t n = load->end - load->start;
-        struct analysis_fit f, p;
+        double horizon = s->horizon_s > 0 ? s->horizon_s : ANALYSIS_PLATEAU_HORIZON_S;
+        struct analysis_fit f;
 
-        if (analysis_fit_auto(lt, ly, n, &f) < 0)
+        if (analysis_fit_plateau_horizon(lt, ly, n, horizon, &f) < 0)
                 return;
         m->fit_model = f.model;
         m->fit_residual_c = f.rms_c;
-        if (analysis_fit_plateau(lt, ly, n, &p) >= 0 && isfinite(p.ci95_c)) {
-                m->plateau_c = p.t_inf_c;
-                m->plateau_ci95_c = p.ci95_c;
-        }
         if (!f.tau_at_bound) {
                 m->tau_heat_s = f.tau_s;
                 if (f.model == ANALYSIS_MODEL_EXP2) {
@@ -103,13 +95,16 @@ static void metrics_heating(const struct analysis_samples *s, const struct segme
                         m->heat_fast_fraction = f.a_fast_c / (f.a_fast_c + f.a_c);
                 }
         }
-        if (isfinite(m->plateau_c)) {
-                double base = isfinite(m->baseline_c) ? m->baseline_c : f.t0_c;
-                double level = base + 0.9 * (m->plateau_c - base);
-                double t = fit_time_to_level(&f, s->t_s, load->start, load->end, level,
-                                             m->plateau_c >= base ? 1.0 : -1.0);
-                m->t90_heat_s = t - s->t_s[load->start];
-        }
+        m->plateau_low_c = isfinite(f.low_c) ? f.low_c : NAN;
+        m->plateau_high_c = isfinite(f.high_c) ? f.high_c : NAN;
+        if (f.unbounded || !isfinite(f.low_c) || !isfinite(f.high_c))
+                return;
+        m->plateau_c = fmin(fmax(f.t_inf_c, f.low_c), f.high_c);
+        m->plateau_ci95_c = fmax(f.high_c - m->plateau_c, m->plateau_c - f.low_c);
+        double base = isfinite(m->baseline_c) ? m->baseline_c : f.t0_c;
+        double level = base + 0.9 * (f.t_inf_c - base);
+        m->t90_heat_s = fit_time_to_level(&f, s->t_s[load->start], level, f.t_inf_c >= base ? 1.0 : -1.0) -
+                        s->t_s[load->start];
 }
 
 static void metrics_cooling(const struct analysis_samples *s, const struct segment *cool, struct run_metrics *m) {
@@ -206,7 +201,7 @@ double analysis_idle_baseline(const double *t_s, const double *temp_c, const enu
 void analysis_metrics_init(struct run_metrics *m, double ambient_c) {
         *m = (struct run_metrics) {
                 .baseline_c = NAN, .ambient_c = ambient_c, .peak_c = NAN,
-                .plateau_c = NAN, .plateau_ci95_c = NAN, .rise_c = NAN, .rise_over_ambient_c = NAN,
+                .plateau_c = NAN, .plateau_ci95_c = NAN, .plateau_low_c = NAN, .plateau_high_c = NAN, .rise_c = NAN, .rise_over_ambient_c = NAN,
                 .tau_heat_s = NAN, .tau_heat_fast_s = NAN, .heat_fast_fraction = NAN, .t90_heat_s = NAN,
                 .tau_cool_s = NAN, .tau_cool_fast_s = NAN, .t_back_to_baseline_s = NAN,
                 .throttled_fraction = NAN, .freq_mean_hz = NAN, .freq_min_hz = NAN,

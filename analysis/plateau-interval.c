@@ -154,7 +154,37 @@ static double profile_end(struct profile *p, double tmin, double thr, double ste
         return out;
 }
 
-static int honest_profile(struct honest *h, double centre, double step, double thr_add, double *lo, double *hi) {
+/* The residual variance of the wide model's best fit (amplitudes in p->a
+ * at level T), widened for the lag-1 autocorrelation of its residuals. */
+static double profile_s2(const struct honest *h, const struct profile *p, double T, double sse) {
+        const struct series *b = &h->b;
+        const struct scan *sc = &h->sc;
+        double lag = 0, prev = 0, sum = 0;
+        size_t active = 0;
+
+        for (size_t k = 0; k < sc->nu_wide; k++)
+                active += p->a[k] > 0;
+        for (size_t j = 0; j < b->n; j++) {
+                double r = sc->sign * b->y[j] - T;
+                for (size_t k = 0; k < sc->nu_wide; k++)
+                        if (p->a[k] > 0)
+                                r += p->a[k] * (sc->col[k * b->n + j] +
+                                                column_shift(exp(sc->umin + sc->du * (double) k), b->span));
+                double z = sqrt(b->w[j]) * r;
+                if (j > 0)
+                        lag += z * prev;
+                prev = z;
+                sum += z * z;
+        }
+        double df = (double) b->n - (double) (active + 1);
+        if (!(df > 0) || !(sum > 0))
+                return INFINITY;
+        double rho = fmin(fmax(lag / sum, 0.0), RHO_MAX);
+        return sse / df * (1 + rho) / (1 - rho);
+}
+
+static int honest_profile(struct honest *h, double centre, double step, double *thr_add, double tq,
+                          double *lo, double *hi) {
         struct profile p = { .sc = &h->sc };
         double c = h->sc.sign * centre, a, b, fx, tmin;
 
@@ -178,8 +208,14 @@ static int honest_profile(struct honest *h, double centre, double step, double t
                 a = c, c = b, fc = fb, b += 2 * step;
         }
         tmin = brent_min(profile_objective, &p, a, b, PROFILE_TOL_C * 0.2, &fx);
-        double t1 = profile_end(&p, tmin, fx + thr_add, PROFILE_TOL_C * 4, 1);
-        double t2 = profile_end(&p, tmin, fx + thr_add, PROFILE_TOL_C * 4, -1);
+        /* with a horizon the wide model holds every curve it allows: its own
+         * residuals measure the noise when the chosen model misfits */
+        if (isfinite(h->horizon)) {
+                fx = profile_objective(tmin, &p);
+                *thr_add = fmin(*thr_add, tq * tq * profile_s2(h, &p, tmin, fx));
+        }
+        double t1 = profile_end(&p, tmin, fx + *thr_add, PROFILE_TOL_C * 4, 1);
+        double t2 = profile_end(&p, tmin, fx + *thr_add, PROFILE_TOL_C * 4, -1);
         *lo = fmin(h->sc.sign * t1, h->sc.sign * t2);
         *hi = fmax(h->sc.sign * t1, h->sc.sign * t2);
         free(p.a);
@@ -200,10 +236,16 @@ static void honest_exp2_profile(const struct honest *h, double thr, double *lo, 
         }
 }
 
+/* Whether an exp2 fit is a heated body's curve: both parts go the way of
+ * the whole rise. */
+bool honest_exp2_physical(const struct honest *h, const struct analysis_fit *f) {
+        return f->model == ANALYSIS_MODEL_EXP2 && h->sc.sign * f->a_c > 0 && h->sc.sign * f->a_fast_c > 0;
+}
+
 /* The widest of: the chosen model's linearised interval, the exp2 grid
- * profile, the other model's optimum, and the profile interval under the
- * wide model; plus the quantisation bias bound; symmetric around the point
- * estimate. Unbounded when exp1 sees no curvature. */
+ * profile, the other model's optimum when physical, and the profile
+ * interval under the wide model; plus the quantisation bias bound.
+ * Unbounded when exp1 sees no curvature. */
 int honest_interval(struct honest *h, struct analysis_fit *f, const struct honest_stats *st) {
         double tq = student_t975(st->df), half = tq * sqrt(st->s2 * st->factor), lo, hi;
         double thr_add = tq * tq * st->s2;
@@ -212,19 +254,21 @@ int honest_interval(struct honest *h, struct analysis_fit *f, const struct hones
         f->quant_bias_c = st->quant_bias;
         if (!isfinite(half) || (f->model == ANALYSIS_MODEL_EXP1 && h->umax - log(f->tau_s) < 1e-3)) {
                 f->ci95_c = INFINITY;
+                fit_set_interval(f, -INFINITY, INFINITY);
                 return 0;
         }
-        r = honest_profile(h, f->t_inf_c, fmax(half, 0.05), thr_add, &lo, &hi);
+        r = honest_profile(h, f->t_inf_c, fmax(half, 0.05), &thr_add, tq, &lo, &hi);
         if (r < 0)
                 return r;
+        half = fmin(half, sqrt(thr_add * st->factor));
         lo = fmin(lo, f->t_inf_c - half);
         hi = fmax(hi, f->t_inf_c + half);
         double best = fmin(h->sse1, h->f2.model == ANALYSIS_MODEL_EXP2 ? h->sse2 : INFINITY);
         honest_exp2_profile(h, best + thr_add, &lo, &hi);
-        if (h->f2.model == ANALYSIS_MODEL_EXP2 && h->sse2 <= h->sse1 + thr_add) {
+        if (honest_exp2_physical(h, &h->f2) && h->sse2 <= h->sse1 + thr_add) {
                 lo = fmin(lo, h->f2.t_inf_c);
                 hi = fmax(hi, h->f2.t_inf_c);
         }
-        f->ci95_c = fmax(hi - f->t_inf_c, f->t_inf_c - lo) + st->quant_bias;
+        fit_set_interval(f, lo, hi);
         return 0;
 }

@@ -126,8 +126,9 @@ static int scan_best(struct honest *h) {
                                 h->best_ix[2][0] = i;
                                 h->best_ix[2][1] = k;
                         }
-                        if (sc->sign * b1 > 0 || sc->sign * b2 > 0)
-                                continue;       /* an amplitude against the rise: not a heated body's curve */
+                        if (sc->sign * b1 > 0 || sc->sign * b2 > 0 || k >= h->k_horizon)
+                                continue;       /* an amplitude against the rise: not a heated body's curve;
+                                                 * or slower than the horizon */
                         double mi = sc->m[i], mk = sc->m[k], det = gi * gk - gik * gik;
                         h->p2[h->n2++] = (struct profile_point) {
                                 .sse = sse,
@@ -254,7 +255,7 @@ static void honest_exp2(struct honest *h) {
 /* exp2 for the point estimate when it beats exp1 on BIC, counted with the
  * effective number of bins. */
 static bool honest_exp2_preferred(const struct honest *h, const struct honest_stats *s2) {
-        if (h->f2.model != ANALYSIS_MODEL_EXP2 || h->f2.tau_at_bound || !(h->sse2 < h->sse1))
+        if (!honest_exp2_physical(h, &h->f2) || h->f2.tau_at_bound || !(h->sse2 < h->sse1))
                 return false;
         double neff = (double) h->b.n * (1 - s2->rho) / (1 + s2->rho);
         if (neff < 8)
@@ -282,8 +283,11 @@ static int honest_run(struct honest *h, const struct series *s, struct analysis_
         if (r < 0)
                 return r;
         while (h->sc.nu_wide < h->sc.nu &&
-               h->umin + h->sc.du * (double) h->sc.nu_wide <= log(PROFILE_TAU_SPANS * s->span) + 1e-9)
+               h->umin + h->sc.du * (double) h->sc.nu_wide <= log(fmin(PROFILE_TAU_SPANS * s->span, h->horizon)) + 1e-9)
                 h->sc.nu_wide++;
+        h->k_horizon = 0;
+        while (h->k_horizon < h->sc.nu && h->umin + h->sc.du * (double) h->k_horizon <= log(h->horizon) + 1e-9)
+                h->k_horizon++;
         r = scan_best(h);
         if (r < 0)
                 return r;
@@ -309,8 +313,15 @@ static int honest_run(struct honest *h, const struct series *s, struct analysis_
         return honest_interval(h, ret, st);
 }
 
+int honest_fit(const struct series *s, double horizon_s, struct analysis_fit *ret) {
+        struct honest h = { .horizon = horizon_s };
+        int r = honest_run(&h, s, ret);
+
+        honest_free(&h);
+        return r;
+}
+
 int analysis_fit_plateau(const double *t_s, const double *temp_c, size_t n, struct analysis_fit *ret) {
-        struct honest h = {};
         struct series s;
         int r;
 
@@ -318,8 +329,7 @@ int analysis_fit_plateau(const double *t_s, const double *temp_c, size_t n, stru
                 return -EINVAL;
         r = series_init_stats(&s, t_s, temp_c, n, 4, false);
         if (r >= 0)
-                r = honest_run(&h, &s, ret);
-        honest_free(&h);
+                r = honest_fit(&s, INFINITY, ret);
         series_done(&s);
         return r;
 }

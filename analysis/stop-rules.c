@@ -30,6 +30,11 @@ int analysis_check_plateau(const double *t_s, const double *temp_c, size_t n, st
 
 int analysis_check_plateau_window(const double *t_s, const double *temp_c, size_t n, double window_s,
                                   struct analysis_plateau *ret) {
+        return analysis_check_plateau_horizon(t_s, temp_c, n, window_s, 0, 0, ret);
+}
+
+int analysis_check_plateau_horizon(const double *t_s, const double *temp_c, size_t n, double window_s,
+                                   double horizon_s, double tolerance_c, struct analysis_plateau *ret) {
         int r;
 
         if (!ret)
@@ -37,17 +42,25 @@ int analysis_check_plateau_window(const double *t_s, const double *temp_c, size_
         *ret = (struct analysis_plateau) {
                 .plateau_c = NAN,
                 .ci95_c = NAN,
+                .low_c = NAN,
+                .high_c = NAN,
                 .slope_c_per_s = NAN,
         };
-        r = analysis_fit_plateau(t_s, temp_c, n, &ret->fit);
+        if (!(horizon_s > 0))
+                horizon_s = ANALYSIS_PLATEAU_HORIZON_S;
+        if (!(tolerance_c > 0))
+                tolerance_c = ANALYSIS_PLATEAU_TOLERANCE_C;
+        r = analysis_fit_plateau_horizon(t_s, temp_c, n, horizon_s, &ret->fit);
         if (r < 0)
                 return r;
-        ret->plateau_c = ret->fit.t_inf_c;
-        ret->ci95_c = ret->fit.ci95_c;
+        ret->low_c = ret->fit.low_c;
+        ret->high_c = ret->fit.high_c;
+        ret->plateau_c = fmin(fmax(ret->fit.t_inf_c, ret->low_c), ret->high_c);
+        ret->ci95_c = fmax(ret->high_c - ret->plateau_c, ret->plateau_c - ret->low_c);
         if (window_covered(t_s, temp_c, n, window_s) &&
             analysis_slope(t_s, temp_c, n, window_s, &ret->slope_c_per_s) < 0)
                 ret->slope_c_per_s = NAN;
-        ret->reached = ret->ci95_c <= ANALYSIS_PLATEAU_CI95_C &&
-                fabs(ret->slope_c_per_s) <= ANALYSIS_PLATEAU_SLOPE_C_PER_S;
+        /* the interval's high end already bounds what the slope may still add */
+        ret->reached = ret->high_c - ret->low_c <= 2 * tolerance_c;
         return 0;
 }

@@ -1,4 +1,4 @@
-/* window.c — statistics over the trailing window of a series: least-squares slope, median. */
+/* window.c — statistics over the trailing window of a series: least-squares slope, median, the rise so far. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -106,4 +106,18 @@ bool window_covered(const double *t_s, const double *y, size_t n, double window_
         if (window_find(t_s, y, n, window_s, &w) < 0 || w.count < 3)
                 return false;
         return w.t_last - t_s[w.start] >= 0.98 * window_s;
+}
+
+double analysis_rise_so_far(const double *t_s, const double *temp_c, size_t n) {
+        double first, last;
+        size_t k = 0;
+
+        if (!t_s || !temp_c)
+                return NAN;
+        while (k < n && (isnan(temp_c[k]) || t_s[k] <= t_s[0] + ANALYSIS_BASELINE_WINDOW_S))
+                k++;
+        if (median_range(temp_c, 0, k > 0 ? k : n, &first) < 0 ||
+            analysis_median(t_s, temp_c, n, ANALYSIS_BASELINE_WINDOW_S, &last) < 0)
+                return NAN;
+        return last - first;
 }

@@ -8,9 +8,11 @@
 
 #include "analysis.h"
 #include "cli.h"
+#include "duration.h"
 #include "json-metrics.h"
 #include "json-util.h"
 #include "recording.h"
+#include "table.h"
 #include "samples-csv.h"
 
 /* Column names tried when the command line names none: the daemon's
@@ -22,6 +24,8 @@ struct analyse_args {
         const char *time_col, *temp_col, *phase_col;
         double load_start, load_end;            /* s from the first sample; NaN when not given */
         double ambient_c;                       /* NaN when not given */
+        double horizon_s;                       /* until: plateau's horizon (the phase's max); 0: the default */
+        double tolerance_c;                     /* until: plateau's tolerance; 0: the default */
 };
 
 /* Samples kept of a recording, as a run keeps them (RUN_SERIES_MAX): a
@@ -53,7 +57,7 @@ struct samples {
 };
 
 enum {
-        OPT_TIME = 0x100, OPT_TEMP, OPT_PHASE, OPT_LOAD_START, OPT_LOAD_END, OPT_AMBIENT,
+        OPT_TIME = 0x100, OPT_TEMP, OPT_PHASE, OPT_LOAD_START, OPT_LOAD_END, OPT_AMBIENT, OPT_HORIZON, OPT_TOLERANCE,
 };
 
 static int parse_seconds(const char *opt, const char *arg, double *ret) {
@@ -83,6 +87,19 @@ static int analyse_on_option(int o, const char *arg, void *userdata) {
                 return parse_seconds("--load-start", arg, &a->load_start);
         case OPT_LOAD_END:
                 return parse_seconds("--load-end", arg, &a->load_end);
+        case OPT_HORIZON: {
+                uint64_t ms;
+                if (duration_parse(arg, &ms) < 0 || ms == 0)
+                        return usage("analyse: --horizon needs a duration (e.g. 30m), not \"%s\"", arg);
+                a->horizon_s = (double) ms / 1000.0;
+                return 0;
+        }
+        case OPT_TOLERANCE:
+                if (parse_seconds("--tolerance", arg, &a->tolerance_c) < 0)
+                        return -1;
+                if (!(a->tolerance_c > 0))
+                        return usage("analyse: --tolerance needs a positive number of °C, not \"%s\"", arg);
+                return 0;
         default:
                 return parse_seconds("--ambient", arg, &a->ambient_c);
         }
@@ -393,19 +410,46 @@ static json_object *metrics_json(const struct run_metrics *m, const char *work_u
 
         json_object_object_add(o, "predicted_plateau_c", json_new_number(p->plateau_c, 2));
         json_object_object_add(o, "predicted_plateau_ci95_c", json_new_number(p->ci95_c, 2));
+        json_object_object_add(o, "predicted_plateau_low_c", json_new_number(p->low_c, 2));
+        json_object_object_add(o, "predicted_plateau_high_c", json_new_number(p->high_c, 2));
+        json_object_object_add(o, "plateau_reached", json_object_new_boolean(p->reached));
         return o;
 }
 
 /* What until: plateau computed on the load's samples at its last one. */
-static void load_plateau(const struct samples *s, struct analysis_plateau *ret) {
+static void load_plateau(const struct samples *s, const struct analyse_args *args, struct analysis_plateau *ret) {
         size_t a = 0, b;
 
         while (a < s->n && s->phase[a] != ANALYSIS_PHASE_STRESS)
                 a++;
         for (b = a; b < s->n && s->phase[b] == ANALYSIS_PHASE_STRESS; b++)
                 ;
-        if (analysis_check_plateau_window(s->t + a, s->temp + a, b - a, ANALYSIS_PLATEAU_WINDOW_S, ret) < 0)
-                *ret = (struct analysis_plateau) { .plateau_c = NAN, .ci95_c = NAN, .slope_c_per_s = NAN };
+        if (analysis_check_plateau_horizon(s->t + a, s->temp + a, b - a, ANALYSIS_PLATEAU_WINDOW_S, args->horizon_s,
+                                           args->tolerance_c, ret) < 0)
+                *ret = (struct analysis_plateau) { .plateau_c = NAN, .ci95_c = NAN, .low_c = NAN, .high_c = NAN,
+                                                   .slope_c_per_s = NAN };
+}
+
+/* What until: plateau would decide at the end of the load. */
+static void plateau_print(const struct samples *s, const struct analyse_args *a, const struct analysis_plateau *p) {
+        size_t i = 0, j;
+        char buf[96], h[32];
+        json_object *v = json_new_number(p->plateau_c, 2), *lo = json_new_number(p->low_c, 2);
+        json_object *hi = json_new_number(p->high_c, 2);
+
+        while (i < s->n && s->phase[i] != ANALYSIS_PHASE_STRESS)
+                i++;
+        for (j = i; j < s->n && s->phase[j] == ANALYSIS_PHASE_STRESS; j++)
+                ;
+        double rise = j > i ? analysis_rise_so_far(s->t + i, s->temp + i, j - i) : NAN;
+        duration_format((uint64_t) ((a->horizon_s > 0 ? a->horizon_s : ANALYSIS_PLATEAU_HORIZON_S) * 1000), h, sizeof h);
+        printf("\nuntil: plateau at the end of the load (±%.2g °C over %s): plateau %s; %s\n",
+               a->tolerance_c > 0 ? a->tolerance_c : ANALYSIS_PLATEAU_TOLERANCE_C, h,
+               fmt_plateau(buf, sizeof buf, v, lo, hi, isnan(rise) ? 0 : rise),
+               p->reached ? "would stop" : "would go on");
+        json_object_put(v);
+        json_object_put(lo);
+        json_object_put(hi);
 }
 
 static int analyse_print(const struct samples *s, const struct recording *rec, json_object *metrics, bool json) {
@@ -432,7 +476,9 @@ int cmd_analyse(struct client *c, int argc, char **argv) {
                 { "phase", required_argument, NULL, OPT_PHASE },
                 { "load-start", required_argument, NULL, OPT_LOAD_START },
                 { "load-end", required_argument, NULL, OPT_LOAD_END },
-                { "ambient", required_argument, NULL, OPT_AMBIENT }, {},
+                { "ambient", required_argument, NULL, OPT_AMBIENT },
+                { "horizon", required_argument, NULL, OPT_HORIZON },
+                { "tolerance", required_argument, NULL, OPT_TOLERANCE }, {},
         };
         struct analyse_args a = { .load_start = NAN, .load_end = NAN, .ambient_c = NAN };
         struct recording rec;
@@ -452,6 +498,7 @@ int cmd_analyse(struct client *c, int argc, char **argv) {
         if (r == 0) {
                 struct analysis_samples in = {
                         .n = s.n, .t_s = s.t, .temp_c = s.temp, .phase = s.phase, .ambient_c = a.ambient_c,
+                        .horizon_s = a.horizon_s,
                         .freq_hz = s.has_freq ? s.freq : NULL, .max_allowed_hz = s.has_max ? s.max_hz : NULL,
                         .cooling_active = s.has_cooling ? s.cooling : NULL,
                         .firmware_throttled = s.has_firmware ? s.firmware : NULL, .work_rate = s.has_work ? s.work : NULL,
@@ -464,9 +511,11 @@ int cmd_analyse(struct client *c, int argc, char **argv) {
                         analysis_metrics_init(&m, a.ambient_c);
                 else if (!isnan(s.peak))
                         m.peak_c = s.peak;
-                load_plateau(&s, &p);
+                load_plateau(&s, &a, &p);
                 json_object *o = metrics_json(&m, s.work_unit, &p);
                 analyse_print(&s, &rec, o, c->json);
+                if (!c->json)
+                        plateau_print(&s, &a, &p);
                 json_object_put(o);
         }
         samples_free(&s);

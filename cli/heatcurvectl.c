@@ -43,7 +43,7 @@ static void help(void) {
                "                              file for import\n"
                "  import FILE                 a run file from another daemon, as a new run\n"
                "  analyse FILE [--time COL] [--temp COL] [--phase COL | --load-start S\n"
-               "      [--load-end S]] [--ambient C]\n"
+               "      [--load-end S]] [--ambient C] [--horizon DURATION] [--tolerance C]\n"
                "                              the metrics of a recording, offline: samples.csv,\n"
                "                              an export, or any CSV with a header (times in s\n"
                "                              or ISO 8601; S in s from the first sample)\n"

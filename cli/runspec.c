@@ -92,9 +92,17 @@ static int spec_key(const struct spec_where *w, json_object *phase, json_object 
         }
         if (strcmp(key, "until") == 0)
                 return spec_add(w, phase, key, key, json_object_new_string(value));
+        if (strcmp(key, "tolerance") == 0) {
+                char *end;
+                errno = 0;
+                double v = strtod(value, &end);
+                if (end == value || *end || errno)
+                        return spec_fail(w, "tolerance=%s is not a number (°C)", value);
+                return spec_add(w, phase, key, key, json_object_new_double(v));
+        }
         if (load && is_one_of(key, load_keys))
                 return spec_load_key(w, load, key, value);
-        return spec_fail(w, "unknown key \"%s\" (known: duration, until, min, max, window%s)", key,
+        return spec_fail(w, "unknown key \"%s\" (known: duration, until, min, max, window, tolerance%s)", key,
                          load ? ", workers, method, duty, size, cmd" : "");
 }
 

@@ -1,4 +1,5 @@
 /* show.c — heatcurvectl runs and show, and the metrics table compare shares: run documents as tables of phases and metrics. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@ static const struct metric metrics[] = {
         { "peak_c", "peak °C", 1, 1 },
         { "plateau_c", "plateau °C", 1, 1 },
         { "plateau_ci95_c", "plateau ±95% °C", 1, 2, true },   /* two widths subtracted */
+        { "plateau_low_c", "plateau low °C", 1, 2 },
+        { "plateau_high_c", "plateau high °C", 1, 2 },
         { "rise_c", "rise °C", 1, 1 },
         { "rise_over_ambient_c", "rise over ambient °C", 1, 1 },
         { "tau_heat_s", "tau heat s", 1, 0 },
@@ -43,12 +46,28 @@ const struct metric *metric_find(const char *key) {
         return NULL;
 }
 
+/* The rise so far of a run's metrics: peak less baseline; NaN unknown. */
+static double metrics_rise_so_far(json_object *ms) {
+        json_object *peak = json_get(ms, "peak_c"), *base = json_get(ms, "baseline_c");
+
+        if (json_is_null(peak) || json_is_null(base))
+                return NAN;
+        return json_object_get_double(peak) - json_object_get_double(base);
+}
+
+static const char *metrics_plateau(char *buf, size_t size, json_object *ms) {
+        return fmt_plateau(buf, size, json_get(ms, "plateau_c"), json_get(ms, "plateau_low_c"),
+                           json_get(ms, "plateau_high_c"), metrics_rise_so_far(ms));
+}
+
 static void metric_cell(struct table *t, const struct metric *m, json_object *ms) {
         json_object *v = json_get(ms, m->key);
         const char *unit = fmt_string(ms, "work_unit");
         char buf[64];
 
-        if (json_is_null(v))
+        if (strcmp(m->key, "plateau_c") == 0 && json_get(ms, "plateau_low_c"))
+                table_cell(t, metrics_plateau(buf, sizeof buf, ms));
+        else if (json_is_null(v))
                 table_cell(t, "-");
         else if (m->scale < 0 || (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int)))
                 table_cell(t, json_object_get_string(v));
@@ -215,7 +234,7 @@ static double run_duration_s(json_object *run) {
 
 static void runs_row(struct table *t, json_object *r) {
         json_object *m = json_get(r, "metrics");
-        char a[32], b[32], c[32], d[32], e[32], f[32], g[32];
+        char a[32], b[32], c[32], d[64], e[32], f[32], g[32];
 
         table_cell(t, fmt_string(r, "id"));
         table_cell(t, fmt_string(r, "label"));
@@ -224,7 +243,8 @@ static void runs_row(struct table *t, json_object *r) {
         table_cell(t, fmt_time(a, sizeof a, json_get(r, "started_ms")));
         table_cell(t, json_is_null(json_get(r, "started_ms")) ? "-" : fmt_seconds(b, sizeof b, run_duration_s(r)));
         table_cell(t, fmt_number(c, sizeof c, json_get(m, "baseline_c"), 1, 1));
-        table_cell(t, fmt_number(d, sizeof d, json_get(m, "plateau_c"), 1, 1));
+        table_cell(t, json_get(m, "plateau_low_c") ? metrics_plateau(d, sizeof d, m) :
+                      fmt_number(d, sizeof d, json_get(m, "plateau_c"), 1, 1));
         table_cell(t, fmt_number(e, sizeof e, json_get(m, "rise_c"), 1, 1));
         table_cell(t, fmt_number(f, sizeof f, json_get(m, "tau_heat_s"), 1, 0));
         table_cell(t, fmt_number(g, sizeof g, json_get(m, "throttled_fraction"), 100, 1));

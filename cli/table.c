@@ -98,6 +98,28 @@ const char *fmt_number(char *buf, size_t size, json_object *o, double scale, int
         return util_fixed_text(json_object_get_double(o) * scale, decimals, buf, size);
 }
 
+static bool is_null(json_object *o) {
+        return !o || json_object_is_type(o, json_type_null);
+}
+
+const char *fmt_plateau(char *buf, size_t size, json_object *plateau, json_object *low, json_object *high,
+                        double rise_c) {
+        char a[32], b[32], c[32];
+
+        if (is_null(plateau))
+                return "-";
+        if (is_null(low) || is_null(high)) {
+                snprintf(buf, size, "%s °C", fmt_number(a, sizeof a, plateau, 1, 1));
+                return buf;
+        }
+        double lo = json_object_get_double(low), hi = json_object_get_double(high);
+        if (!(hi - lo <= fabs(rise_c) || isnan(rise_c)))
+                return "not known yet";
+        snprintf(buf, size, "%s °C (%s–%s)", fmt_number(a, sizeof a, plateau, 1, 1), fmt_number(b, sizeof b, low, 1, 1),
+                 fmt_number(c, sizeof c, high, 1, 1));
+        return buf;
+}
+
 const char *fmt_rate(char *buf, size_t size, json_object *o) {
         static const char prefixes[] = " kMGTP";
         double v;

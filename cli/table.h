@@ -24,6 +24,12 @@ void table_free(struct table *t);
 
 /* A JSON number scaled by `scale` with `decimals`, or "-" for null/absent. */
 const char *fmt_number(char *buf, size_t size, json_object *o, double scale, int decimals);
+/* A plateau with its 95 % interval, "61.5 °C (60.9–62.3)"; "not known
+ * yet" when the interval is wider than rise_c, the rise so far (NaN: not
+ * checked); the plateau alone when there is no interval (older runs);
+ * "-" when there is no plateau. */
+const char *fmt_plateau(char *buf, size_t size, json_object *plateau, json_object *low, json_object *high,
+                        double rise_c);
 /* Member `key` of o as text, "-" when null or absent; control characters
  * escaped and cut after 200 characters. Valid until 16 more calls. */
 const char *fmt_string(json_object *o, const char *key);

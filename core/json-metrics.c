@@ -18,6 +18,7 @@ static const struct {
 } metric_fields[] = {
 #define F(name, dec) { #name, offsetof(struct run_metrics, name), dec }
         F(baseline_c, 2), F(ambient_c, 2), F(peak_c, 2), F(plateau_c, 2), F(plateau_ci95_c, 2),
+        F(plateau_low_c, 2), F(plateau_high_c, 2),
         F(rise_c, 2), F(rise_over_ambient_c, 2), F(tau_heat_s, 1), F(tau_heat_fast_s, 1),
         F(heat_fast_fraction, 3), F(t90_heat_s, 1), F(tau_cool_s, 1), F(tau_cool_fast_s, 1),
         F(t_back_to_baseline_s, 1), F(throttled_fraction, 4), F(freq_mean_hz, 0), F(freq_min_hz, 0),

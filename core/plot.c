@@ -306,15 +306,31 @@ static bool run_phase_span(const struct plot_run *r, enum analysis_phase kind, d
 
 /* The temperature range: samples, fits, the plateau band, reference lines;
  * levels only when near the data (the others are named as off scale). */
+/* The plateau's 95 % interval: its own ends, or +- ci95 for a run from
+ * before they were kept. False when there is none. */
+static bool plateau_band(const struct run_metrics *m, double *lo, double *hi) {
+        if (!isfinite(m->plateau_c))
+                return false;
+        if (isfinite(m->plateau_low_c) && isfinite(m->plateau_high_c)) {
+                *lo = m->plateau_low_c;
+                *hi = m->plateau_high_c;
+                return true;
+        }
+        *lo = m->plateau_c - m->plateau_ci95_c;
+        *hi = m->plateau_c + m->plateau_ci95_c;
+        return isfinite(m->plateau_ci95_c);
+}
+
 static struct range run_temp_range(const struct plot_run *r) {
         const struct run_metrics *m = &r->metrics;
         struct range d = RANGE_EMPTY, all;
+        double lo, hi;
 
         range_add_array(&d, r->temp_c, r->n, 0, 1);
         all = d;
-        if (isfinite(m->plateau_c) && isfinite(m->plateau_ci95_c) && m->plateau_ci95_c < 20) {
-                range_add(&all, m->plateau_c - m->plateau_ci95_c);
-                range_add(&all, m->plateau_c + m->plateau_ci95_c);
+        if (plateau_band(m, &lo, &hi) && hi - lo < 40) {
+                range_add(&all, lo);
+                range_add(&all, hi);
         }
         range_add(&all, m->baseline_c);
         if (isfinite(m->ambient_c) && d.lo - m->ambient_c < 40)
@@ -343,12 +359,11 @@ static void draw_levels(struct svg *s, const struct panel *p, const struct plot_
 
 static void draw_run_temps(struct svg *s, const struct plot_run *r, const struct panel *p) {
         const struct run_metrics *m = &r->metrics;
-        double a = NAN, b = NAN, c, d;
+        double a = NAN, b = NAN, c, d, lo, hi;
 
-        if (run_phase_span(r, ANALYSIS_PHASE_STRESS, -INFINITY, &a, &b) && isfinite(m->plateau_c) &&
-            isfinite(m->plateau_ci95_c)) {
-                double hi = fmin(p->y1, m->plateau_c + m->plateau_ci95_c);
-                double lo = fmax(p->y0, m->plateau_c - m->plateau_ci95_c);
+        if (run_phase_span(r, ANALYSIS_PHASE_STRESS, -INFINITY, &a, &b) && plateau_band(m, &lo, &hi)) {
+                hi = fmin(p->y1, hi);
+                lo = fmax(p->y0, lo);
                 if (hi > lo)
                         svg_rect(s, px(p, a), py(p, hi), px(p, fmin(p->x1, b)) - px(p, a), py(p, lo) - py(p, hi),
                                  svg_palette(1), 0.15);
@@ -436,7 +451,11 @@ static void draw_run_box(struct svg *s, const struct plot_run *r, double x, doub
                 svg_num(x, 1, (char[32]) {}, 32), svg_num(y, 1, (char[32]) {}, 32), svg_num(w, 1, (char[32]) {}, 32),
                 176 + extra);
         fmt_c(a, sizeof a, m->plateau_c);
-        if (isfinite(m->plateau_c) && isfinite(m->plateau_ci95_c))
+        if (isfinite(m->plateau_c) && isfinite(m->plateau_low_c) && isfinite(m->plateau_high_c))
+                snprintf(a, sizeof a, "%s °C (%s–%s)", svg_num(m->plateau_c, 1, (char[32]) {}, 32),
+                         svg_num(m->plateau_low_c, 1, (char[32]) {}, 32),
+                         svg_num(m->plateau_high_c, 1, (char[32]) {}, 32));
+        else if (isfinite(m->plateau_c) && isfinite(m->plateau_ci95_c))
                 snprintf(a, sizeof a, "%s ± %s °C", svg_num(m->plateau_c, 1, (char[32]) {}, 32),
                          svg_num(m->plateau_ci95_c, 1, (char[32]) {}, 32));
         snprintf(line, sizeof line, "plateau %s", a);

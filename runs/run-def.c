@@ -277,7 +277,8 @@ static int parse_phase_end(json_object *o, const char *where, struct run_phase *
             (r = get_string(o, "until", where, &until, err, errlen)) < 0 ||
             (r = get_duration(o, "min", where, &p->min_ms, err, errlen)) < 0 ||
             (r = get_duration(o, "max", where, &p->max_ms, err, errlen)) < 0 ||
-            (r = get_duration(o, "window", where, &p->window_ms, err, errlen)) < 0)
+            (r = get_duration(o, "window", where, &p->window_ms, err, errlen)) < 0 ||
+            (r = get_number(o, "tolerance", where, 0.05, 20, &p->tolerance_c, err, errlen)) < 0)
                 return r < 0 ? r : has_duration;
         if (has_duration && until)
                 return util_errorf(err, errlen, -EINVAL, "%suntil: give either duration or until, not both", where);
@@ -286,6 +287,8 @@ static int parse_phase_end(json_object *o, const char *where, struct run_phase *
         if (has_duration) {
                 if (p->min_ms || p->max_ms || p->window_ms)
                         return util_errorf(err, errlen, -EINVAL, "%sduration: min, max and window go with until, not duration", where);
+                if (p->tolerance_c)
+                        return util_errorf(err, errlen, -EINVAL, "%stolerance: goes with until: plateau", where);
                 p->until = UNTIL_DURATION;
                 return 0;
         }
@@ -295,6 +298,8 @@ static int parse_phase_end(json_object *o, const char *where, struct run_phase *
                             run_phase_kind_to_string(p->kind), p->kind == ANALYSIS_PHASE_STRESS ? "stable or plateau" :
                             p->kind == ANALYSIS_PHASE_IDLE ? "stable" : "stable or baseline");
         p->until = (enum phase_until) r;
+        if (p->tolerance_c && p->until != UNTIL_PLATEAU)
+                return util_errorf(err, errlen, -EINVAL, "%stolerance: goes with until: plateau", where);
         if (!p->max_ms)
                 p->max_ms = default_max_ms(p->kind);
         if (!p->window_ms)
@@ -305,7 +310,8 @@ static int parse_phase_end(json_object *o, const char *where, struct run_phase *
 }
 
 static int parse_phase(json_object *o, size_t i, struct run_phase *p, char *err, size_t errlen) {
-        static const char *const known[] = { "kind", "until", "duration", "min", "max", "window", "load", NULL };
+        static const char *const known[] = { "kind", "until", "duration", "min", "max", "window", "tolerance", "load",
+                                             NULL };
         char where[32];
         const char *kind;
         json_object *load;

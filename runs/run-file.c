@@ -495,7 +495,7 @@ int run_file_import(json_object *doc, const char *csv, size_t len, const char *s
         r->imported_ms = util_now_ms();
         r->id = id;
         snprintf(r->work_unit, sizeof r->work_unit, "%s", rd.unit);
-        run_series_metrics(&rd.s, r->ambient_c, &r->metrics);
+        run_series_metrics_horizon(&rd.s, r->ambient_c, run_plateau_horizon_s(r), &r->metrics);
         run_quality_phases(r, &rd.s);
         r->n_samples = rd.s.lim.given;  /* the rows, not those kept in memory */
         r->recording_ok = true;

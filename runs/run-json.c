@@ -87,6 +87,9 @@ static json_object *phase_to_json(const struct run_phase *p) {
         json_object_object_add(o, "min", json_duration(p->min_ms));
         json_object_object_add(o, "max", json_duration(p->max_ms));
         json_object_object_add(o, "window", json_duration(p->window_ms));
+        if (p->until == UNTIL_PLATEAU)
+                json_object_object_add(o, "tolerance", json_new_number(p->tolerance_c > 0 ? p->tolerance_c :
+                                                                         ANALYSIS_PLATEAU_TOLERANCE_C, 2));
         json_object_object_add(o, "load", p->has_stress ? stress_to_json(p) : NULL);
         json_object_object_add(o, "started_ms", json_ms(p->started_ms));
         json_object_object_add(o, "ended_ms", json_ms(p->ended_ms));
@@ -113,6 +116,8 @@ static json_object *run_live_to_json(const struct run *r) {
         json_object_object_add(o, "work_unit", json_new_string_or_null(r->work_unit));
         json_object_object_add(o, "predicted_plateau_c", json_new_number(r->predicted_plateau_c, 2));
         json_object_object_add(o, "predicted_plateau_ci95_c", json_new_number(r->plateau_ci95_c, 2));
+        json_object_object_add(o, "predicted_plateau_low_c", json_new_number(r->plateau_low_c, 2));
+        json_object_object_add(o, "predicted_plateau_high_c", json_new_number(r->plateau_high_c, 2));
         /* as the throttled_fraction metric counts it: under load only */
         json_object_object_add(o, "throttled", x && p->has_stress ?
                                json_object_new_boolean(analysis_sample_throttled(x->freq_hz, x->max_hz, x->cooling,
@@ -268,6 +273,9 @@ static int phase_from_json(json_object *o, struct run_phase *p, char *err, size_
         if (doc_duration(o, "duration", &p->duration_ms) < 0 || doc_duration(o, "min", &p->min_ms) < 0 ||
             doc_duration(o, "max", &p->max_ms) < 0 || doc_duration(o, "window", &p->window_ms) < 0)
                 return util_errorf(err, errlen, -EINVAL, "a duration is not one");
+        p->tolerance_c = doc_number(o, "tolerance");
+        if (!(p->tolerance_c > 0))
+                p->tolerance_c = 0;
         p->started_ms = doc_int(o, "started_ms");
         p->ended_ms = doc_int(o, "ended_ms");
         doc_copy(o, "end_reason", p->end_reason, sizeof p->end_reason);

@@ -423,12 +423,24 @@ static int series_row(void *userdata, char *line, bool header) {
         return 0;
 }
 
+double run_plateau_horizon_s(const struct run *r) {
+        for (size_t i = 0; i < r->n_phases; i++)
+                if (r->phases[i].kind == ANALYSIS_PHASE_STRESS)
+                        return r->phases[i].until == UNTIL_PLATEAU ? (double) r->phases[i].max_ms / 1000.0 : 0;
+        return 0;
+}
+
 void run_series_metrics(const struct run_series *s, double ambient_c, struct run_metrics *ret) {
+        run_series_metrics_horizon(s, ambient_c, 0, ret);
+}
+
+void run_series_metrics_horizon(const struct run_series *s, double ambient_c, double horizon_s,
+                                struct run_metrics *ret) {
         struct analysis_samples in = {
                 .n = s->n, .t_s = s->t_s, .temp_c = s->temp_c, .freq_hz = s->freq_hz,
                 .max_allowed_hz = s->max_hz, .cooling_active = s->cooling,
                 .firmware_throttled = s->firmware_throttled, .work_rate = s->work_rate, .phase = s->phase,
-                .ambient_c = ambient_c,
+                .ambient_c = ambient_c, .horizon_s = horizon_s,
                 /* over every sample appended, not only those kept */
                 .load_freq = s->load_seen ? &s->load_freq : NULL, .baseline_c = s->load_seen ? &s->baseline_c : NULL,
         };
@@ -490,7 +502,7 @@ static void truncate_torn_tail(const char *dir) {
 /* The run ended with the daemon: interrupted, metrics from the samples kept. */
 static int recover_run_with(const char *dir, struct run *r, const struct run_series *s, int64_t last,
                             const char *why) {
-        run_series_metrics(s, r->ambient_c, &r->metrics);
+        run_series_metrics_horizon(s, r->ambient_c, run_plateau_horizon_s(r), &r->metrics);
         run_quality_phases(r, s);
         snprintf(r->abort_reason, sizeof r->abort_reason, "%s; %zu samples kept", why, s->lim.given);
         r->state = RUN_INTERRUPTED;

@@ -38,7 +38,7 @@ struct run *run_alloc(void) {
                 r->phase_load[k] = NAN;
         r->csv_fd = -1;
         r->ambient_c = r->safety_limit_c = r->baseline_c = NAN;
-        r->predicted_plateau_c = r->plateau_ci95_c = NAN;
+        r->predicted_plateau_c = r->plateau_ci95_c = r->plateau_low_c = r->plateau_high_c = NAN;
         analysis_metrics_init(&r->metrics, NAN);
         return r;
 }
@@ -266,7 +266,7 @@ static void run_phase_end(struct run *r, struct run_now now, const char *reason)
                 run_ambient_from_sensor(r, s);
         }
         /* what is known so far (baseline after idle, the heating fit after stress) */
-        run_series_metrics(s, r->ambient_c, &r->metrics);
+        run_series_metrics_horizon(s, r->ambient_c, run_plateau_horizon_s(r), &r->metrics);
         run_quality_phases(r, s);
         run_log(r, LOG_INFO, "phase %zu (%s) ended: %s", r->phase_index, phase_name(p), reason);
 }
@@ -274,7 +274,7 @@ static void run_phase_end(struct run *r, struct run_now now, const char *reason)
 static void run_finish(struct run *r, struct run_now now, enum run_state state) {
         r->state = state;
         r->ended_ms = now.wall_ms;
-        run_series_metrics(&r->series, r->ambient_c, &r->metrics);
+        run_series_metrics_horizon(&r->series, r->ambient_c, run_plateau_horizon_s(r), &r->metrics);
         run_quality_phases(r, &r->series);
         run_sync(r);
         if (r->csv_fd >= 0) {
@@ -486,11 +486,13 @@ static const char *run_phase_done(struct run *r, struct run_now now) {
         if (elapsed >= p->max_ms)
                 return "max";
         if (p->until == UNTIL_PLATEAU && now.mono_ms - r->last_plateau_check_ms >= 1000 &&
-            analysis_check_plateau_window(t, y, n, window, &pl) >= 0) {
+            analysis_check_plateau_horizon(t, y, n, window, (double) p->max_ms / 1000.0, p->tolerance_c, &pl) >= 0) {
                 /* a fit per second at most: it costs milliseconds on long phases */
                 r->last_plateau_check_ms = now.mono_ms;
                 r->predicted_plateau_c = pl.plateau_c;
                 r->plateau_ci95_c = pl.ci95_c;
+                r->plateau_low_c = pl.low_c;
+                r->plateau_high_c = pl.high_c;
                 if (pl.reached && elapsed >= p->min_ms)
                         return "plateau";
         }
@@ -516,7 +518,7 @@ static void run_next_phase(struct run *r, struct run_now now, const char *reason
                 return;
         }
         r->phase_index++;
-        r->predicted_plateau_c = r->plateau_ci95_c = NAN;
+        r->predicted_plateau_c = r->plateau_ci95_c = r->plateau_low_c = r->plateau_high_c = NAN;
         ret = run_phase_begin(r, now);
         if (ret < 0) {
                 snprintf(msg, sizeof msg, "cannot start the load of phase %zu: %s", r->phase_index, strerror(-ret));

@@ -51,6 +51,7 @@ struct run_phase {
         enum phase_until until;
         uint64_t duration_ms, min_ms, max_ms;   /* ms; min 0 = none */
         uint64_t window_ms;             /* ms, slope window of stable/plateau */
+        double tolerance_c;             /* C, until: plateau stops when the plateau is known within +-this; 0: default */
         bool has_stress;
         struct stress_spec stress;      /* its argv and io_dir point to the two below */
         char **command;                 /* command argv, NULL-terminated; owned; NULL unless a command load */
@@ -152,7 +153,8 @@ struct run {
         int64_t clock_offset_ms;        /* wall - monotonic, ms, as last seen */
         double baseline_c;              /* C, fixed when the idle phase ends; NaN before */
         double predicted_plateau_c;     /* C, live estimate under load */
-        double plateau_ci95_c;
+        double plateau_ci95_c;          /* C, the larger half of its 95 % interval ... */
+        double plateau_low_c, plateau_high_c;   /* C, ... the interval itself */
         double max_allowed_hz;          /* Hz, the run policy's scaling max at start: below it under load is throttling */
         struct run_series series;       /* limited to RUN_SERIES_MAX */
         struct run_sample last;         /* the newest sample, kept in the series or not */
@@ -271,6 +273,12 @@ struct plot_data;
 int run_series_plot_data(const struct run_series *s, size_t limit, struct plot_data *d);
 void run_series_free(struct run_series *s);
 void run_series_metrics(const struct run_series *s, double ambient_c, struct run_metrics *ret);
+/* The same with the plateau over a horizon (s; 0: the default). */
+void run_series_metrics_horizon(const struct run_series *s, double ambient_c, double horizon_s,
+                                struct run_metrics *ret);
+/* The horizon of a run's plateau: the max of its first stress phase when
+ * that runs until plateau, else 0 (ANALYSIS_PLATEAU_HORIZON_S). */
+double run_plateau_horizon_s(const struct run *r);
 
 /* A run as one file: {"format": "heatcurve-run", "format_version": 1,
  * "run": run.json, "samples_csv": samples.csv}. (run-file.c) */

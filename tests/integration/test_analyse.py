@@ -1,4 +1,4 @@
-"""heatcurvectl analyse: a real recording replayed through a fixture thermal zone into a daemon run gives the run's own metrics offline."""
+"""heatcurvectl analyse: a real recording replayed through a fixture thermal zone into a daemon run gives the run's own metrics offline; until: plateau on a replayed curve."""
 import csv
 import gzip
 import json
@@ -102,6 +102,44 @@ def test_replayed_recording_metrics_equal_analyse(start_daemon, fixture_copy, an
     table = analyse("--ambient", "21.5", samples)
     assert table.returncode == 0, table.stderr
     assert "plateau °C" in table.stdout and "predicted_plateau_c" in table.stdout
+
+
+@pytest.mark.slow       # waits for the plateau, about 50 s
+def test_until_plateau_stops_when_the_interval_is_within_tolerance(start_daemon, fixture_copy, tmp_path):
+    # a heating curve, 40 -> 60 C with tau 8 s, noise 0.1 C, written at the daemon's 100 ms interval
+    import random
+    rnd = random.Random(33)
+    temps = [40.0] * 50 + [60 - 20 * math.exp(-k / 10 / 8) + rnd.gauss(0, 0.1) for k in range(1200)]
+    root = fixture_copy("rpi4")
+    zone = os.path.join(root, "sys/class/thermal/thermal_zone0/temp")
+    write_in_place(zone, "40000\n")
+    d = with_token(lambda *a, **kw: start_tree(start_daemon, root, *a, **kw), tmp_path)
+    replay = Replay(zone, temps)
+    status, run = d.request("POST", "/api/v1/runs", body={
+        "label": "plateau", "sensor": "thermal_zone0",
+        "phases": [{"kind": "idle", "duration": "5s"},
+                   {"kind": "stress", "until": "plateau", "max": "100s", "tolerance": 0.5,
+                    "load": {"type": "command", "argv": ["sleep", "1000"]}}]})
+    replay.start()
+    try:
+        assert status == 201, run
+        done = d.wait_for(lambda: (lambda doc: doc if doc["state"] in ("finished", "aborted") else None)(
+            d.get(f"/api/v1/runs/{run['id']}")[1]), timeout=180, what="the run to end")
+    finally:
+        replay.stop.set()
+        replay.join()
+    assert done["state"] == "finished", done["abort_reason"]
+    stress = done["phases"][1]
+    assert stress["tolerance"] == 0.5
+    assert stress["end_reason"] == "plateau", stress
+    assert (stress["ended_ms"] - stress["started_ms"]) / 1000 < 95, stress
+    m = done["metrics"]
+    assert abs(m["plateau_c"] - 60) <= 0.5, m
+    assert m["plateau_low_c"] <= 60.1 and m["plateau_high_c"] >= 59.9, m
+    # plateau_ci95_c, kept for older clients, is the larger half of the interval
+    half = max(m["plateau_high_c"] - m["plateau_c"], m["plateau_c"] - m["plateau_low_c"])
+    assert abs(m["plateau_ci95_c"] - half) < 0.02, m
+    assert m["t90_heat_s"] is not None and m["tau_heat_s"] is not None, m
 
 
 def test_the_recording_itself_and_errors(analyse, tmp_path):

@@ -1,4 +1,4 @@
-/* test-json-util.c — unit tests for the JSON text writer: the same bytes json-c would print. */
+/* test-json-util.c — unit tests for the JSON text writer: the same bytes json-c would print; run metrics read back. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "json-metrics.h"
 #include "json-util.h"
 
 static const double values[] = {
@@ -147,12 +148,34 @@ static void test_writer_grows(void **state) {
         free(w.buf);
 }
 
+/* A run.json written before the plateau's interval was kept reads with
+ * the interval unknown; one written now reads back whole. */
+static void test_metrics_old_and_new(void **state) {
+        json_object *old = json_tokener_parse("{\"plateau_c\": 61.5, \"plateau_ci95_c\": 0.8, \"fit_model\": \"exp1\"}");
+        struct run_metrics m, back;
+        char unit[32];
+
+        assert_non_null(old);
+        json_run_metrics_parse(old, &m, unit, sizeof unit);
+        assert_true(m.plateau_c == 61.5 && m.plateau_ci95_c == 0.8);
+        assert_true(isnan(m.plateau_low_c) && isnan(m.plateau_high_c));
+        json_object_put(old);
+
+        m.plateau_low_c = 60.9;
+        m.plateau_high_c = 62.3;
+        json_object *o = json_run_metrics(&m, NULL);
+        json_run_metrics_parse(o, &back, unit, sizeof unit);
+        assert_true(back.plateau_low_c == 60.9 && back.plateau_high_c == 62.3 && back.plateau_c == 61.5);
+        json_object_put(o);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_number_text),
                 cmocka_unit_test(test_number_text_matches_printf),
                 cmocka_unit_test(test_writer_equals_json_c),
                 cmocka_unit_test(test_writer_grows),
+                cmocka_unit_test(test_metrics_old_and_new),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

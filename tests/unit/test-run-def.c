@@ -86,6 +86,14 @@ static const struct bad_case bad_cases[] = {
           "phases[0].min: longer than max" },
         { PH("{\"kind\": \"idle\", \"until\": \"stable\", \"window\": \"x\"}"),
           "phases[0].window: \"x\" is not a duration (e.g. 30s, 5m, 1h30m)" },
+        { PH("{\"kind\": \"stress\", \"until\": \"plateau\", \"tolerance\": \"1\"}"),
+          "phases[0].tolerance: must be a number" },
+        { PH("{\"kind\": \"stress\", \"until\": \"plateau\", \"tolerance\": 0}"),
+          "phases[0].tolerance: 0 is outside 0.05..20" },
+        { PH("{\"kind\": \"stress\", \"until\": \"stable\", \"tolerance\": 1}"),
+          "phases[0].tolerance: goes with until: plateau" },
+        { PH("{\"kind\": \"stress\", \"duration\": \"1m\", \"tolerance\": 1}"),
+          "phases[0].tolerance: goes with until: plateau" },
         /* a load */
         { PH("{\"kind\": \"idle\", \"duration\": \"1m\", \"load\": {}}"), "phases[0].load: only a stress phase runs a load" },
         { PH("{\"kind\": \"stress\", \"duration\": \"1m\", \"load\": 1}"), "phases[0].load: must be an object" },
@@ -230,6 +238,7 @@ static void test_defaults(void **state) {
         /* until without max gets one, so no phase runs for ever; and a 5 min window */
         assert_int_equal(r->phases[0].max_ms, 30u * 60u * 1000u);
         assert_int_equal(r->phases[1].max_ms, 90u * 60u * 1000u);
+        assert_true(r->phases[1].tolerance_c == 0);     /* ANALYSIS_PLATEAU_TOLERANCE_C */
         assert_int_equal(r->phases[2].max_ms, 30u * 60u * 1000u);
         for (size_t i = 0; i < 3; i++)
                 assert_int_equal(r->phases[i].window_ms, 5u * 60u * 1000u);
@@ -240,6 +249,19 @@ static void test_defaults(void **state) {
         assert_int_equal(r->phases[1].stress.workers, 0);
         assert_int_equal(r->phases[1].stress.duty_pct, 100);
         assert_false(r->phases[2].has_stress);
+        run_free(r);
+}
+
+/* until: plateau takes a tolerance, default ANALYSIS_PLATEAU_TOLERANCE_C. */
+static void test_plateau_tolerance(void **state) {
+        char err[600];
+        struct run *r = NULL;
+
+        assert_int_equal(parse("{\"phases\": [{\"kind\": \"stress\", \"until\": \"plateau\", \"max\": \"20m\","
+                               " \"tolerance\": 0.25}]}", &r, err, sizeof err), 0);
+        assert_int_equal(r->phases[0].until, UNTIL_PLATEAU);
+        assert_true(r->phases[0].tolerance_c == 0.25);
+        assert_int_equal(r->phases[0].max_ms, 20u * 60u * 1000u);
         run_free(r);
 }
 
@@ -516,6 +538,7 @@ int main(void) {
                 cmocka_unit_test(test_label_and_notes_limits),
                 cmocka_unit_test(test_defaults),
                 cmocka_unit_test(test_every_field),
+                cmocka_unit_test(test_plateau_tolerance),
                 cmocka_unit_test(test_json_round_trip),
                 cmocka_unit_test(test_json_huge_metrics),
                 cmocka_unit_test(test_json_refused),

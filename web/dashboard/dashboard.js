@@ -341,10 +341,18 @@ function runState(r) {
   return `running, ${r.phase} (phase ${r.phase_index + 1} of ${r.phases.length})`;
 }
 
-function plateau(m) {
-  const ci = m.plateau_ci95_c;    // half the width of the 95 % interval, °C
-  return m.plateau_c == null ? DASH : degC(m.plateau_c) + (ci != null ? ` ±${num(ci, 1)}` : '');
+// A plateau with its 95 % interval, low–high (it is not symmetric); "not known yet" while the
+// interval is wider than the rise so far; an older run without the interval shows ± its larger half.
+function plateau(p, lo, hi, rise, ci) {
+  if (lo == null || hi == null)
+    return p == null ? DASH : degC(p) + (ci != null ? ` ±${num(ci, 1)}` : '');
+  if (p == null || (rise != null && hi - lo > Math.abs(rise))) return 'not known yet';
+  return `${degC(p)} (${num(lo, 1)}–${num(hi, 1)})`;
 }
+
+const riseSoFar = (now, base) => now == null || base == null ? null : now - base;
+const metricsPlateau = m => plateau(m.plateau_c, m.plateau_low_c, m.plateau_high_c, riseSoFar(m.peak_c, m.baseline_c),
+  m.plateau_ci95_c);
 
 function renderRuns() {
   const runs = st.runs || [];
@@ -354,7 +362,7 @@ function renderRuns() {
     return h('tr', { 'data-id': r.id },
       h('th', { scope: 'row' }, h('a', { href: `#/runs/${r.id}` }, runName(r))),
       td(runState(r), 'state ' + r.state), td(when(r.created_ms)),
-      td(degC(m.baseline_c), 'num'), td(degC(m.peak_c), 'num'), td(plateau(m), 'num'),
+      td(degC(m.baseline_c), 'num'), td(degC(m.peak_c), 'num'), td(metricsPlateau(m), 'num'),
       td(degC(m.rise_over_ambient_c), 'num'), td(secs(m.tau_heat_s), 'num'),
       td(secs(m.tau_cool_s), 'num'), td(pct(m.throttled_fraction), 'num'));
   }));
@@ -395,7 +403,7 @@ function phaseLoad(l) {
 
 const METRICS = [
   ['baseline_c', 'Baseline', degC], ['ambient_c', 'Ambient', degC], ['peak_c', 'Peak', degC],
-  ['plateau_c', 'Plateau (95 %)', (x, m) => plateau(m)], ['rise_c', 'Rise', degC],
+  ['plateau_c', 'Plateau (95 %)', (x, m) => metricsPlateau(m)], ['rise_c', 'Rise', degC],
   ['rise_over_ambient_c', 'Rise over ambient', degC], ['tau_heat_s', 'τ heat', secs],
   ['t90_heat_s', 't90 heat', secs], ['tau_cool_s', 'τ cool', secs],
   ['t_back_to_baseline_s', 'Back to baseline', secs], ['throttled_fraction', 'Throttled', pct],
@@ -412,7 +420,9 @@ function renderRun(r) {
   $('#run-title').textContent = `Run ${runName(r)}`;
   document.title = `Run ${runName(r)} — heatcurve`;
   $('#run-state').textContent = `${runState(r)} · started ${when(r.created_ms)} UTC · sensor ${r.sensor || DASH}` +
-    (r.live && r.state === 'running' ? ` · now ${degC(r.live.temp_c)}, predicted plateau ${degC(r.live.predicted_plateau_c)}` : '');
+    (r.live && r.state === 'running' ? ` · now ${degC(r.live.temp_c)}, predicted plateau ${plateau(
+      r.live.predicted_plateau_c, r.live.predicted_plateau_low_c, r.live.predicted_plateau_high_c,
+      riseSoFar(r.live.temp_c, m.baseline_c))}` : '');
   $('#run-notes').textContent = r.notes || '';
   $('#run-notes').hidden = !r.notes;
   const stop = $('#view-run .stop');
@@ -475,7 +485,7 @@ function renderCompareList() {
     return;     // not read yet: the choice in the address stays
   $('#compare-runs').replaceChildren(...st.runs.map(r => h('label', null,
     h('input', { type: 'checkbox', value: String(r.id), checked: st.compare.includes(String(r.id)) }),
-    ` ${runName(r)} `, h('small', null, `${r.state}, plateau ${plateau(r.metrics || {})}`))));
+    ` ${runName(r)} `, h('small', null, `${r.state}, plateau ${metricsPlateau(r.metrics || {})}`))));
   updateCompare();
 }
 
