@@ -381,7 +381,9 @@ int analysis_forecast(const double *t_s, const double *temp_c, size_t n, double 
  * without a forecast. */
 double analysis_forecast_eta_to(const struct analysis_forecast *f, double threshold_c, double horizon_s);
 
-/* Where the present rise began in a trailing window of n values: the last
- * one within band_c of the lowest (NaN skipped). A load that heats the
- * sensor starts there; earlier values belong to what came before. */
+/* Where the present rise began in a trailing window of n values: back from
+ * the last value as long as none stands above a later one by more than
+ * band_c (that was a fall), then the last one within band_c of the lowest
+ * of those (NaN skipped). A load that heats the sensor starts there;
+ * earlier values belong to what came before. */
 size_t analysis_forecast_start(const double *temp_c, size_t n, double band_c);

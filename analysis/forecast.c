@@ -126,12 +126,21 @@ double analysis_forecast_eta_to(const struct analysis_forecast *f, double thresh
 
 size_t analysis_forecast_start(const double *temp_c, size_t n, double band_c) {
         double low = INFINITY;
-        size_t start = 0;
+        size_t from = 0, start = 0;
 
-        for (size_t i = 0; i < n; i++)
+        /* back to where a value stands above a later one by more than band_c: a fall */
+        for (size_t i = n; i-- > 0; ) {
+                if (isnan(temp_c[i]))
+                        continue;
+                if (temp_c[i] > low + band_c) {
+                        from = i + 1;
+                        break;
+                }
                 if (temp_c[i] < low)
                         low = temp_c[i];
-        for (size_t i = 0; i < n; i++)
+        }
+        start = from;
+        for (size_t i = from; i < n; i++)
                 if (temp_c[i] <= low + band_c)
                         start = i;
         return start;

@@ -41,6 +41,8 @@ struct alert_rule_config {
         uint64_t exec_timeout_ms;       /* ms before the hook is killed */
         char gpio[ALERT_GPIO_MAX];      /* output line held while warn, crit or lost; "" for none */
         bool gpio_active_low;
+        uint64_t forecast_ms;           /* ms ahead a forecast crossing of warn (or crit) is told; 0: no forecast */
+        bool gpio_forecast;             /* the line is also held in the forecast state */
 };
 
 struct fan_config {

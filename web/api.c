@@ -485,7 +485,7 @@ void api_get_alerts(struct api *a, struct http_request *r, unsigned id) {
 }
 
 static const enum prom_alert_state prom_states[_ALERT_STATE_MAX] = {
-        [ALERT_OK] = PROM_ALERT_OK, [ALERT_WARN] = PROM_ALERT_WARN,
+        [ALERT_OK] = PROM_ALERT_OK, [ALERT_FORECAST] = PROM_ALERT_FORECAST, [ALERT_WARN] = PROM_ALERT_WARN,
         [ALERT_CRIT] = PROM_ALERT_CRIT, [ALERT_LOST] = PROM_ALERT_LOST,
 };
 

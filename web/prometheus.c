@@ -537,12 +537,12 @@ static void render_run(struct prom_out *o, const struct prom_run *r) {
 
 static const struct prom_family F_ALERT = {
         "heatcurve_alert_state", "gauge",
-        "1 for the state an alert rule is in (ok, warn, crit, lost), 0 for the others.",
+        "1 for the state an alert rule is in (ok, forecast, warn, crit, lost), 0 for the others.",
 };
 
 const char *prom_alert_state_to_string(enum prom_alert_state st) {
         static const char *const names[_PROM_ALERT_STATE_MAX] = {
-                [PROM_ALERT_OK] = "ok", [PROM_ALERT_WARN] = "warn",
+                [PROM_ALERT_OK] = "ok", [PROM_ALERT_FORECAST] = "forecast", [PROM_ALERT_WARN] = "warn",
                 [PROM_ALERT_CRIT] = "crit", [PROM_ALERT_LOST] = "lost",
         };
 

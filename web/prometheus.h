@@ -22,6 +22,7 @@ struct prom_run {
 
 enum prom_alert_state {
         PROM_ALERT_OK,
+        PROM_ALERT_FORECAST,
         PROM_ALERT_WARN,
         PROM_ALERT_CRIT,
         PROM_ALERT_LOST,

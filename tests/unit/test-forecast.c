@@ -156,11 +156,14 @@ static void test_settled_and_long(void **state) {
 /* The rise starts where the values last were near their lowest. */
 static void test_start(void **state) {
         double y[] = { 41, 40, 40.2, 39.9, 40.1, 40, 42, 45, 47, 48, 49 };
+        double fall[] = { 40, 45, 50, 52, 50, 48, 46, 47, 49, 51 };
 
         (void) state;
         assert_int_equal(analysis_forecast_start(y, 11, 0.5), 5);
-        assert_int_equal(analysis_forecast_start(y, 11, 0), 3);
         assert_int_equal(analysis_forecast_start(y, 0, 0.5), 0);
+        /* after a fall: from its bottom */
+        assert_int_equal(analysis_forecast_start(fall, 10, 0.5), 6);
+        assert_int_equal(analysis_forecast_start(fall, 7, 0.5), 6);
 }
 
 int main(void) {
