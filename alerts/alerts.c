@@ -163,7 +163,7 @@ static json_object *transition_to_json(const struct alert_transition *t) {
         json_object_object_add(o, "value_c", json_new_number(t->value_c, 3));
         json_object_object_add(o, "threshold_c", json_new_number(t->threshold_c, 3));
         if (t->state == ALERT_FORECAST)
-                json_object_object_add(o, "eta_s", json_new_number(t->eta_s, 0));
+                json_object_object_add(o, "eta_s", json_new_number(t->eta_s, 1));
         return o;
 }
 
@@ -857,7 +857,7 @@ static json_object *rule_to_json(const struct alerts *a, size_t i) {
         json_object_object_add(o, "gpio_driven", st.gpio[0] ? json_object_new_boolean(st.gpio_driven) : NULL);
         json_object_object_add(o, "forecast_s", r->cfg.forecast_ms ?
                                json_new_number((double) r->cfg.forecast_ms / 1000.0, 3) : NULL);
-        json_object_object_add(o, "eta_s", json_new_number(st.eta_s, 0));
+        json_object_object_add(o, "eta_s", json_new_number(st.eta_s, 1));
         json_object_object_add(o, "eta_level_c", json_new_number(st.eta_level_c, 3));
         return o;
 }
@@ -902,7 +902,7 @@ json_object *alerts_active_to_json(const struct alerts *a) {
                 json_object_object_add(o, "since_ms", json_object_new_int64(r->since_ms));
                 if (r->state == ALERT_FORECAST) {
                         /* as at the transition: the list changes only with a state */
-                        json_object_object_add(o, "eta_s", json_new_number(r->entered_eta_s, 0));
+                        json_object_object_add(o, "eta_s", json_new_number(r->entered_eta_s, 1));
                         json_object_object_add(o, "level_c", json_new_number(r->eta_level_c, 3));
                 }
                 json_object_array_add(list, o);
