@@ -500,7 +500,11 @@ static const struct prom_family
                        "Work the run's load did per second at the last tick, in the unit of the label." },
         F_RUN_BASELINE = { "heatcurve_run_baseline_celsius", "gauge", "Idle baseline of the run in progress." },
         F_RUN_PLATEAU = { "heatcurve_run_predicted_plateau_celsius", "gauge",
-                          "Plateau the run in progress is heading for under load, as fitted so far." };
+                          "Plateau the run in progress is heading for under load, as fitted so far." },
+        F_RUN_FC_PLATEAU = { "heatcurve_run_forecast_plateau_celsius", "gauge",
+                             "Where the stress phase of the run in progress settles, as forecast from it so far." },
+        F_RUN_FC_ETA = { "heatcurve_run_forecast_eta_seconds", "gauge",
+                         "Time until that plateau is known within 0.5 C, as forecast; 0 once it is." };
 
 static void run_sample(struct prom_out *o, const struct prom_family *f, const struct prom_run *r) {
         sample(o, f);
@@ -530,6 +534,14 @@ static void render_run(struct prom_out *o, const struct prom_run *r) {
         if (isfinite(r->predicted_plateau_c)) {
                 run_sample(o, &F_RUN_PLATEAU, r);
                 value_double(o, r->predicted_plateau_c);
+        }
+        if (isfinite(r->forecast_plateau_c)) {
+                run_sample(o, &F_RUN_FC_PLATEAU, r);
+                value_double(o, r->forecast_plateau_c);
+        }
+        if (isfinite(r->forecast_eta_s)) {
+                run_sample(o, &F_RUN_FC_ETA, r);
+                value_double(o, r->forecast_eta_s);
         }
 }
 

@@ -18,6 +18,8 @@ struct prom_run {
         const char *work_unit;          /* "ops", "bytes", "ios", "none"; NULL without a load */
         double baseline_c;              /* C, NaN until the idle phase has ended */
         double predicted_plateau_c;     /* C, NaN until the fit knows it */
+        double forecast_plateau_c;      /* C, where the stress phase settles; NaN when not known */
+        double forecast_eta_s;          /* s until that is known within 0.5 C; NaN when not known */
 };
 
 enum prom_alert_state {
