@@ -12,9 +12,7 @@ void alert_forecast_reset(struct alert_forecast *f) {
 }
 
 /* The fit on the readings since the rise began: the last time they were
- * within ALERT_FORECAST_BAND_C of their lowest over the window. Early in a
- * rise the fitted time constant (and so the plateau) jumps from one fit to
- * the next: a forecast needs readings over ALERT_FORECAST_MIN_TAUS of it. */
+ * within ALERT_FORECAST_BAND_C of their lowest over the window. */
 static void alert_forecast_fit(struct alert_forecast *f, int64_t mono_ms) {
         double t[ALERT_FORECAST_POINTS], y[ALERT_FORECAST_POINTS];
         size_t first;
@@ -27,7 +25,7 @@ static void alert_forecast_fit(struct alert_forecast *f, int64_t mono_ms) {
         f->fitted_ms = mono_ms;
         first = analysis_forecast_start(y, f->n, ALERT_FORECAST_BAND_C);
         f->have = analysis_forecast(t + first, y + first, f->n - first, ANALYSIS_FORECAST_TOLERANCE_C, &f->fc) >= 0 &&
-                  f->fc.plateau_c > f->fc.now_c && -t[first] >= ALERT_FORECAST_MIN_TAUS * f->fc.tau_s;
+                  f->fc.plateau_c > f->fc.now_c;
         if (f->have)
                 f->usable_ms = mono_ms;
 }

@@ -12,7 +12,6 @@
 #define ALERT_FORECAST_POINTS (ALERT_FORECAST_WINDOW_MS / ALERT_FORECAST_STEP_MS)
 #define ALERT_FORECAST_BAND_C 1.0                       /* the rise starts where readings were last this near their lowest */
 #define ALERT_FORECAST_FIT_MS 1000                      /* fitted again at most this often */
-#define ALERT_FORECAST_MIN_TAUS 0.5                     /* readings over half a time constant before a forecast */
 #define ALERT_FORECAST_GRACE_MS 60000                   /* no forecast for this long: the state is left */
 
 /* A ring of the readings the rule goes by, on the monotonic clock, and the

@@ -353,13 +353,16 @@ int analysis_first_verdict_text(const struct run_metrics *const *runs, const cha
 
 #define ANALYSIS_FORECAST_TOLERANCE_C   0.5     /* the plateau counts as known within this */
 #define ANALYSIS_FORECAST_MIN_SAMPLES   8
+#define ANALYSIS_FORECAST_MIN_TAUS      0.5     /* samples over half the fitted time constant first */
 
 /*
  * Where samples taken since the last change of load are heading: the
  * approach fitted by analysis_fit_auto() (series longer than 512 points are
  * averaged down first, so the cost stays bounded). Only a fit whose time
  * constants are identified (not on the search bound: the curve shows its
- * bend) makes a forecast; otherwise -EDOM, -ENODATA with fewer than
+ * bend), on samples over ANALYSIS_FORECAST_MIN_TAUS of its slow time
+ * constant (earlier fits jump from one sample to the next), makes a
+ * forecast; otherwise -EDOM, -ENODATA with fewer than
  * ANALYSIS_FORECAST_MIN_SAMPLES, and every field NaN.
  */
 struct analysis_forecast {

@@ -64,9 +64,11 @@ static double forecast_eta_known(const struct analysis_forecast *f, double toler
         return hi - f->t_last_s;
 }
 
-static bool forecast_fit_usable(const struct analysis_fit *f) {
+/* Early in a rise the fitted time constant, and so the plateau, jumps from
+ * one fit to the next: a forecast needs samples over ANALYSIS_FORECAST_MIN_TAUS of it. */
+static bool forecast_fit_usable(const struct analysis_fit *f, double span_s) {
         return f->model != ANALYSIS_MODEL_NONE && !f->tau_at_bound && isfinite(f->t_inf_c) &&
-               isfinite(f->tau_s) && f->tau_s > 0;
+               isfinite(f->tau_s) && f->tau_s > 0 && span_s >= ANALYSIS_FORECAST_MIN_TAUS * f->tau_s;
 }
 
 int analysis_forecast(const double *t_s, const double *temp_c, size_t n, double tolerance_c,
@@ -87,7 +89,7 @@ int analysis_forecast(const double *t_s, const double *temp_c, size_t n, double 
         y = t + (n < FORECAST_POINTS_MAX ? n : FORECAST_POINTS_MAX + 1);
         m = forecast_decimate(t_s, temp_c, n, t, y);
         r = m < ANALYSIS_FORECAST_MIN_SAMPLES ? -ENODATA : analysis_fit_auto(t, y, m, &ret->fit);
-        if (r >= 0 && !forecast_fit_usable(&ret->fit))
+        if (r >= 0 && !forecast_fit_usable(&ret->fit, t[m - 1] - t[0]))
                 r = -EDOM;
         if (r >= 0) {
                 ret->t_last_s = t[m - 1];

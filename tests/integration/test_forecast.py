@@ -1,10 +1,13 @@
 """Forecasts through the real heatcurved: an alert rule's forecast state on a zone that heats like a
 board under a load, and the forecast of a run in progress."""
+import json
 import math
 import os
 import stat
+import subprocess
 import threading
 import time
+import urllib.request
 
 import pytest
 
@@ -90,3 +93,78 @@ def test_forecast_alert_before_warn(start_daemon, fixture_copy, tmp_path):
     metrics = d.get("/metrics")[1]
     assert 'heatcurve_alert_state{alert="soc",sensor="thermal_zone0",state="forecast"} 0\n' in metrics
     assert 'heatcurve_alert_state{alert="soc",sensor="thermal_zone0",state="warn"} 1\n' in metrics
+
+
+def test_check_config_names_a_bad_forecast(heatcurved_bin, tmp_path):
+    conf = tmp_path / "c.conf"
+    for text, where, words in [
+            ("[alert a]\nsensor = hottest\nwarn = 70\nforecast = soon\n", 4,
+             '[alert a] forecast: "soon" is not a duration up to 1h (e.g. 10s, 2m)'),
+            ("[alert a]\nsensor = hottest\nlost = yes\nforecast = 5m\n", 1,
+             "[alert a] forecast: needs warn or crit, the level it forecasts")]:
+        conf.write_text(text)
+        r = subprocess.run([heatcurved_bin, "--check-config", "--config", str(conf)], capture_output=True, text=True)
+        out = r.stdout + r.stderr
+        assert r.returncode != 0 and f"{conf}:{where}:" in out and words in out, out
+    conf.write_text("[alert a]\nsensor = hottest\nwarn = 70\nforecast = 5m\ngpio_forecast = no\n")
+    r = subprocess.run([heatcurved_bin, "--check-config", "--config", str(conf)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_run_forecast_only_under_load(start_daemon, fixture_copy):
+    """The live run has a forecast object in a stress phase (its values null while the curve is
+    flat), none in the others; /status shows the same."""
+    root = fixture_copy("rpi4")
+    d = start_tree(start_daemon, root)
+    status, run = d.request("POST", "/api/v1/runs", {"phases": [
+        {"kind": "idle", "duration": "2s"},
+        {"kind": "stress", "duration": "2s", "load": {"type": "cpu", "workers": 1}}]})
+    assert status == 201, run
+    doc = d.get(f"/api/v1/runs/{run['id']}")[1]
+    assert doc["phase"] == "idle" and doc["live"]["forecast"] is None
+    assert d.get("/api/v1/status")[1]["current_run"]["forecast"] is None
+    doc = d.wait_for(lambda: (lambda x: x if x["phase"] == "stress" else None)(d.get(f"/api/v1/runs/{run['id']}")[1]),
+                     what="stress phase")
+    assert doc["live"]["forecast"] == {"plateau_c": None, "eta_s": None, "tolerance_c": 0.5}
+    assert d.get("/api/v1/status")[1]["current_run"]["forecast"]["tolerance_c"] == 0.5
+    done = d.wait_for(lambda: (lambda x: x if x["state"] != "running" else None)(d.get(f"/api/v1/runs/{run['id']}")[1]),
+                      what="the run's end")
+    assert done["live"] is None and "forecast" not in done
+
+
+@pytest.mark.slow       # a 20 s stress phase
+def test_run_forecast_on_a_heating_zone(start_daemon, fixture_copy):
+    """Under a stress phase on a zone heading for 85 C (tau 8 s), the run document, /metrics and
+    the event stream tell where it settles and when that is known within 0.5 C."""
+    root = fixture_copy("rpi4")
+    set_zone(root, 45)
+    d = start_tree(start_daemon, root)
+    status, run = d.request("POST", "/api/v1/runs", {"phases": [
+        {"kind": "idle", "duration": "1s"},
+        {"kind": "stress", "duration": "20s", "load": {"type": "cpu", "workers": 1}}]})
+    assert status == 201, run
+    rid = run["id"]
+    d.wait_for(lambda: d.get(f"/api/v1/runs/{rid}")[1]["phase"] == "stress", what="stress phase")
+    stream = urllib.request.urlopen(d.url + "/api/v1/events", timeout=30)
+    with Heater(root, 45, 40, 8):
+        t0 = time.monotonic()
+        fc = d.wait_for(lambda: (lambda f: f if f["plateau_c"] is not None and time.monotonic() - t0 > 8 else None)(
+            d.get(f"/api/v1/runs/{rid}")[1]["live"]["forecast"]), timeout=15, what="a forecast")
+        elapsed = time.monotonic() - t0
+        # known within 0.5 C when 40 e^{-t/8} < 0.5: 35 s after the start
+        assert fc["plateau_c"] == pytest.approx(85, abs=2), fc
+        assert fc["eta_s"] == pytest.approx(35 - elapsed, abs=0.25 * (35 - elapsed) + 1), (fc, elapsed)
+        metrics = d.get("/metrics")[1]
+        assert f'heatcurve_run_forecast_plateau_celsius{{run_id="{rid}"}} ' in metrics
+        assert f'heatcurve_run_forecast_eta_seconds{{run_id="{rid}"}} ' in metrics
+        told, event, deadline = [], None, time.monotonic() + 10
+        while time.monotonic() < deadline and not (told and told[-1]["plateau_c"] == pytest.approx(85, abs=2)):
+            line = stream.readline().decode()
+            assert line, "stream closed"
+            if line.startswith("event: "):
+                event = line[7:].strip()
+            elif line.startswith("data: ") and event == "forecast":
+                told.append(json.loads(line[6:]))
+        assert told and told[-1]["plateau_c"] == pytest.approx(85, abs=2), told
+        assert told[-1]["run"] == rid and told[-1]["tolerance_c"] == 0.5 and told[-1]["eta_s"] > 0
+    stream.close()
