@@ -148,7 +148,7 @@ def test_run_forecast_on_a_heating_zone(start_daemon, fixture_copy):
     stream = urllib.request.urlopen(d.url + "/api/v1/events", timeout=30)
     with Heater(root, 45, 40, 8):
         t0 = time.monotonic()
-        fc = d.wait_for(lambda: (lambda f: f if f["plateau_c"] is not None and time.monotonic() - t0 > 8 else None)(
+        fc = d.wait_for(lambda: (lambda f: f if f["plateau_c"] is not None and time.monotonic() - t0 > 12 else None)(
             d.get(f"/api/v1/runs/{rid}")[1]["live"]["forecast"]), timeout=15, what="a forecast")
         elapsed = time.monotonic() - t0
         # known within 0.5 C when 40 e^{-t/8} < 0.5: 35 s after the start
@@ -157,6 +157,10 @@ def test_run_forecast_on_a_heating_zone(start_daemon, fixture_copy):
         metrics = d.get("/metrics")[1]
         assert f'heatcurve_run_forecast_plateau_celsius{{run_id="{rid}"}} ' in metrics
         assert f'heatcurve_run_forecast_eta_seconds{{run_id="{rid}"}} ' in metrics
+        import shutil
+        if shutil.which("promtool"):
+            r = subprocess.run(["promtool", "check", "metrics"], input=metrics, capture_output=True, text=True)
+            assert r.returncode == 0, r.stdout + r.stderr
         told, event, deadline = [], None, time.monotonic() + 10
         while time.monotonic() < deadline and not (told and told[-1]["plateau_c"] == pytest.approx(85, abs=2)):
             line = stream.readline().decode()
