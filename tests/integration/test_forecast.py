@@ -3,6 +3,7 @@ board under a load, and the forecast of a run in progress."""
 import json
 import math
 import os
+import re
 import stat
 import subprocess
 import threading
@@ -12,6 +13,7 @@ import urllib.request
 import pytest
 
 from conftest import start_tree, write_in_place
+from test_dashboard import page  # noqa: F401  (the headless Chromium of the dashboard's tests)
 
 ZONE = "sys/class/thermal/thermal_zone0/temp"
 
@@ -172,3 +174,20 @@ def test_run_forecast_on_a_heating_zone(start_daemon, fixture_copy):
         assert told and told[-1]["plateau_c"] == pytest.approx(85, abs=2), told
         assert told[-1]["run"] == rid and told[-1]["tolerance_c"] == 0.5 and told[-1]["eta_s"] > 0
     stream.close()
+
+
+
+@pytest.mark.slow       # a browser, and a 10 s rise
+def test_dashboard_alerts_card_tells_the_forecast(page, start_daemon, fixture_copy, tmp_path):
+    """The Alerts card words a forecast alert: "soc forecast (thermal_zone0 reaches 70.0 °C in about 9 s)"."""
+    root = fixture_copy("rpi4")
+    conf = tmp_path / "alerts.conf"
+    conf.write_text("[alert soc]\nsensor = thermal_zone0\nwarn = 70\nforecast = 5m\n")
+    set_zone(root, 45)
+    d = start_tree(start_daemon, root, "--config", str(conf))
+    page.open(d.url)
+    page.wait(lambda: page.text("#alerts") == "none", what="no alert shown")
+    with Heater(root, 45, 40, 20):
+        page.wait(lambda: re.fullmatch(r"soc forecast \(thermal_zone0 reaches 70\.0 °C in about \d+ s\)",
+                                       page.text("#alerts") or ""), timeout=25, what="the forecast on the card")
+    assert page.problems() == []
