@@ -208,7 +208,7 @@ function renderAlerts(active) {
   el.textContent = !st.alerts.length ? 'none' :
     st.alerts.map(a => `${a.name} ${a.state}` + (a.state === 'forecast' && a.eta_s != null ? ` (${soon(a)})` :
       a.sensor ? ` (${a.sensor} ${degC(now(a))})` : '')).join(', ');
-  const worst = ['crit', 'lost', 'warn', 'forecast'].find(w => st.alerts.some(a => a.state === w));
+  const worst = ['crit', 'lost', 'warn'].find(w => st.alerts.some(a => a.state === w));
   el.className = st.alerts.length ? `bad alert-${worst || 'warn'}` : 'ok';
 }
 
