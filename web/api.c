@@ -507,7 +507,7 @@ void api_get_metrics(struct api *a, struct http_request *r, unsigned id) {
         for (size_t i = 0; pa && i < n_alerts; i++) {
                 struct alert_status st;
                 alerts_status(a->ctx.alerts, i, &st);
-                pa[i] = (struct prom_alert) { st.name, st.sensor, prom_states[st.state] };
+                pa[i] = (struct prom_alert) { st.name, st.sensor, prom_states[st.state], st.eta_s };
         }
         if (run) {
                 pr = (struct prom_run) {

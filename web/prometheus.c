@@ -552,6 +552,11 @@ static const struct prom_family F_ALERT = {
         "1 for the state an alert rule is in (ok, forecast, warn, crit, lost), 0 for the others.",
 };
 
+static const struct prom_family F_ALERT_ETA = {
+        "heatcurve_alert_forecast_eta_seconds", "gauge",
+        "Time until an alert rule in the forecast state reaches its level, as forecast at the last sample.",
+};
+
 const char *prom_alert_state_to_string(enum prom_alert_state st) {
         static const char *const names[_PROM_ALERT_STATE_MAX] = {
                 [PROM_ALERT_OK] = "ok", [PROM_ALERT_FORECAST] = "forecast", [PROM_ALERT_WARN] = "warn",
@@ -570,6 +575,13 @@ static void render_alerts(struct prom_out *o, const struct prom_alert *a, size_t
                         label(o, "sensor", a[i].sensor);
                         label(o, "state", prom_alert_state_to_string(st));
                         value_text(o, a[i].state == (enum prom_alert_state) st ? "1" : "0");
+                }
+        for (size_t i = 0; i < n; i++)
+                if (a[i].state == PROM_ALERT_FORECAST && isfinite(a[i].eta_s)) {
+                        sample(o, &F_ALERT_ETA);
+                        label(o, "alert", a[i].name);
+                        label(o, "sensor", a[i].sensor);
+                        value_double(o, a[i].eta_s);
                 }
 }
 

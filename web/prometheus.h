@@ -36,6 +36,7 @@ struct prom_alert {
         const char *name;               /* the rule's name ([alert NAME]) */
         const char *sensor;             /* id of the sensor it watches now, "" for none */
         enum prom_alert_state state;
+        double eta_s;                   /* s until the forecast reaches its level, in the forecast state; else NaN */
 };
 
 /* What /metrics shows besides the snapshot. Strings are borrowed. */
