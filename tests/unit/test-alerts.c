@@ -643,6 +643,37 @@ static void test_forecast_settles_below(void **state) {
         alerts_free(a);
 }
 
+/* The load stops before warn: the forecast no longer crosses, and the rule
+ * goes back to ok once, without flapping on the way. */
+static void test_forecast_left_when_the_load_stops(void **state) {
+        static const char *const cfg[] = {
+                "alert soc", "sensor", "thermal_zone0", "alert soc", "warn", "70",
+                "alert soc", "forecast", "5m", NULL,
+        };
+        struct alerts *a;
+        int64_t s = 0;
+        double at_stop;
+
+        board_reset();
+        a = alerts_from(cfg);
+        for (int64_t k = 0; k < 45; k++, s++) {
+                set_temp(0, round(2 * (85.0 - 40.0 * exp(-(double) k / 60.0))) / 2);
+                sample(a, s);
+        }
+        assert_int_equal(state_of(a, 0), ALERT_FORECAST);
+        at_stop = temps[0].temp_mc / 1000.0;
+        for (int64_t k = 0; k < 240; k++, s++) {
+                set_temp(0, round(2 * (45.0 + (at_stop - 45.0) * exp(-(double) k / 60.0))) / 2);
+                sample(a, s);
+        }
+        assert_int_equal(state_of(a, 0), ALERT_OK);
+        assert_int_equal(alerts_log_count(a), 2);
+        assert_int_equal(alerts_log_at(a, 1)->previous, ALERT_FORECAST);
+        assert_int_equal(alerts_log_at(a, 1)->state, ALERT_OK);
+        assert_true(alerts_log_at(a, 1)->time_ms - alerts_log_at(a, 0)->time_ms < 120000);
+        alerts_free(a);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_hysteresis_and_for_with_noise),
@@ -663,6 +694,7 @@ int main(void) {
                 cmocka_unit_test(test_undriven_lines_reported),
                 cmocka_unit_test(test_forecast),
                 cmocka_unit_test(test_forecast_settles_below),
+                cmocka_unit_test(test_forecast_left_when_the_load_stops),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
