@@ -46,12 +46,17 @@ void alert_gpio_set(struct gpio_out *g, const char *kind, const char *name, bool
                 log_notice("%s %s: its gpio line is driven again (%s)", who, name, on ? "on" : "off");
 }
 
+/* Held at warn, crit and lost; in the forecast state only with gpio_forecast = yes. */
+static bool gpio_state_on(const struct alert_rule_config *cfg, enum alert_state state) {
+        return state == ALERT_FORECAST ? cfg->gpio_forecast : state != ALERT_OK;
+}
+
 /* A line not had before is tried again: a reload is how to retry it. */
 static void gpio_rule_open(void *self, void *rule, const struct alert_rule_config *cfg, enum alert_state state) {
         struct gpio_rule *g = rule;
 
         if (!g->out && cfg->gpio[0])
-                g->out = alert_gpio_open("alert", cfg->name, cfg->gpio, cfg->gpio_active_low, state != ALERT_OK,
+                g->out = alert_gpio_open("alert", cfg->name, cfg->gpio, cfg->gpio_active_low, gpio_state_on(cfg, state),
                                          g->error, sizeof g->error);
 }
 
@@ -69,7 +74,7 @@ static void gpio_transition(void *self, void *rule, const struct alert_rule_conf
                             const struct alert_transition *t) {
         struct gpio_rule *g = rule;
 
-        alert_gpio_set(g->out, "alert", cfg->name, t->state != ALERT_OK, g->error, sizeof g->error);
+        alert_gpio_set(g->out, "alert", cfg->name, gpio_state_on(cfg, t->state), g->error, sizeof g->error);
 }
 
 static void gpio_status(const void *rule, struct alert_status *ret) {

@@ -116,13 +116,13 @@ static size_t hook_argv(char *buf, char **argv, size_t max) {
 }
 
 /* environ plus the HEATCURVE_* variables of the transition; strings in vars. */
-static char **hook_env(const struct alert_transition *t, const char *rule_name, char vars[6][160]) {
+static char **hook_env(const struct alert_transition *t, const char *rule_name, char vars[7][160]) {
         size_t n = 0, k = 0;
         char **env;
 
         while (environ && environ[n])
                 n++;
-        env = calloc(n + 7, sizeof *env);
+        env = calloc(n + 8, sizeof *env);
         if (!env)
                 return NULL;
         for (size_t i = 0; i < n; i++)
@@ -142,6 +142,10 @@ static char **hook_env(const struct alert_transition *t, const char *rule_name, 
                 snprintf(vars[5], 160, "HEATCURVE_THRESHOLD_C=");
         for (size_t i = 0; i < 6; i++)
                 env[k++] = vars[i];
+        if (isfinite(t->eta_s)) {       /* into forecast only */
+                snprintf(vars[6], 160, "HEATCURVE_ETA_S=%.0f", t->eta_s);
+                env[k++] = vars[6];
+        }
         env[k] = NULL;
         return env;
 }
@@ -174,7 +178,7 @@ static int hook_spawn(const char *exec, char **env, pid_t *ret) {
 
 static void hook_start(struct hook_runner *hr, struct hook_rule *r, const struct alert_transition *t) {
         const struct alert_rule_config *cfg = r->cfg;
-        char vars[6][160], field[ALERT_NAME_MAX + 8];
+        char vars[7][160], field[ALERT_NAME_MAX + 8];
         const char *fields[] = { field, NULL };
         struct alert_hook *h;
         char **env;

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "alert-action.h"
+#include "alert-forecast.h"
 #include "atomic-file.h"
 #include "fan.h"
 #include "json-util.h"
@@ -52,6 +53,10 @@ struct alert_rule {
         const struct sensors *bound;    /* what per_sensor was made for, NULL for nothing */
         size_t n_bound;                 /* its n_temps then */
         struct rule_sensor *per_sensor;
+        struct alert_forecast *forecast;        /* the readings it went by, with forecast = DURATION; else NULL */
+        double eta_s;                   /* s, until eta_level_c as last forecast; NaN for none */
+        double eta_level_c;             /* C, the level forecast: warn, else crit */
+        double entered_eta_s;           /* s, eta_s at the transition into forecast */
 };
 
 struct alerts {
@@ -73,7 +78,7 @@ struct alerts {
         size_t log_start, log_n;
 };
 
-static const char *const state_names[_ALERT_STATE_MAX] = { "ok", "warn", "crit", "lost" };
+static const char *const state_names[_ALERT_STATE_MAX] = { "ok", "forecast", "warn", "crit", "lost" };
 
 const char *alert_state_to_string(enum alert_state s) {
         return state_names[s];
@@ -125,6 +130,12 @@ static double threshold_c(const struct alert_threshold *th, double fallback, con
 }
 
 static double rule_threshold(const struct alert_rule *r, enum alert_state level, const struct temp_sensor *t) {
+        double w;
+
+        if (level == ALERT_FORECAST) {
+                w = threshold_c(&r->cfg.warn, r->warn_fallback_c, t);
+                return isnan(w) ? threshold_c(&r->cfg.crit, r->crit_fallback_c, t) : w;
+        }
         if (level == ALERT_WARN)
                 return threshold_c(&r->cfg.warn, r->warn_fallback_c, t);
         if (level == ALERT_CRIT)
@@ -152,6 +163,8 @@ static json_object *transition_to_json(const struct alert_transition *t) {
         json_object_object_add(o, "previous", json_object_new_string(state_names[t->previous]));
         json_object_object_add(o, "value_c", json_new_number(t->value_c, 3));
         json_object_object_add(o, "threshold_c", json_new_number(t->threshold_c, 3));
+        if (t->state == ALERT_FORECAST)
+                json_object_object_add(o, "eta_s", json_new_number(t->eta_s, 1));
         return o;
 }
 
@@ -227,6 +240,7 @@ static void log_load(struct alerts *a) {
                 t.previous = (enum alert_state) previous;
                 t.value_c = json_number_or_nan(o, "value_c");
                 t.threshold_c = json_number_or_nan(o, "threshold_c");
+                t.eta_s = json_number_or_nan(o, "eta_s");
                 t.time_ms = json_object_object_get_ex(o, "time_ms", &v) ? json_object_get_int64(v) : 0;
                 log_append(a, &t);
         }
@@ -288,7 +302,7 @@ static void rule_transition(struct alerts *a, struct alert_rule *r, enum alert_s
                             const struct temp_sensor *t, double threshold, int64_t now) {
         struct alert_transition tr = {
                 .state = to, .previous = r->state, .value_c = t ? t->temp_mc / 1000.0 : NAN,
-                .threshold_c = threshold, .time_ms = now,
+                .threshold_c = threshold, .time_ms = now, .eta_s = to == ALERT_FORECAST ? r->eta_s : NAN,
         };
 
         snprintf(tr.rule, sizeof tr.rule, "%s", r->cfg.name);
@@ -297,6 +311,7 @@ static void rule_transition(struct alerts *a, struct alert_rule *r, enum alert_s
         r->state = to;
         r->since_ms = now;
         r->value_c = tr.value_c;
+        r->entered_eta_s = tr.eta_s;
         snprintf(r->value_sensor, sizeof r->value_sensor, "%s", tr.sensor);
         actions_transition(a, r, &tr, false);
         log_append(a, &tr);
@@ -408,6 +423,36 @@ static void rule_read(const struct alert_rule *r, const struct sensors *s, const
         }
 }
 
+/* With forecast = DURATION: the state is forecast when the forecast of the
+ * readings the rule goes by reaches its level (warn, else crit) within the
+ * duration, and it holds while the forecast reaches the level less the
+ * hysteresis, or, while no forecast can be made at all (the curve shows no
+ * bend), for ALERT_FORECAST_GRACE_MS after the last one. */
+static void rule_read_forecast(struct alert_rule *r, int64_t mono, struct rule_reading *rd) {
+        struct alert_forecast *f = r->forecast;
+        double horizon, hold;
+
+        r->eta_s = r->eta_level_c = NAN;
+        if (!f)
+                return;
+        if (!rd->decider) {
+                alert_forecast_reset(f);
+                return;
+        }
+        alert_forecast_add(f, mono, rd->decider->temp_mc / 1000.0);
+        r->eta_level_c = rule_threshold(r, ALERT_FORECAST, rd->decider);
+        horizon = (double) r->cfg.forecast_ms / 1000.0;
+        r->eta_s = alert_forecast_eta(f, r->eta_level_c, horizon);
+        if (!(r->eta_s <= horizon))
+                r->eta_s = NAN;
+        hold = alert_forecast_eta(f, r->eta_level_c - r->cfg.hysteresis_c, horizon);
+        if (r->eta_s <= horizon && rd->enter < ALERT_FORECAST)
+                rd->enter = ALERT_FORECAST;
+        if ((hold <= horizon || (isnan(hold) && r->state == ALERT_FORECAST &&
+                                 mono - f->usable_ms < ALERT_FORECAST_GRACE_MS)) && rd->hold < ALERT_FORECAST)
+                rd->hold = ALERT_FORECAST;
+}
+
 /* now is the wall clock (a label), mono what "for" is measured on. */
 static void rule_eval(struct alerts *a, struct alert_rule *r, const struct sensors *s,
                       const struct temp_sensor *hottest, int64_t now, int64_t mono) {
@@ -422,9 +467,12 @@ static void rule_eval(struct alerts *a, struct alert_rule *r, const struct senso
                 if (r->cfg.lost && r->state != ALERT_LOST)
                         rule_transition(a, r, ALERT_LOST, NULL, NAN, now);
                 memset(r->above_since_ms, 0, sizeof r->above_since_ms);
+                if (r->forecast)
+                        alert_forecast_reset(r->forecast);
                 return;
         }
-        for (enum alert_state l = ALERT_WARN; l <= ALERT_CRIT; l++) {
+        rule_read_forecast(r, mono, &rd);
+        for (enum alert_state l = ALERT_FORECAST; l <= ALERT_CRIT; l++) {
                 if (rd.enter < l)
                         r->above_since_ms[l] = 0;
                 else if (!r->above_since_ms[l])
@@ -568,6 +616,17 @@ static struct alert_rule *rule_new(const struct alert_rule_config *cfg, int64_t 
                 return NULL;
         }
         r->cfg = *cfg;
+        if (cfg->forecast_ms && !(r->forecast = malloc(sizeof *r->forecast))) {
+                for (size_t k = 0; k < N_ACTIONS; k++)
+                        free(r->action_data[k]);
+                free(r);
+                return NULL;
+        }
+        if (r->forecast) {
+                memset(r->forecast, 0, sizeof *r->forecast);
+                alert_forecast_reset(r->forecast);
+        }
+        r->eta_s = r->eta_level_c = r->entered_eta_s = NAN;
         r->is_hottest = strcmp(cfg->sensor, "hottest") == 0;
         r->warn_fallback_c = r->crit_fallback_c = NAN;
         r->state = ALERT_OK;
@@ -601,6 +660,7 @@ static void rule_free(struct alerts *a, struct alert_rule *r) {
                 return;
         actions_rule_close(a, r);
         free(r->per_sensor);
+        free(r->forecast);
         free(r);
 }
 
@@ -756,6 +816,8 @@ void alerts_status(const struct alerts *a, size_t i, struct alert_status *ret) {
                 .warn_c = t ? rule_threshold(r, ALERT_WARN, t) : NAN,
                 .crit_c = t ? rule_threshold(r, ALERT_CRIT, t) : NAN,
                 .gpio = r->cfg.gpio, .gpio_error = "",
+                .eta_s = r->state == ALERT_FORECAST ? r->eta_s : NAN,
+                .eta_level_c = r->state == ALERT_FORECAST ? r->eta_level_c : NAN,
         };
         for (size_t k = 0; k < N_ACTIONS; k++)
                 if (actions[k]->status)
@@ -797,6 +859,10 @@ static json_object *rule_to_json(const struct alerts *a, size_t i) {
         json_object_object_add(o, "gpio", json_new_string_or_null(st.gpio));
         json_object_object_add(o, "gpio_error", json_new_string_or_null(st.gpio_error));
         json_object_object_add(o, "gpio_driven", st.gpio[0] ? json_object_new_boolean(st.gpio_driven) : NULL);
+        json_object_object_add(o, "forecast_s", r->cfg.forecast_ms ?
+                               json_new_number((double) r->cfg.forecast_ms / 1000.0, 3) : NULL);
+        json_object_object_add(o, "eta_s", json_new_number(st.eta_s, 1));
+        json_object_object_add(o, "eta_level_c", json_new_number(st.eta_level_c, 3));
         return o;
 }
 
@@ -838,6 +904,11 @@ json_object *alerts_active_to_json(const struct alerts *a) {
                 json_object_object_add(o, "sensor", json_new_string_or_null(r->value_sensor));
                 json_object_object_add(o, "value_c", json_new_number(r->value_c, 3));
                 json_object_object_add(o, "since_ms", json_object_new_int64(r->since_ms));
+                if (r->state == ALERT_FORECAST) {
+                        /* as at the transition: the list changes only with a state */
+                        json_object_object_add(o, "eta_s", json_new_number(r->entered_eta_s, 1));
+                        json_object_object_add(o, "level_c", json_new_number(r->eta_level_c, 3));
+                }
                 json_object_array_add(list, o);
         }
         return list;

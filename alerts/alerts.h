@@ -14,6 +14,7 @@
 
 enum alert_state {
         ALERT_OK,
+        ALERT_FORECAST,                 /* the forecast says it crosses warn (or crit) soon (with forecast = DURATION) */
         ALERT_WARN,
         ALERT_CRIT,
         ALERT_LOST,                     /* the rule's sensors stopped answering (with lost = yes) */
@@ -26,8 +27,10 @@ struct alert_transition {
         char sensor[ALERT_SENSOR_MAX];  /* the sensor that decided it, "" when none answered */
         enum alert_state state, previous;
         double value_c;                 /* C, NaN when lost */
-        double threshold_c;             /* C, the level crossed (the one left, for a clear), NaN when none */
+        double threshold_c;             /* C, the level crossed (the one left, for a clear), NaN when none;
+                                         * into forecast: the level forecast to be reached */
         int64_t time_ms;                /* Unix ms */
+        double eta_s;                   /* s, into forecast: until the level, as forecast then; else NaN */
 };
 
 /* A rule as the API shows it. */
@@ -43,6 +46,8 @@ struct alert_status {
         const char *gpio;               /* "" for none */
         const char *gpio_error;         /* why the line is not driven, "" when it is or there is none */
         bool gpio_driven;               /* the line is held and its last setting took; false for none */
+        double eta_s;                   /* s until the forecast reaches eta_level_c, in the forecast state; else NaN */
+        double eta_level_c;             /* C, that level; NaN out of the forecast state */
 };
 
 /* What the rules need from the daemon. */

@@ -398,3 +398,45 @@ int analysis_verdict_text(const struct analysis_verdict *v, char *buf, size_t si
  * make fewer than two groups, -EINVAL, -ENOMEM. */
 int analysis_first_verdict_text(const struct run_metrics *const *runs, const char *const *labels, size_t n,
                                 char *buf, size_t size);
+
+/* ---- forecast under the present load (forecast.c) ---- */
+
+#define ANALYSIS_FORECAST_TOLERANCE_C   0.5     /* the plateau counts as known within this */
+#define ANALYSIS_FORECAST_MIN_SAMPLES   8
+#define ANALYSIS_FORECAST_MIN_TAUS      0.5     /* samples over half the fitted time constant first */
+
+/*
+ * Where samples taken since the last change of load are heading: the
+ * approach fitted by analysis_fit_auto() (series longer than 512 points are
+ * averaged down first, so the cost stays bounded). Only a fit whose time
+ * constants are identified (not on the search bound: the curve shows its
+ * bend), on samples over ANALYSIS_FORECAST_MIN_TAUS of its slow time
+ * constant (earlier fits jump from one sample to the next), makes a
+ * forecast; otherwise -EDOM, -ENODATA with fewer than
+ * ANALYSIS_FORECAST_MIN_SAMPLES, and every field NaN.
+ */
+struct analysis_forecast {
+        double plateau_c;       /* C, where the fitted curve settles */
+        double now_c;           /* C, the fitted curve at the last sample */
+        double eta_s;           /* s after the last sample until the fitted curve is within the tolerance
+                                 * of its plateau: when the plateau is known; 0 when it is already,
+                                 * +inf when not within 60 slow time constants */
+        double tau_s;           /* s, the (slow) time constant */
+        double t_last_s;        /* s, time of the last sample used */
+        struct analysis_fit fit;
+};
+int analysis_forecast(const double *t_s, const double *temp_c, size_t n, double tolerance_c,
+                      struct analysis_forecast *ret);
+
+/* s after the last sample until the forecast curve is at or above
+ * threshold_c: 0 when it is already, +inf when it does not get there within
+ * horizon_s (the first crossing on a scan of 64 steps, then bisected), NaN
+ * without a forecast. */
+double analysis_forecast_eta_to(const struct analysis_forecast *f, double threshold_c, double horizon_s);
+
+/* Where the present rise began in a trailing window of n values: back from
+ * the last value as long as none stands above a later one by more than
+ * band_c (that was a fall), then the last one within band_c of the lowest
+ * of those (NaN skipped). A load that heats the sensor starts there;
+ * earlier values belong to what came before. */
+size_t analysis_forecast_start(const double *temp_c, size_t n, double band_c);

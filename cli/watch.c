@@ -261,16 +261,29 @@ static const char *plateau_text(char *buf, size_t size, json_object *live) {
         return buf;
 }
 
+/* Under load: "  eta 4m10s", the time until the plateau is known ("eta -"
+ * while there is no forecast yet); "" in the other phases. */
+static const char *eta_text(char *buf, size_t size, json_object *live) {
+        json_object *fc = json_get(live, "forecast"), *eta = json_get(fc, "eta_s");
+        char s[32];
+
+        if (json_is_null(fc))
+                return "";
+        snprintf(buf, size, "  eta %s", json_is_null(eta) ? "-" :
+                 fmt_seconds(s, sizeof s, json_object_get_double(eta)));
+        return buf;
+}
+
 /* "run 3 stress 2/3  1m05s / 2m10s  temp 61.2 °C ▃▅▆▇▇  hottest 62.0 °C  1500 MHz throttled  load 100 %
- *  work 58.2M ops/s  plateau 68.3 ±0.4 °C" */
+ *  work 58.2M ops/s  plateau 68.3 ±0.4 °C  eta 4m10s" */
 static void watch_format_run(char *line, size_t size, json_object *run, const char *spark) {
         json_object *live = json_get(run, "live");
-        char pe[32], te[32], temp[32], hot[32], mhz[32], load[32], work[64], plateau[64];
+        char pe[32], te[32], temp[32], hot[32], mhz[32], load[32], work[64], plateau[64], eta[48];
         long long index = json_object_get_int64(json_get(run, "phase_index"));
         bool throttled = json_object_get_boolean(json_get(live, "throttled"));
 
         snprintf(line, size, "run %s %s %lld/%zu  %s / %s  temp %s °C %s  hottest %s °C  %s MHz%s  load %s %%  "
-                 "work %s  plateau %s", fmt_string(run, "id"), fmt_string(run, "phase"), index + 1,
+                 "work %s  plateau %s%s", fmt_string(run, "id"), fmt_string(run, "phase"), index + 1,
                  json_len(json_get(run, "phases")),
                  fmt_seconds(pe, sizeof pe, json_object_get_double(json_get(live, "phase_elapsed_s"))),
                  fmt_seconds(te, sizeof te, json_object_get_double(json_get(live, "elapsed_s"))),
@@ -278,7 +291,8 @@ static void watch_format_run(char *line, size_t size, json_object *run, const ch
                  fmt_number(hot, sizeof hot, json_get(live, "hottest_c"), 1, 1),
                  fmt_number(mhz, sizeof mhz, json_get(live, "freq_hz"), 1e-6, 0), throttled ? " throttled" : "",
                  fmt_number(load, sizeof load, json_get(live, "load"), 100, 0),
-                 work_text(work, sizeof work, live), plateau_text(plateau, sizeof plateau, live));
+                 work_text(work, sizeof work, live), plateau_text(plateau, sizeof plateau, live),
+                 eta_text(eta, sizeof eta, live));
 }
 
 /* "  alert soc crit  alert fan warn": a field per rule not ok in a status

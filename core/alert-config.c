@@ -376,8 +376,22 @@ static int set_rule(struct alert_rule_config *r, const char *name, const char *k
                 return set_exec(r, name, value, err, errlen);
         if (strcmp(key, "webhook") == 0 || strcmp(key, "webhook_format") == 0)
                 return set_webhook(r, name, key, value, err, errlen);
+        if (strcmp(key, "forecast") == 0) {
+                e = set_duration(name, key, value, 3600000, &r->forecast_ms, err, errlen);
+                if (e == 0 && r->forecast_ms < 1000)
+                        return util_errorf(err, errlen, -EINVAL, "%s forecast: \"%s\": looks ahead at least 1s "
+                                        "(e.g. 5m)", name, value);
+                return e;
+        }
+        if (strcmp(key, "gpio_forecast") == 0) {
+                if (set_bool(value, &r->gpio_forecast) < 0)
+                        return util_errorf(err, errlen, -EINVAL, "%s gpio_forecast: \"%s\" is not a boolean (yes/no, "
+                                        "true/false, on/off, 1/0)", name, value);
+                return 0;
+        }
         return util_errorf(err, errlen, -EINVAL, "unknown key \"%s\" in %s (known: sensor, warn, crit, hysteresis, "
-                        "for, lost, exec, exec_timeout, gpio, gpio_active_low, webhook, webhook_format)", key, name);
+                        "for, lost, exec, exec_timeout, gpio, gpio_active_low, webhook, webhook_format, forecast, "
+                        "gpio_forecast)", key, name);
 }
 
 static int set_fan(struct fan_config *f, const char *name, const char *key, const char *value,
@@ -428,10 +442,16 @@ static int validate_rule(const struct alert_rule_config *r, char *err, size_t er
                 if (r->warn.kind != ALERT_THRESHOLD_NONE || r->crit.kind != ALERT_THRESHOLD_NONE)
                         return util_errorf(err, errlen, -EINVAL, "[alert %s]: %s is a state, not a temperature: "
                                            "it warns by itself, without warn or crit", r->name, r->sensor);
+                if (r->forecast_ms)
+                        return util_errorf(err, errlen, -EINVAL, "[alert %s] forecast: %s is a state, not a "
+                                           "temperature: nothing to forecast", r->name, r->sensor);
                 return 0;
         }
         if (r->warn.kind == ALERT_THRESHOLD_NONE && r->crit.kind == ALERT_THRESHOLD_NONE && !r->lost)
                 return util_errorf(err, errlen, -EINVAL, "[alert %s]: needs warn, crit or lost = yes", r->name);
+        if (r->forecast_ms && r->warn.kind == ALERT_THRESHOLD_NONE && r->crit.kind == ALERT_THRESHOLD_NONE)
+                return util_errorf(err, errlen, -EINVAL, "[alert %s] forecast: needs warn or crit, the level it "
+                                   "forecasts", r->name);
         if (r->warn.kind == ALERT_THRESHOLD_CELSIUS && r->crit.kind == ALERT_THRESHOLD_CELSIUS &&
             r->warn.celsius >= r->crit.celsius)
                 return util_errorf(err, errlen, -EINVAL, "[alert %s] warn: %g is not below crit (%g)", r->name,

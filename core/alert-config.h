@@ -54,6 +54,8 @@ struct alert_rule_config {
          * a token (in its userinfo, path or query): never logged whole. */
         char webhook[ALERT_WEBHOOK_MAX];
         enum alert_webhook_format webhook_format;
+        uint64_t forecast_ms;           /* ms ahead a forecast crossing of warn (or crit) is told; 0: no forecast */
+        bool gpio_forecast;             /* the line is also held in the forecast state */
 };
 
 struct fan_config {

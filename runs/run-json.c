@@ -97,6 +97,18 @@ static json_object *phase_to_json(const struct run_phase *p) {
         return o;
 }
 
+json_object *run_forecast_to_json(const struct run *r) {
+        json_object *o;
+
+        if (r->phases[r->phase_index].kind != ANALYSIS_PHASE_STRESS)
+                return NULL;
+        o = json_object_new_object();
+        json_object_object_add(o, "plateau_c", json_new_number(r->forecast_plateau_c, 2));
+        json_object_object_add(o, "eta_s", isinf(r->forecast_eta_s) ? NULL : json_new_number(r->forecast_eta_s, 0));
+        json_object_object_add(o, "tolerance_c", json_new_number(ANALYSIS_FORECAST_TOLERANCE_C, 2));
+        return o;
+}
+
 static json_object *run_live_to_json(const struct run *r) {
         const struct run_sample *x = r->sampled ? &r->last : NULL;
         const struct run_phase *p = &r->phases[r->phase_index];
@@ -118,6 +130,7 @@ static json_object *run_live_to_json(const struct run *r) {
         json_object_object_add(o, "predicted_plateau_ci95_c", json_new_number(r->plateau_ci95_c, 2));
         json_object_object_add(o, "predicted_plateau_low_c", json_new_number(r->plateau_low_c, 2));
         json_object_object_add(o, "predicted_plateau_high_c", json_new_number(r->plateau_high_c, 2));
+        json_object_object_add(o, "forecast", run_forecast_to_json(r));
         /* as the throttled_fraction metric counts it: under load only */
         json_object_object_add(o, "throttled", x && p->has_stress ?
                                json_object_new_boolean(analysis_sample_throttled(x->freq_hz, x->max_hz, x->cooling,

@@ -39,6 +39,7 @@ struct run *run_alloc(void) {
         r->csv_fd = -1;
         r->ambient_c = r->safety_limit_c = r->baseline_c = NAN;
         r->predicted_plateau_c = r->plateau_ci95_c = r->plateau_low_c = r->plateau_high_c = NAN;
+        r->forecast_plateau_c = r->forecast_eta_s = NAN;
         analysis_metrics_init(&r->metrics, NAN);
         return r;
 }
@@ -470,6 +471,26 @@ static bool run_check_safety(struct run *r, struct run_now now) {
         return false;
 }
 
+/* Under a stress phase's load: where the temperature settles and when that
+ * is known within ANALYSIS_FORECAST_TOLERANCE_C, from the phase's samples.
+ * A fit per second at most, on a bounded number of points. */
+static void run_update_forecast(struct run *r, struct run_now now) {
+        const struct run_series *s = &r->series;
+        size_t first = r->phase_start[r->phase_index];
+        struct analysis_forecast f;
+
+        if (r->phases[r->phase_index].kind != ANALYSIS_PHASE_STRESS || now.mono_ms - r->last_forecast_ms < 1000)
+                return;
+        r->last_forecast_ms = now.mono_ms;
+        if (first >= s->n || analysis_forecast(s->t_s + first, s->temp_c + first, s->n - first,
+                                               ANALYSIS_FORECAST_TOLERANCE_C, &f) < 0) {
+                r->forecast_plateau_c = r->forecast_eta_s = NAN;
+                return;
+        }
+        r->forecast_plateau_c = f.plateau_c;
+        r->forecast_eta_s = f.eta_s;
+}
+
 /* The reason the current phase is over, or NULL. */
 static const char *run_phase_done(struct run *r, struct run_now now) {
         struct run_phase *p = &r->phases[r->phase_index];
@@ -519,6 +540,7 @@ static void run_next_phase(struct run *r, struct run_now now, const char *reason
         }
         r->phase_index++;
         r->predicted_plateau_c = r->plateau_ci95_c = r->plateau_low_c = r->plateau_high_c = NAN;
+        r->forecast_plateau_c = r->forecast_eta_s = NAN;
         ret = run_phase_begin(r, now);
         if (ret < 0) {
                 snprintf(msg, sizeof msg, "cannot start the load of phase %zu: %s", r->phase_index, strerror(-ret));
@@ -556,6 +578,7 @@ void run_tick(struct run *r, int64_t wall_ms, int64_t mono_ms) {
                 run_end_early(r, now, RUN_ABORTED, "aborted", msg);
                 return;
         }
+        run_update_forecast(r, now);
         reason = run_phase_done(r, now);
         if (reason)
                 run_next_phase(r, now, reason);

@@ -155,6 +155,9 @@ struct run {
         double predicted_plateau_c;     /* C, live estimate under load */
         double plateau_ci95_c;          /* C, the larger half of its 95 % interval ... */
         double plateau_low_c, plateau_high_c;   /* C, ... the interval itself */
+        double forecast_plateau_c;      /* C, where the stress phase settles (analysis_forecast()); NaN: not known */
+        double forecast_eta_s;          /* s from the last sample until that is known within 0.5 C; NaN: not known */
+        int64_t last_forecast_ms;       /* CLOCK_MONOTONIC ms of the last forecast */
         double max_allowed_hz;          /* Hz, the run policy's scaling max at start: below it under load is throttling */
         struct run_series series;       /* limited to RUN_SERIES_MAX */
         struct run_sample last;         /* the newest sample, kept in the series or not */
@@ -240,6 +243,9 @@ json_object *run_to_json(const struct run *r, bool live);
 /* A document run_to_json() wrote; err names what is wrong. The run has no host. */
 int run_from_json(json_object *doc, struct run **ret, char *err, size_t errlen);
 const char *run_state_to_string(enum run_state s);
+/* The live forecast of a run in a stress phase, {"plateau_c", "eta_s" (null
+ * when not within reach), "tolerance_c"}; NULL (null) out of one. */
+json_object *run_forecast_to_json(const struct run *r);
 const char *run_phase_kind_to_string(enum analysis_phase k);
 const char *run_until_to_string(enum phase_until u);
 /* The enum value, or -EINVAL. */

@@ -1,8 +1,8 @@
 /* api-events.c — GET /api/v1/events: what the tick and the runs publish as server-sent events.
  *
  * The sample event carries the /api/v1/sensors document of the tick; run,
- * phase and alert events say what changed since the last look, which is
- * each tick and after each request that may start or stop a run. */
+ * phase, forecast and alert events say what changed since the last look,
+ * which is each tick and after each request that may start or stop a run. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,15 +80,42 @@ static void api_events_check_alerts(struct api *a) {
         api_events_publish_json(a, "alert", o);
 }
 
+/* The forecast of a run under load, when it changes: where the phase
+ * settles and in how long that is known. */
+static void api_events_check_forecast(struct api *a) {
+        const struct run *live = runs_live(a->ctx.runs);
+        json_object *o = live ? run_forecast_to_json(live) : NULL;
+        size_t len;
+        const char *text;
+
+        if (!o) {
+                free(a->events_forecast);
+                a->events_forecast = NULL;
+                return;
+        }
+        json_object_object_add(o, "run", json_object_new_int64(live->id));
+        text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
+        if (a->events_forecast && strcmp(a->events_forecast, text) == 0) {
+                json_object_put(o);
+                return;
+        }
+        free(a->events_forecast);
+        a->events_forecast = strdup(text);
+        api_events_publish_json(a, "forecast", o);
+}
+
 void api_events_tick(struct api *a) {
         api_events_check_runs(a);
         if (!events_want_samples(a->events)) {
                 /* Said again to the next client, whatever it was. */
                 free(a->events_alerts);
                 a->events_alerts = NULL;
+                free(a->events_forecast);
+                a->events_forecast = NULL;
                 return;
         }
         api_events_check_alerts(a);
+        api_events_check_forecast(a);
 
         size_t len;
         const char *json = api_sensors_json(a, &len);

@@ -20,6 +20,7 @@ struct api {
         unsigned events_run_id;         /* the live run the stream last told of, 0 for none */
         size_t events_phase_index;      /* and its phase then */
         char *events_alerts;            /* the active alerts last told, NULL for not yet */
+        char *events_forecast;          /* the run's forecast last told, NULL for none */
         uint64_t events_failed;         /* events not published: out of memory */
 };
 

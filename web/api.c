@@ -124,6 +124,7 @@ static json_object *api_status_run(const struct runs *rs) {
         json_object_object_add(o, "phase", json_object_new_string(run_phase_kind_to_string(r->phases[r->phase_index].kind)));
         json_object_object_add(o, "phase_index", json_object_new_int64((int64_t) r->phase_index));
         json_object_object_add(o, "started_ms", json_object_new_int64(r->created_ms));
+        json_object_object_add(o, "forecast", run_forecast_to_json(r));
         return o;
 }
 
@@ -485,7 +486,7 @@ void api_get_alerts(struct api *a, struct http_request *r, unsigned id) {
 }
 
 static const enum prom_alert_state prom_states[_ALERT_STATE_MAX] = {
-        [ALERT_OK] = PROM_ALERT_OK, [ALERT_WARN] = PROM_ALERT_WARN,
+        [ALERT_OK] = PROM_ALERT_OK, [ALERT_FORECAST] = PROM_ALERT_FORECAST, [ALERT_WARN] = PROM_ALERT_WARN,
         [ALERT_CRIT] = PROM_ALERT_CRIT, [ALERT_LOST] = PROM_ALERT_LOST,
 };
 
@@ -506,7 +507,7 @@ void api_get_metrics(struct api *a, struct http_request *r, unsigned id) {
         for (size_t i = 0; pa && i < n_alerts; i++) {
                 struct alert_status st;
                 alerts_status(a->ctx.alerts, i, &st);
-                pa[i] = (struct prom_alert) { st.name, st.sensor, prom_states[st.state] };
+                pa[i] = (struct prom_alert) { st.name, st.sensor, prom_states[st.state], st.eta_s };
         }
         if (run) {
                 pr = (struct prom_run) {
@@ -514,6 +515,7 @@ void api_get_metrics(struct api *a, struct http_request *r, unsigned id) {
                         .phase = run_phase_kind_to_string(run->phases[run->phase_index].kind),
                         .work_rate = run->work_rate, .work_unit = run->load ? run->work_unit : NULL,
                         .baseline_c = run->baseline_c, .predicted_plateau_c = run->predicted_plateau_c,
+                        .forecast_plateau_c = run->forecast_plateau_c, .forecast_eta_s = run->forecast_eta_s,
                 };
                 info.run = &pr;
         }
@@ -549,6 +551,7 @@ void api_free(struct api *a) {
         api_plots_free(a);
         events_free(a->events);
         free(a->events_alerts);
+        free(a->events_forecast);
         free(a);
 }
 

@@ -500,7 +500,11 @@ static const struct prom_family
                        "Work the run's load did per second at the last tick, in the unit of the label." },
         F_RUN_BASELINE = { "heatcurve_run_baseline_celsius", "gauge", "Idle baseline of the run in progress." },
         F_RUN_PLATEAU = { "heatcurve_run_predicted_plateau_celsius", "gauge",
-                          "Plateau the run in progress is heading for under load, as fitted so far." };
+                          "Plateau the run in progress is heading for under load, as fitted so far." },
+        F_RUN_FC_PLATEAU = { "heatcurve_run_forecast_plateau_celsius", "gauge",
+                             "Where the stress phase of the run in progress settles, as forecast from it so far." },
+        F_RUN_FC_ETA = { "heatcurve_run_forecast_eta_seconds", "gauge",
+                         "Time until that plateau is known within 0.5 C, as forecast; 0 once it is." };
 
 static void run_sample(struct prom_out *o, const struct prom_family *f, const struct prom_run *r) {
         sample(o, f);
@@ -531,18 +535,31 @@ static void render_run(struct prom_out *o, const struct prom_run *r) {
                 run_sample(o, &F_RUN_PLATEAU, r);
                 value_double(o, r->predicted_plateau_c);
         }
+        if (isfinite(r->forecast_plateau_c)) {
+                run_sample(o, &F_RUN_FC_PLATEAU, r);
+                value_double(o, r->forecast_plateau_c);
+        }
+        if (isfinite(r->forecast_eta_s)) {
+                run_sample(o, &F_RUN_FC_ETA, r);
+                value_double(o, r->forecast_eta_s);
+        }
 }
 
 /* ---- alerts ---- */
 
 static const struct prom_family F_ALERT = {
         "heatcurve_alert_state", "gauge",
-        "1 for the state an alert rule is in (ok, warn, crit, lost), 0 for the others.",
+        "1 for the state an alert rule is in (ok, forecast, warn, crit, lost), 0 for the others.",
+};
+
+static const struct prom_family F_ALERT_ETA = {
+        "heatcurve_alert_forecast_eta_seconds", "gauge",
+        "Time until an alert rule in the forecast state reaches its level, as forecast at the last sample.",
 };
 
 const char *prom_alert_state_to_string(enum prom_alert_state st) {
         static const char *const names[_PROM_ALERT_STATE_MAX] = {
-                [PROM_ALERT_OK] = "ok", [PROM_ALERT_WARN] = "warn",
+                [PROM_ALERT_OK] = "ok", [PROM_ALERT_FORECAST] = "forecast", [PROM_ALERT_WARN] = "warn",
                 [PROM_ALERT_CRIT] = "crit", [PROM_ALERT_LOST] = "lost",
         };
 
@@ -558,6 +575,13 @@ static void render_alerts(struct prom_out *o, const struct prom_alert *a, size_t
                         label(o, "sensor", a[i].sensor);
                         label(o, "state", prom_alert_state_to_string(st));
                         value_text(o, a[i].state == (enum prom_alert_state) st ? "1" : "0");
+                }
+        for (size_t i = 0; i < n; i++)
+                if (a[i].state == PROM_ALERT_FORECAST && isfinite(a[i].eta_s)) {
+                        sample(o, &F_ALERT_ETA);
+                        label(o, "alert", a[i].name);
+                        label(o, "sensor", a[i].sensor);
+                        value_double(o, a[i].eta_s);
                 }
 }
 

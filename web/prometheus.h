@@ -18,10 +18,13 @@ struct prom_run {
         const char *work_unit;          /* "ops", "bytes", "ios", "none"; NULL without a load */
         double baseline_c;              /* C, NaN until the idle phase has ended */
         double predicted_plateau_c;     /* C, NaN until the fit knows it */
+        double forecast_plateau_c;      /* C, where the stress phase settles; NaN when not known */
+        double forecast_eta_s;          /* s until that is known within 0.5 C; NaN when not known */
 };
 
 enum prom_alert_state {
         PROM_ALERT_OK,
+        PROM_ALERT_FORECAST,
         PROM_ALERT_WARN,
         PROM_ALERT_CRIT,
         PROM_ALERT_LOST,
@@ -33,6 +36,7 @@ struct prom_alert {
         const char *name;               /* the rule's name ([alert NAME]) */
         const char *sensor;             /* id of the sensor it watches now, "" for none */
         enum prom_alert_state state;
+        double eta_s;                   /* s until the forecast reaches its level, in the forecast state; else NaN */
 };
 
 /* What /metrics shows besides the snapshot. Strings are borrowed. */

@@ -55,6 +55,8 @@ static void test_the_documented_example(void **state) {
                               "crit = trip:critical\n"
                               "lost = yes\n"
                               "gpio_active_low = yes\n"
+                              "forecast = 5m\n"
+                              "gpio_forecast = yes\n"
                               "\n"
                               "[fan case]\n"
                               "sensor = thermal_zone0\n"
@@ -87,6 +89,10 @@ static void test_the_documented_example(void **state) {
         assert_int_equal(r->warn.kind, ALERT_THRESHOLD_NONE);
         assert_true(r->crit.celsius == 0.0);
         assert_true(r->lost && r->gpio_active_low);
+        assert_int_equal(r->forecast_ms, 300000);
+        assert_true(r->gpio_forecast);
+        assert_int_equal(c.alerts.rules[0].forecast_ms, 0);     /* no forecast unless asked */
+        assert_false(c.alerts.rules[0].gpio_forecast);
         assert_int_equal(c.alerts.n_fans, 1);
         assert_string_equal(c.alerts.fans[0].name, "case");
         assert_true(c.alerts.fans[0].on_c == 60.0 && c.alerts.fans[0].off_c == 50.5);
@@ -104,7 +110,13 @@ static const struct bad_case bad_cases[] = {
         { "[alert a]\nsensor = x\nwarn = hot\n", "3: [alert a] warn: \"hot\" is not a temperature (e.g. 70, trip:passive-5, trip:critical-10)" },
         { "[alert a]\nsensor = x\nwarn = trip:warm-5\n", "3: [alert a] warn: \"trip:warm-5\" is not a temperature (e.g. 70, trip:passive-5, trip:critical-10)" },
         { "[alert a]\nsensor = x\ncrit = trip:critical-x\n", "3: [alert a] crit: \"trip:critical-x\" is not a temperature (e.g. 70, trip:passive-5, trip:critical-10)" },
-        { "[alert a]\nsensor = x\nwarn = 60\ncolour = red\n", "4: unknown key \"colour\" in [alert a] (known: sensor, warn, crit, hysteresis, for, lost, exec, exec_timeout, gpio, gpio_active_low, webhook, webhook_format)" },
+        { "[alert a]\nsensor = x\nwarn = 60\ncolour = red\n", "4: unknown key \"colour\" in [alert a] (known: sensor, warn, crit, hysteresis, for, lost, exec, exec_timeout, gpio, gpio_active_low, webhook, webhook_format, forecast, gpio_forecast)" },
+        { "[alert a]\nsensor = x\nwarn = 60\nforecast = soon\n", "4: [alert a] forecast: \"soon\" is not a duration up to 1h (e.g. 10s, 2m)" },
+        { "[alert a]\nsensor = x\nwarn = 60\nforecast = 2h\n", "4: [alert a] forecast: \"2h\" is not a duration up to 1h (e.g. 10s, 2m)" },
+        { "[alert a]\nsensor = x\nwarn = 60\nforecast = 0s\n", "4: [alert a] forecast: \"0s\": looks ahead at least 1s (e.g. 5m)" },
+        { "[alert a]\nsensor = x\nwarn = 60\ngpio_forecast = perhaps\n", "4: [alert a] gpio_forecast: \"perhaps\" is not a boolean (yes/no, true/false, on/off, 1/0)" },
+        { "[alert a]\nsensor = x\nlost = yes\nforecast = 5m\n", "1: [alert a] forecast: needs warn or crit, the level it forecasts" },
+        { "[alert psu]\nsensor = throttled\nforecast = 5m\n", "1: [alert psu] forecast: throttled is a state, not a temperature: nothing to forecast" },
         { "[alert a]\nsensor = x y\n", "2: [alert a] sensor: \"x y\" is not a sensor id, a glob (hwmon:*/temp*) or hottest" },
         { "[alert a]\nsensor = x\nhysteresis = 25\n", "3: [alert a] hysteresis: \"25\" is not a number of degrees from 0 to 20" },
         { "[alert a]\nsensor = x\nfor = 2h\n", "3: [alert a] for: \"2h\" is not a duration up to 1h (e.g. 10s, 2m)" },

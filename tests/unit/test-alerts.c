@@ -569,6 +569,111 @@ static void test_undriven_lines_reported(void **state) {
         alerts_free(a);
 }
 
+/* forecast = 5m: an exponential rise towards 85 C (tau 60 s) from 45 C, whole
+ * degrees, is told before it reaches warn at 70 C, with an eta within 25 %
+ * of the real crossing; the state does not flap while the curve is in the
+ * forecast, goes on to warn, and back to ok when the load is gone. */
+static void test_forecast(void **state) {
+        static const char *const cfg[] = {
+                "alert soc", "sensor", "thermal_zone0", "alert soc", "warn", "70",
+                "alert soc", "crit", "90", "alert soc", "forecast", "5m", NULL,
+        };
+        struct alerts *a;
+        struct alert_status st;
+        int64_t s = 0, entered = -1, crossed = -1;
+        double eta = NAN;
+
+        board_reset();
+        a = alerts_from(cfg);
+        for (; s < 60; s++) {                   /* idle, flat */
+                set_temp(0, 45.0 + (s % 3 == 0 ? 0.4 : 0));
+                sample(a, s);
+        }
+        assert_int_equal(state_of(a, 0), ALERT_OK);
+        for (int64_t k = 0; k < 300; k++, s++) {
+                set_temp(0, round(85.0 - 40.0 * exp(-(double) k / 60.0)));
+                sample(a, s);
+                alerts_status(a, 0, &st);
+                if (entered < 0 && st.state == ALERT_FORECAST) {
+                        entered = k;
+                        eta = st.eta_s;
+                        assert_true(st.eta_level_c == 70.0);
+                }
+                if (crossed < 0 && st.state == ALERT_WARN)
+                        crossed = k;
+        }
+        double truth = -60.0 * log(15.0 / 40.0);        /* 58.8 s after the load began */
+        print_message("# forecast entered %lld s into the rise, eta %.0f s; warn at %lld s (true %.1f)\n",
+                      (long long) entered, eta, (long long) crossed, truth);
+        assert_true(entered >= 0 && entered < truth);
+        assert_true(fabs((double) (crossed - entered) - eta) <= 0.25 * eta);
+        /* ok -> forecast -> warn, nothing else */
+        assert_int_equal(alerts_log_count(a), 2);
+        assert_int_equal(alerts_log_at(a, 0)->state, ALERT_FORECAST);
+        assert_true(alerts_log_at(a, 0)->eta_s == eta);
+        assert_true(alerts_log_at(a, 0)->threshold_c == 70.0);
+        assert_int_equal(alerts_log_at(a, 1)->state, ALERT_WARN);
+        assert_true(isnan(alerts_log_at(a, 1)->eta_s));
+        for (int64_t k = 0; k < 300; k++, s++) {        /* the load stops: it cools */
+                set_temp(0, round(45.0 + 40.0 * exp(-(double) k / 60.0)));
+                sample(a, s);
+        }
+        assert_int_equal(state_of(a, 0), ALERT_OK);
+        assert_int_equal(alerts_log_count(a), 3);
+        alerts_free(a);
+}
+
+/* A rise that settles below warn never enters forecast; the state is
+ * left once the forecast no longer reaches warn less the hysteresis. */
+static void test_forecast_settles_below(void **state) {
+        static const char *const cfg[] = {
+                "alert soc", "sensor", "thermal_zone0", "alert soc", "warn", "70",
+                "alert soc", "forecast", "10m", NULL,
+        };
+        struct alerts *a;
+        int64_t s = 0;
+
+        board_reset();
+        a = alerts_from(cfg);
+        for (int64_t k = 0; k < 400; k++, s++) {
+                set_temp(0, round(64.0 - 20.0 * exp(-(double) k / 40.0)));
+                sample(a, s);
+        }
+        assert_int_equal(alerts_log_count(a), 0);
+        alerts_free(a);
+}
+
+/* The load stops before warn: the forecast no longer crosses, and the rule
+ * goes back to ok once, without flapping on the way. */
+static void test_forecast_left_when_the_load_stops(void **state) {
+        static const char *const cfg[] = {
+                "alert soc", "sensor", "thermal_zone0", "alert soc", "warn", "70",
+                "alert soc", "forecast", "5m", NULL,
+        };
+        struct alerts *a;
+        int64_t s = 0;
+        double at_stop;
+
+        board_reset();
+        a = alerts_from(cfg);
+        for (int64_t k = 0; k < 45; k++, s++) {
+                set_temp(0, round(2 * (85.0 - 40.0 * exp(-(double) k / 60.0))) / 2);
+                sample(a, s);
+        }
+        assert_int_equal(state_of(a, 0), ALERT_FORECAST);
+        at_stop = temps[0].temp_mc / 1000.0;
+        for (int64_t k = 0; k < 240; k++, s++) {
+                set_temp(0, round(2 * (45.0 + (at_stop - 45.0) * exp(-(double) k / 60.0))) / 2);
+                sample(a, s);
+        }
+        assert_int_equal(state_of(a, 0), ALERT_OK);
+        assert_int_equal(alerts_log_count(a), 2);
+        assert_int_equal(alerts_log_at(a, 1)->previous, ALERT_FORECAST);
+        assert_int_equal(alerts_log_at(a, 1)->state, ALERT_OK);
+        assert_true(alerts_log_at(a, 1)->time_ms - alerts_log_at(a, 0)->time_ms < 120000);
+        alerts_free(a);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_hysteresis_and_for_with_noise),
@@ -587,6 +692,9 @@ int main(void) {
                 cmocka_unit_test(test_undervoltage_source),
                 cmocka_unit_test(test_actions_status),
                 cmocka_unit_test(test_undriven_lines_reported),
+                cmocka_unit_test(test_forecast),
+                cmocka_unit_test(test_forecast_settles_below),
+                cmocka_unit_test(test_forecast_left_when_the_load_stops),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -403,10 +403,12 @@ static void test_run_and_alerts(void **state) {
         struct prom_run run = {
                 .id = 7, .label = "alu \"case\"", .phase = "stress", .started_ms = 1700000000500,
                 .work_rate = 123456789.5, .work_unit = "ops", .baseline_c = 41.25, .predicted_plateau_c = NAN,
+                .forecast_plateau_c = 61.5, .forecast_eta_s = 240,
         };
         struct prom_alert alerts[] = {
-                { .name = "soc", .sensor = "thermal_zone0", .state = PROM_ALERT_WARN },
-                { .name = "nvme", .sensor = "", .state = PROM_ALERT_LOST },
+                { .name = "soc", .sensor = "thermal_zone0", .state = PROM_ALERT_WARN, .eta_s = NAN },
+                { .name = "nvme", .sensor = "", .state = PROM_ALERT_LOST, .eta_s = NAN },
+                { .name = "cpu", .sensor = "hottest", .state = PROM_ALERT_FORECAST, .eta_s = 372 },
         };
         struct prom_info info = fixed_info;
         struct fake f;
@@ -415,7 +417,7 @@ static void test_run_and_alerts(void **state) {
         fake_init(&f);
         info.run = &run;
         info.alerts = alerts;
-        info.n_alerts = 2;
+        info.n_alerts = 3;
         info.tick_ns = 2000;
         text = render(&f.s, &info, NULL);
         check_structure(text);
@@ -426,6 +428,12 @@ static void test_run_and_alerts(void **state) {
         assert_has(text, "heatcurve_run_work_rate_per_second{run_id=\"7\",unit=\"ops\"} 123456789.5\n");
         assert_has(text, "heatcurve_run_baseline_celsius{run_id=\"7\"} 41.25\n");
         assert_lacks(text, "heatcurve_run_predicted_plateau_celsius");       /* NaN: not known yet */
+        assert_has(text, "heatcurve_run_forecast_plateau_celsius{run_id=\"7\"} 61.5\n");
+        assert_has(text, "heatcurve_run_forecast_eta_seconds{run_id=\"7\"} 240\n");
+        assert_has(text, "heatcurve_alert_state{alert=\"soc\",sensor=\"thermal_zone0\",state=\"forecast\"} 0\n");
+        assert_has(text, "heatcurve_alert_state{alert=\"cpu\",sensor=\"hottest\",state=\"forecast\"} 1\n");
+        assert_has(text, "heatcurve_alert_forecast_eta_seconds{alert=\"cpu\",sensor=\"hottest\"} 372\n");
+        assert_lacks(text, "heatcurve_alert_forecast_eta_seconds{alert=\"soc\"");
         assert_has(text, "heatcurve_alert_state{alert=\"soc\",sensor=\"thermal_zone0\",state=\"ok\"} 0\n");
         assert_has(text, "heatcurve_alert_state{alert=\"soc\",sensor=\"thermal_zone0\",state=\"warn\"} 1\n");
         assert_has(text, "heatcurve_alert_state{alert=\"nvme\",sensor=\"\",state=\"lost\"} 1\n");

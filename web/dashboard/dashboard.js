@@ -244,8 +244,14 @@ function renderAlerts(active) {
     const t = temps.find(x => x.id === a.sensor);
     return t && t.ok ? t.celsius : a.value_c;
   };
+  // a forecast: "thermal_zone0 reaches 80 °C in about 6 min", counted down on the board's clock
+  const soon = a => {
+    const left = Math.max(0, a.eta_s - (st.doc ? (st.doc.time_ms - a.since_ms) / 1000 : 0));
+    return `${a.sensor} reaches ${degC(a.level_c)} in about ${left < 90 ? num(left, 0) + ' s' : num(left / 60, 0) + ' min'}`;
+  };
   el.textContent = !st.alerts.length ? 'none' :
-    st.alerts.map(a => `${a.name} ${a.state}` + (a.sensor ? ` (${a.sensor} ${degC(now(a))})` : '')).join(', ');
+    st.alerts.map(a => `${a.name} ${a.state}` + (a.state === 'forecast' && a.eta_s != null ? ` (${soon(a)})` :
+      a.sensor ? ` (${a.sensor} ${degC(now(a))})` : '')).join(', ');
   const worst = ['crit', 'lost', 'warn'].find(w => st.alerts.some(a => a.state === w));
   el.className = st.alerts.length ? `bad alert-${worst || 'warn'}` : 'ok';
 }
@@ -422,7 +428,8 @@ function renderRun(r) {
   $('#run-state').textContent = `${runState(r)} · started ${when(r.created_ms)} UTC · sensor ${r.sensor || DASH}` +
     (r.live && r.state === 'running' ? ` · now ${degC(r.live.temp_c)}, predicted plateau ${plateau(
       r.live.predicted_plateau_c, r.live.predicted_plateau_low_c, r.live.predicted_plateau_high_c,
-      riseSoFar(r.live.temp_c, m.baseline_c))}` : '');
+      riseSoFar(r.live.temp_c, m.baseline_c))}` : '') +
+    (r.live && r.live.forecast && r.live.forecast.eta_s != null ? `, known in ${secs(r.live.forecast.eta_s)}` : '');
   $('#run-notes').textContent = r.notes || '';
   $('#run-notes').hidden = !r.notes;
   const stop = $('#view-run .stop');
