@@ -88,8 +88,7 @@ static json_object *phase_to_json(const struct run_phase *p) {
         json_object_object_add(o, "max", json_duration(p->max_ms));
         json_object_object_add(o, "window", json_duration(p->window_ms));
         if (p->until == UNTIL_PLATEAU)
-                json_object_object_add(o, "tolerance", json_new_number(p->tolerance_c > 0 ? p->tolerance_c :
-                                                                         ANALYSIS_PLATEAU_TOLERANCE_C, 2));
+                json_object_object_add(o, "tolerance", json_new_number(run_phase_tolerance_c(p), 2));
         json_object_object_add(o, "load", p->has_stress ? stress_to_json(p) : NULL);
         json_object_object_add(o, "started_ms", json_ms(p->started_ms));
         json_object_object_add(o, "ended_ms", json_ms(p->ended_ms));
@@ -105,7 +104,7 @@ json_object *run_forecast_to_json(const struct run *r) {
         o = json_object_new_object();
         json_object_object_add(o, "plateau_c", json_new_number(r->forecast_plateau_c, 2));
         json_object_object_add(o, "eta_s", isinf(r->forecast_eta_s) ? NULL : json_new_number(r->forecast_eta_s, 0));
-        json_object_object_add(o, "tolerance_c", json_new_number(ANALYSIS_FORECAST_TOLERANCE_C, 2));
+        json_object_object_add(o, "tolerance_c", json_new_number(run_phase_tolerance_c(&r->phases[r->phase_index]), 2));
         return o;
 }
 

@@ -471,8 +471,13 @@ static bool run_check_safety(struct run *r, struct run_now now) {
         return false;
 }
 
+/* The phase's tolerance for its plateau: its own, or the default. */
+double run_phase_tolerance_c(const struct run_phase *p) {
+        return p->tolerance_c > 0 ? p->tolerance_c : ANALYSIS_PLATEAU_TOLERANCE_C;
+}
+
 /* Under a stress phase's load: where the temperature settles and when that
- * is known within ANALYSIS_FORECAST_TOLERANCE_C, from the phase's samples.
+ * is known within the phase's tolerance, from the phase's samples.
  * A fit per second at most, on a bounded number of points. */
 static void run_update_forecast(struct run *r, struct run_now now) {
         const struct run_series *s = &r->series;
@@ -483,7 +488,7 @@ static void run_update_forecast(struct run *r, struct run_now now) {
                 return;
         r->last_forecast_ms = now.mono_ms;
         if (first >= s->n || analysis_forecast(s->t_s + first, s->temp_c + first, s->n - first,
-                                               ANALYSIS_FORECAST_TOLERANCE_C, &f) < 0) {
+                                               run_phase_tolerance_c(&r->phases[r->phase_index]), &f) < 0) {
                 r->forecast_plateau_c = r->forecast_eta_s = NAN;
                 return;
         }

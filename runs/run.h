@@ -285,6 +285,8 @@ void run_series_metrics_horizon(const struct run_series *s, double ambient_c, do
 /* The horizon of a run's plateau: the max of its first stress phase when
  * that runs until plateau, else 0 (ANALYSIS_PLATEAU_HORIZON_S). */
 double run_plateau_horizon_s(const struct run *r);
+/* C, the phase's plateau tolerance: its "tolerance", or ANALYSIS_PLATEAU_TOLERANCE_C. */
+double run_phase_tolerance_c(const struct run_phase *p);
 
 /* A run as one file: {"format": "heatcurve-run", "format_version": 1,
  * "run": run.json, "samples_csv": samples.csv}. (run-file.c) */
