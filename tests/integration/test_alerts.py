@@ -119,6 +119,66 @@ def test_hooks_one_at_a_time_timeout_and_failures(start_daemon, fixture_copy, tm
     assert "hook killed by signal 9" in log
 
 
+def alive(pid):
+    """The process runs (a zombie does not count)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def write_daemonising_hook(tmp_path, out):
+    """A hook that ignores SIGTERM and daemonises a grandchild (setsid, then its parent exits), which
+    ignores SIGTERM too; "exits" as its argument: it returns at once, leaving the grandchild."""
+    grand = write_hook(tmp_path, 'trap "" TERM\necho $$ > "$1.tmp"\nmv "$1.tmp" "$1.grand"\nexec sleep 300\n',
+                       "grand.sh")
+    return write_hook(tmp_path, f'out="{out}/$HEATCURVE_ALERT"\ntrap "" TERM\n'
+                                f'setsid sh -c "{grand} $out & exit 0" &\n'
+                                f'while [ ! -e "$out.grand" ]; do sleep 0.05; done\n'
+                                f'echo $$ > "$out.t"\nmv "$out.t" "$out.hook"\n'
+                                f'[ "$1" = exits ] && exit 0\nexec sleep 300\n', "daemonising.sh")
+
+
+def test_nothing_a_hook_started_outlives_its_timeout_its_end_or_the_daemon(start_daemon, fixture_copy, tmp_path):
+    """Hooks that ignore SIGTERM and leave a setsid'd grandchild: all killed at the timeout, when the
+    hook itself exits (as a oneshot unit's leftovers are), and when heatcurved is killed with -9."""
+    root = fixture_copy("rpi4")
+    out = tmp_path / "pids"
+    out.mkdir()
+    hook = write_daemonising_hook(tmp_path, out)
+    conf = write_conf(tmp_path, f"[alert timeout]\nsensor = thermal_zone0\nwarn = 60\nexec = {hook}\n"
+                                f"exec_timeout = 2s\n\n"
+                                f"[alert exits]\nsensor = thermal_zone0\nwarn = 60\nexec = {hook} exits\n\n"
+                                f"[alert orphan]\nsensor = thermal_zone0\nwarn = 60\nexec = {hook}\n"
+                                f"exec_timeout = 1h\n")
+    set_zone(root, 40)
+    d = start_tree(start_daemon, root, "--config", conf)
+    set_zone(root, 65)
+    pids = {}
+    try:
+        d.wait_for(lambda: all((out / f"{r}.hook").exists() for r in ("timeout", "exits", "orphan")),
+                   what="the hooks and their grandchildren started")
+        pids = {f"{r}.{k}": int((out / f"{r}.{k}").read_text()) for r in ("timeout", "exits", "orphan")
+                for k in ("hook", "grand")}
+        d.wait_for(lambda: "Alert exits: hook finished" in d.logs(), what="the hook that exits")
+        d.wait_for(lambda: not alive(pids["exits.grand"]), timeout=5, what="its grandchild gone with it")
+        d.wait_for(lambda: "Alert timeout: hook still running after 2000 ms, killing it" in d.logs(),
+                   what="the timeout")
+        d.wait_for(lambda: not alive(pids["timeout.hook"]) and not alive(pids["timeout.grand"]), timeout=5,
+                   what="the timed-out hook and its grandchild gone")
+        assert alive(pids["orphan.hook"]) and alive(pids["orphan.grand"])
+        assert rule(d, "orphan")["hook_running"] is True
+        d.proc.send_signal(signal.SIGKILL)
+        d.proc.wait(timeout=10)
+        d.wait_for(lambda: not alive(pids["orphan.hook"]) and not alive(pids["orphan.grand"]), timeout=5,
+                   what="the hook and its grandchild gone with the daemon")
+    finally:
+        for pid in pids.values():
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
 def test_lost_sensor_is_a_state(start_daemon, fixture_copy, tmp_path):
     root = fixture_copy("rpi4")
     conf = write_conf(tmp_path, "[alert soc]\nsensor = thermal_zone0\nwarn = 60\nlost = yes\n\n"
