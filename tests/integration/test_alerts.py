@@ -92,7 +92,7 @@ def test_hooks_one_at_a_time_timeout_and_failures(start_daemon, fixture_copy, tm
     failing = write_hook(tmp_path, "exit 3\n", "failing.sh")
     gone = write_hook(tmp_path, "exit 0\n", "gone.sh")             # removed once the daemon runs
     conf = write_conf(tmp_path,
-                      f"[alert slow]\nsensor = thermal_zone0\nwarn = 60\nhysteresis = 0\nexec = {slow}\n\n"
+                      f"[alert slow]\nsensor = thermal_zone0\nwarn = 60\nhysteresis = 0\ndwell = 0s\nexec = {slow}\n\n"
                       f"[alert stuck]\nsensor = thermal_zone0\nwarn = 60\nexec = {stuck}\nexec_timeout = 1s\n\n"
                       f"[alert failing]\nsensor = thermal_zone0\nwarn = 60\nexec = {failing}\n\n"
                       f"[alert missing]\nsensor = thermal_zone0\nwarn = 60\nexec = {gone}\n")
@@ -177,6 +177,55 @@ def test_nothing_a_hook_started_outlives_its_timeout_its_end_or_the_daemon(start
         for pid in pids.values():
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_a_value_at_the_level_does_not_flap_and_alerts_json_is_written_once_a_second(start_daemon, fixture_copy,
+                                                                                      tmp_path):
+    """hysteresis = 0 and a value across the level at every sample (every 100 ms): the rule keeps its
+    state (the default dwell, 5 s without hysteresis); with dwell = 0s it flaps, as asked, and its
+    transitions reach alerts.json in at most one write a second, the hook running for the latest."""
+    root = fixture_copy("rpi4")
+    state = tmp_path / "state"
+    seen = tmp_path / "hook-seen"
+    hook = write_hook(tmp_path, f'echo "$HEATCURVE_STATE" >> "{seen}"\n')
+    conf = write_conf(tmp_path, "[alert hover]\nsensor = thermal_zone0\nwarn = 60\nhysteresis = 0\n\n"
+                                f"[alert flap]\nsensor = thermal_zone0\nwarn = 60\nhysteresis = 0\ndwell = 0s\n"
+                                f"exec = {hook}\n")
+    set_zone(root, 40)
+    d = start_tree(start_daemon, root, "--config", conf, state_dir=str(state))
+    path = state / "alerts.json"
+    writes, last, t0 = [], None, time.monotonic()
+    i = 0
+    while time.monotonic() - t0 < 4.0:
+        if i % 10 == 0:
+            set_zone(root, 61 if (i // 10) % 2 == 0 else 59)
+        try:
+            st = os.stat(path)
+            key = (st.st_ino, st.st_mtime_ns)
+        except FileNotFoundError:
+            key = None
+        if key and key != last:
+            writes.append(time.monotonic())
+            last = key
+        i += 1
+        time.sleep(0.01)
+    set_zone(root, 40)
+    logs = d.logs()
+    flaps = logs.count("Alert flap: warn") + logs.count("Alert flap: ok")
+    assert flaps >= 12, flaps
+    assert logs.count("Alert hover: ") - logs.count("Alert hover: hook") == 1       # warn, and kept
+    assert rule(d, "hover")["state"] == "warn"
+    assert 2 <= len(writes) <= 6, writes
+    gaps = [b - a for a, b in zip(writes, writes[1:])]
+    assert min(gaps) > 0.8, gaps
+    # what came last is saved, and the hook ran for it
+    d.wait_for(lambda: rule(d, "flap")["state"] == "ok", what="flap ok at 40")
+    time.sleep(1.5)
+    kept = json.loads(path.read_text())["transitions"]
+    assert kept == alerts(d)["transitions"]
+    d.wait_for(lambda: seen.exists() and seen.read_text().split()[-1] == "ok" and not rule(d, "flap")["hook_running"],
+               what="the hook ran for the last transition")
+    assert len(seen.read_text().split()) < flaps
 
 
 def test_lost_sensor_is_a_state(start_daemon, fixture_copy, tmp_path):

@@ -98,7 +98,7 @@ static const struct bad_case bad_cases[] = {
         { "[alert a]\nsensor = x\nwarn = hot\n", "3: [alert a] warn: \"hot\" is not a temperature (e.g. 70, trip:passive-5, trip:critical-10)" },
         { "[alert a]\nsensor = x\nwarn = trip:warm-5\n", "3: [alert a] warn: \"trip:warm-5\" is not a temperature (e.g. 70, trip:passive-5, trip:critical-10)" },
         { "[alert a]\nsensor = x\ncrit = trip:critical-x\n", "3: [alert a] crit: \"trip:critical-x\" is not a temperature (e.g. 70, trip:passive-5, trip:critical-10)" },
-        { "[alert a]\nsensor = x\nwarn = 60\ncolour = red\n", "4: unknown key \"colour\" in [alert a] (known: sensor, warn, crit, hysteresis, for, lost, exec, exec_timeout, gpio, gpio_active_low)" },
+        { "[alert a]\nsensor = x\nwarn = 60\ncolour = red\n", "4: unknown key \"colour\" in [alert a] (known: sensor, warn, crit, hysteresis, for, dwell, lost, exec, exec_timeout, gpio, gpio_active_low)" },
         { "[alert a]\nsensor = x y\n", "2: [alert a] sensor: \"x y\" is not a sensor id, a glob (hwmon:*/temp*) or hottest" },
         { "[alert a]\nsensor = x\nhysteresis = 25\n", "3: [alert a] hysteresis: \"25\" is not a number of degrees from 0 to 20" },
         { "[alert a]\nsensor = x\nfor = 2h\n", "3: [alert a] for: \"2h\" is not a duration up to 1h (e.g. 10s, 2m)" },
