@@ -15,12 +15,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char state_dir[64];
 
+/* Each accepted run is deleted once read back: at the end only the folders are left. */
+static void state_dir_remove(void) {
+        char runs[96];
+
+        snprintf(runs, sizeof runs, "%s/runs", state_dir);
+        (void) rmdir(runs);
+        (void) rmdir(state_dir);
+}
+
 /* A scratch state directory, in memory where there is one. */
 static void state_dir_make(void) {
         snprintf(state_dir, sizeof state_dir, "%s/fuzz-import-XXXXXX",
                  access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
         if (!mkdtemp(state_dir))
                 abort();
+        atexit(state_dir_remove);
 }
 
 /* The body as json-c takes it in runs_parse_body(): one value, nothing after, no duplicate key. */
