@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <systemd/sd-event.h>
 #include <unistd.h>
@@ -220,7 +221,7 @@ static void hook_kill_all(pid_t self, pid_t cmd, const sigset_t *chld) {
 static _Noreturn void hook_supervise(char **argv, char **env, pid_t daemon) {
         sigset_t mask, chld;
         pid_t self = getpid(), cmd, r;
-        int st = SIGKILL, w;
+        int st = SIGKILL, w;            /* a wait status: killed by SIGKILL, as when the daemon killed it */
         bool done = false;
 
         sigemptyset(&mask);
@@ -251,6 +252,8 @@ static _Noreturn void hook_supervise(char **argv, char **env, pid_t daemon) {
         hook_kill_all(self, cmd, &chld);
         if (done && WIFEXITED(st))
                 _exit(WEXITSTATUS(st));
+        /* the hook's own death, told the same way; its core, if any, was the hook's to leave */
+        (void) setrlimit(RLIMIT_CORE, &(struct rlimit) { 0, 0 });
         sigemptyset(&mask);
         (void) sigprocmask(SIG_SETMASK, &mask, NULL);
         (void) kill(self, WTERMSIG(st));
