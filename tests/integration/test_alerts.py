@@ -205,7 +205,7 @@ def test_a_value_at_the_level_does_not_flap_and_alerts_json_is_written_once_a_se
         except FileNotFoundError:
             key = None
         if key and key != last:
-            writes.append(time.monotonic())
+            writes.append(key[1] / 1e9)         # when it was written, however late the test looks
             last = key
         i += 1
         time.sleep(0.01)
@@ -217,7 +217,7 @@ def test_a_value_at_the_level_does_not_flap_and_alerts_json_is_written_once_a_se
     assert rule(d, "hover")["state"] == "warn"
     assert 2 <= len(writes) <= 6, writes
     gaps = [b - a for a, b in zip(writes, writes[1:])]
-    assert min(gaps) > 0.8, gaps
+    assert min(gaps) > 0.9, gaps
     # what came last is saved, and the hook ran for it
     d.wait_for(lambda: rule(d, "flap")["state"] == "ok", what="flap ok at 40")
     time.sleep(1.5)
