@@ -200,7 +200,8 @@ static _Noreturn void hook_exec(char **argv, char **env, pid_t parent) {
 }
 
 /* Kills the hook's group and whatever left it (it comes to us, the
- * subreaper, once its parent is gone), reaping, until none is left; 2 s at most. */
+ * subreaper, once its parent is gone), reaping, until none is left; 2 s at
+ * most. /proc is read once the group is gone: once, when nothing left it. */
 static void hook_kill_all(pid_t self, pid_t cmd, const sigset_t *chld) {
         const struct timespec tick = { 0, 10 * 1000 * 1000 };
 
@@ -208,7 +209,7 @@ static void hook_kill_all(pid_t self, pid_t cmd, const sigset_t *chld) {
                 (void) kill(-cmd, SIGKILL);
                 while (waitpid(-1, NULL, WNOHANG) > 0)
                         ;
-                if (proc_kill_children(self) == 0 && kill(-cmd, 0) < 0 && errno == ESRCH)
+                if (kill(-cmd, 0) < 0 && errno == ESRCH && proc_kill_children(self) == 0)
                         return;
                 (void) sigtimedwait(chld, NULL, &tick);
         }

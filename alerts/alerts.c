@@ -75,6 +75,7 @@ struct alerts {
         struct alert_transition log[ALERTS_LOG_MAX];    /* a ring */
         size_t log_start, log_n;
         uint64_t saved_us;              /* monotonic, the last save; 0: none yet */
+        bool save_due;                  /* a transition since the last save */
         sd_event_source *save_timer;    /* a save put off to SAVE_EVERY_MS after the last */
 };
 
@@ -294,6 +295,7 @@ static void actions_transition(struct alerts *a, struct alert_rule *r, const str
 static void log_flush(struct alerts *a) {
         log_save(a);
         a->saved_us = util_monotonic_us();
+        a->save_due = false;
         for (size_t i = 0; i < a->n_rules; i++)
                 if (a->rules[i]->after_due) {
                         a->rules[i]->after_due = false;
@@ -341,7 +343,7 @@ static void rule_transition(struct alerts *a, struct alert_rule *r, enum alert_s
         log_append(a, &tr);
         r->after = tr;
         r->after_due = true;
-        log_save_soon(a);
+        a->save_due = true;             /* saved after the sample: every rule's of a tick in one write */
         if (a->host.transition)
                 a->host.transition(a->host.userdata, &tr);
 }
@@ -543,6 +545,8 @@ void alerts_on_sample(void *userdata, const struct snapshot *snap) {
                         actions[k]->sample(a->action_self[k]);
         for (size_t i = 0; i < a->n_rules; i++)
                 rule_eval(a, a->rules[i], snap->sensors, hottest, snap->time_ms, snap->mono_ms);
+        if (a->save_due)
+                log_save_soon(a);
         if (a->n_fans && (a->fans_bound != snap->sensors || a->fans_n_bound != snap->sensors->n_temps))
                 fans_bind(a, snap->sensors);
         for (size_t i = 0; i < a->n_fans; i++)
