@@ -1,18 +1,21 @@
 /* action-hook.c — the hook action: a rule's exec= program for each transition, one at a time, killed after its timeout. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
 #include "alert-action.h"
 #include "log.h"
+#include "proc-children.h"
 #include "util.h"
 
 
@@ -100,8 +103,7 @@ static int hook_on_timeout(sd_event_source *es, uint64_t usec, void *userdata) {
         snprintf(field, sizeof field, "ALERT=%s", h->name);
         log_fields(LOG_WARNING, fields, "Alert %s: hook still running after %llu ms, killing it", h->name,
                    (unsigned long long) h->timeout_ms);
-        kill(-h->pid, SIGKILL);         /* its own process group: whatever it started goes too */
-        kill(h->pid, SIGKILL);
+        kill(h->pid, SIGTERM);          /* the supervisor kills the hook and all it started */
         return 0;
 }
 
@@ -150,30 +152,137 @@ static char **hook_env(const struct alert_transition *t, const char *rule_name, 
         return env;
 }
 
+/* ---- the supervisor: forked by the daemon, the hook's parent and subreaper.
+ * No malloc and no stdio from fork() to the hook's execve(). */
+
+/* Default dispositions, this mask, and deathsig when parent goes; gone when it already has. */
+static void hook_child_setup(pid_t parent, int deathsig, const sigset_t *mask) {
+        struct sigaction sa = { .sa_handler = SIG_DFL };
+
+        for (int sig = 1; sig < _NSIG; sig++)
+                if (sig != SIGKILL && sig != SIGSTOP)
+                        (void) sigaction(sig, &sa, NULL);       /* glibc-internal ones fail: fine */
+        if (sigprocmask(SIG_SETMASK, mask, NULL) < 0 || prctl(PR_SET_PDEATHSIG, deathsig) < 0 ||
+            getppid() != parent)
+                _exit(127);
+}
+
+/* Every fd but stdin, stdout and stderr: the daemon's sockets and files are not the hook's. */
+static void hook_close_fds(void) {
+        char buf[1024];
+        ssize_t n;
+        int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        if (dir < 0)
+                return;
+        while ((n = getdents64(dir, buf, sizeof buf)) > 0)
+                for (ssize_t off = 0; off < n; ) {
+                        struct dirent64 *de = (struct dirent64 *) (void *) (buf + off);
+                        int fd = 0;
+                        off += de->d_reclen;
+                        for (const char *c = de->d_name; *c >= '0' && *c <= '9' && fd < 1 << 24; c++)
+                                fd = fd * 10 + (*c - '0');
+                        if (fd > STDERR_FILENO && fd != dir)
+                                (void) close(fd);
+                }
+        close(dir);
+}
+
+static _Noreturn void hook_exec(char **argv, char **env, pid_t parent) {
+        sigset_t none;
+        int fd;
+
+        sigemptyset(&none);
+        hook_child_setup(parent, SIGKILL, &none);
+        if (setpgid(0, 0) < 0)
+                _exit(127);
+        fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || (fd == STDIN_FILENO ? fcntl(fd, F_SETFD, 0) : dup2(fd, STDIN_FILENO)) < 0)
+                _exit(127);
+        execve(argv[0], argv, env);
+        _exit(127);
+}
+
+/* Kills the hook's group and whatever left it (it comes to us, the
+ * subreaper, once its parent is gone), reaping, until none is left; 2 s at
+ * most. /proc is read once the group is gone: once, when nothing left it. */
+static void hook_kill_all(pid_t self, pid_t cmd, const sigset_t *chld) {
+        const struct timespec tick = { 0, 10 * 1000 * 1000 };
+
+        for (int i = 0; i < 200; i++) {
+                (void) kill(-cmd, SIGKILL);
+                while (waitpid(-1, NULL, WNOHANG) > 0)
+                        ;
+                if (kill(-cmd, 0) < 0 && errno == ESRCH && proc_kill_children(self) == 0)
+                        return;
+                (void) sigtimedwait(chld, NULL, &tick);
+        }
+}
+
+/* Until the hook exits, or SIGTERM: the daemon's timeout, its end, or its
+ * death (PR_SET_PDEATHSIG). Either way nothing the hook started outlives
+ * it, as with a oneshot unit's cgroup; the hook's end is ours for the
+ * daemon to see (a timeout: killed by signal 9). */
+static _Noreturn void hook_supervise(char **argv, char **env, pid_t daemon) {
+        sigset_t mask, chld;
+        pid_t self = getpid(), cmd, r;
+        int st = SIGKILL, w;            /* a wait status: killed by SIGKILL, as when the daemon killed it */
+        bool done = false;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGCHLD);
+        sigemptyset(&chld);
+        sigaddset(&chld, SIGCHLD);
+        hook_child_setup(daemon, SIGTERM, &mask);
+        hook_close_fds();
+        (void) setpgid(0, 0);
+        /* where this is refused (qemu-user) orphans go to init; the group kill still reaches the rest */
+        (void) prctl(PR_SET_CHILD_SUBREAPER, 1);
+        cmd = fork();
+        if (cmd < 0)
+                _exit(127);
+        if (cmd == 0)
+                hook_exec(argv, env, self);
+        (void) setpgid(cmd, cmd);       /* also done by the child: whichever runs first */
+        while (!done) {
+                while ((r = waitpid(-1, &w, WNOHANG)) > 0)
+                        if (r == cmd) {
+                                st = w;
+                                done = true;
+                        }
+                if (!done && sigwaitinfo(&mask, NULL) == SIGTERM)
+                        break;
+        }
+        hook_kill_all(self, cmd, &chld);
+        if (done && WIFEXITED(st))
+                _exit(WEXITSTATUS(st));
+        /* the hook's own death, told the same way; its core, if any, was the hook's to leave */
+        (void) setrlimit(RLIMIT_CORE, &(struct rlimit) { 0, 0 });
+        sigemptyset(&mask);
+        (void) sigprocmask(SIG_SETMASK, &mask, NULL);
+        (void) kill(self, WTERMSIG(st));
+        _exit(128 + WTERMSIG(st));
+}
+
+/* The supervisor, which runs the hook; -errno when the program cannot be run. */
 static int hook_spawn(const char *exec, char **env, pid_t *ret) {
         char buf[ALERT_EXEC_MAX], *argv[ALERT_EXEC_ARGS_MAX + 1];
-        posix_spawn_file_actions_t fa;
-        posix_spawnattr_t attr;
-        sigset_t none, all;
-        int r;
+        pid_t parent = getpid(), pid;
 
         snprintf(buf, sizeof buf, "%s", exec);
         if (hook_argv(buf, argv, ELEMENTSOF(argv)) == 0)
                 return -EINVAL;
-        sigemptyset(&none);
-        sigfillset(&all);
-        posix_spawnattr_init(&attr);
-        posix_spawn_file_actions_init(&fa);
-        /* the daemon blocks signals for sd-event: the hook gets a clean slate, in a group of its own */
-        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-        posix_spawnattr_setsigmask(&attr, &none);
-        posix_spawnattr_setsigdefault(&attr, &all);
-        posix_spawnattr_setpgroup(&attr, 0);
-        posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-        r = -posix_spawn(ret, argv[0], &fa, &attr, argv, env);
-        posix_spawn_file_actions_destroy(&fa);
-        posix_spawnattr_destroy(&attr);
-        return r;
+        /* what posix_spawn() said at once: the hook's own execve() is two forks away */
+        if (access(argv[0], X_OK) < 0)
+                return -errno;
+        pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0)
+                hook_supervise(argv, env, parent);
+        *ret = pid;
+        return 0;
 }
 
 static void hook_start(struct hook_runner *hr, struct hook_rule *r, const struct alert_transition *t) {
@@ -205,8 +314,7 @@ static void hook_start(struct hook_runner *hr, struct hook_rule *r, const struct
         if (e < 0) {
                 log_fields(LOG_ERR, fields, "Alert %s: cannot run hook %s: %s", cfg->name, cfg->exec, strerror(-e));
                 if (h && h->pid > 0) {
-                        kill(-h->pid, SIGKILL);
-                        kill(h->pid, SIGKILL);
+                        kill(h->pid, SIGTERM);
                         waitpid(h->pid, NULL, 0);
                 }
                 if (h)
@@ -242,8 +350,7 @@ static void hook_runner_free(void *self) {
                 struct alert_hook *h = hr->hooks;
                 hr->hooks = h->next;
                 if (!h->finished) {
-                        kill(-h->pid, SIGKILL);
-                        kill(h->pid, SIGKILL);
+                        kill(h->pid, SIGTERM);  /* its supervisor ends it and all it started, 2 s at most */
                         sd_event_source_disable_unref(h->child);
                         h->child = NULL;
                         waitpid(h->pid, NULL, 0);

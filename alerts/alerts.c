@@ -21,6 +21,7 @@
 #define DEFAULT_CRIT_C 85.0             /* without a hot or critical trip */
 #define DEFAULT_CRIT_MARGIN_C 5.0       /* below the lowest hot/critical trip */
 #define TRIP_HOT_OR_CRITICAL "hotcrit"  /* the default rule's crit: the lowest hot or critical trip */
+#define SAVE_EVERY_MS 1000              /* alerts.json written at most this often */
 
 /* The actions of a transition, in the order they act (see alert-action.h). */
 static const struct alert_action *const actions[] = {
@@ -45,6 +46,9 @@ struct alert_rule {
         double value_c;                 /* C, at the last transition */
         char value_sensor[ALERT_SENSOR_MAX];
         int64_t above_since_ms[_ALERT_STATE_MAX];       /* warn, crit: monotonic ms since the level holds; 0 = not */
+        int64_t below_since_ms;         /* monotonic ms since a state below this one is read; 0 = not */
+        bool after_due;                 /* after: its latest transition, for the actions after the save */
+        struct alert_transition after;
         bool matched_none_logged;
         void *action_data[N_ACTIONS];   /* each action's state for the rule, NULL for none */
         bool is_hottest;                /* cfg.sensor is "hottest" */
@@ -76,6 +80,9 @@ struct alerts {
         void *action_self[N_ACTIONS];   /* each action's own state, NULL for none */
         struct alert_transition log[ALERTS_LOG_MAX];    /* a ring */
         size_t log_start, log_n;
+        uint64_t saved_us;              /* monotonic, the last save; 0: none yet */
+        bool save_due;                  /* a transition since the last save */
+        sd_event_source *save_timer;    /* a save put off to SAVE_EVERY_MS after the last */
 };
 
 static const char *const state_names[_ALERT_STATE_MAX] = { "ok", "forecast", "warn", "crit", "lost" };
@@ -298,6 +305,40 @@ static void actions_transition(struct alerts *a, struct alert_rule *r, const str
 
 /* ---- transitions */
 
+/* alerts.json, then the actions that wait for it (a hook may read it):
+ * for each rule its latest transition since the last save. */
+static void log_flush(struct alerts *a) {
+        log_save(a);
+        a->saved_us = util_monotonic_us();
+        a->save_due = false;
+        for (size_t i = 0; i < a->n_rules; i++)
+                if (a->rules[i]->after_due) {
+                        a->rules[i]->after_due = false;
+                        actions_transition(a, a->rules[i], &a->rules[i]->after, true);
+                }
+}
+
+static int log_on_save_timer(sd_event_source *es, uint64_t usec, void *userdata) {
+        struct alerts *a = userdata;
+
+        a->save_timer = sd_event_source_disable_unref(a->save_timer);
+        log_flush(a);
+        return 0;
+}
+
+/* A rule flapping at a threshold (or sixteen in one tick) cost a write and
+ * two fsyncs each on the event loop: alerts.json is written at most once
+ * every SAVE_EVERY_MS, with all that came meanwhile. */
+static void log_save_soon(struct alerts *a) {
+        uint64_t due = a->saved_us + SAVE_EVERY_MS * 1000u;
+
+        if (a->save_timer)
+                return;
+        if (!a->log_path || !a->host.event || !a->saved_us || util_monotonic_us() >= due ||
+            sd_event_add_time(a->host.event, &a->save_timer, CLOCK_MONOTONIC, due, 0, log_on_save_timer, a) < 0)
+                log_flush(a);
+}
+
 static void rule_transition(struct alerts *a, struct alert_rule *r, enum alert_state to,
                             const struct temp_sensor *t, double threshold, int64_t now) {
         struct alert_transition tr = {
@@ -313,10 +354,12 @@ static void rule_transition(struct alerts *a, struct alert_rule *r, enum alert_s
         r->value_c = tr.value_c;
         r->entered_eta_s = tr.eta_s;
         snprintf(r->value_sensor, sizeof r->value_sensor, "%s", tr.sensor);
+        r->below_since_ms = 0;
         actions_transition(a, r, &tr, false);
         log_append(a, &tr);
-        log_save(a);
-        actions_transition(a, r, &tr, true);
+        r->after = tr;
+        r->after_due = true;
+        a->save_due = true;             /* saved after the sample: every rule's of a tick in one write */
         if (a->host.transition)
                 a->host.transition(a->host.userdata, &tr);
 }
@@ -412,7 +455,8 @@ static void rule_read(const struct alert_rule *r, const struct sensors *s, const
                         continue;
                 double v = t->temp_mc / 1000.0, hy = r->cfg.hysteresis_c;
                 enum alert_state enter = v >= c ? ALERT_CRIT : v >= w ? ALERT_WARN : ALERT_OK;
-                enum alert_state hold = v > c - hy ? ALERT_CRIT : v > w - hy ? ALERT_WARN : ALERT_OK;
+                /* at the level itself it holds, also without hysteresis */
+                enum alert_state hold = v > c - hy || v >= c ? ALERT_CRIT : v > w - hy || v >= w ? ALERT_WARN : ALERT_OK;
                 ret->answering++;
                 if (hold > ret->hold)
                         ret->hold = hold;
@@ -453,7 +497,17 @@ static void rule_read_forecast(struct alert_rule *r, int64_t mono, struct rule_r
                 rd->hold = ALERT_FORECAST;
 }
 
-/* now is the wall clock (a label), mono what "for" is measured on. */
+/* A state goes down once the lower reading held dwell: a value that hovers
+ * at a level without hysteresis (or with noise wider than it, given a
+ * dwell) does not flap the rule, and its hook, at every tick. Going up
+ * waits for nothing but "for". */
+static bool rule_dwelt(struct alert_rule *r, int64_t mono) {
+        if (!r->below_since_ms)
+                r->below_since_ms = mono > 0 ? mono : 1;
+        return mono - r->below_since_ms >= (int64_t) alert_rule_dwell_ms(&r->cfg);
+}
+
+/* now is the wall clock (a label), mono what "for" and "dwell" are measured on. */
 static void rule_eval(struct alerts *a, struct alert_rule *r, const struct sensors *s,
                       const struct temp_sensor *hottest, int64_t now, int64_t mono) {
         struct rule_reading rd;
@@ -485,8 +539,10 @@ static void rule_eval(struct alerts *a, struct alert_rule *r, const struct senso
                 rule_transition(a, r, rd.enter, rd.decider, rule_threshold(r, rd.enter, rd.decider), now);
         else if (up > r->state)
                 rule_transition(a, r, up, rd.decider, rule_threshold(r, up, rd.decider), now);
-        else if (rd.hold < r->state)
+        else if (rd.hold < r->state && rule_dwelt(r, mono))
                 rule_transition(a, r, rd.hold, rd.decider, rule_threshold(r, r->state, rd.decider), now);
+        if (rd.hold >= r->state)
+                r->below_since_ms = 0;
 }
 
 static void fan_log(const struct fan *f) {
@@ -538,6 +594,8 @@ void alerts_on_sample(void *userdata, const struct snapshot *snap) {
                         actions[k]->sample(a->action_self[k]);
         for (size_t i = 0; i < a->n_rules; i++)
                 rule_eval(a, a->rules[i], snap->sensors, hottest, snap->time_ms, snap->mono_ms);
+        if (a->save_due)
+                log_save_soon(a);
         if (a->n_fans && (a->fans_bound != snap->sensors || a->fans_n_bound != snap->sensors->n_temps))
                 fans_bind(a, snap->sensors);
         for (size_t i = 0; i < a->n_fans; i++)
@@ -640,6 +698,7 @@ static struct alert_rule *rule_new(const struct alert_rule_config *cfg, int64_t 
 static struct alert_rule *rule_default(int64_t now) {
         struct alert_rule_config cfg = {
                 .name = "default", .sensor = "*", .hysteresis_c = ALERT_HYSTERESIS_DEFAULT_C,
+                .dwell_ms = ALERT_DWELL_UNSET,
                 .warn = { ALERT_THRESHOLD_TRIP, 0, "passive" },
                 .crit = { ALERT_THRESHOLD_TRIP, -DEFAULT_CRIT_MARGIN_C, TRIP_HOT_OR_CRITICAL },
                 .exec_timeout_ms = 30000,
@@ -706,6 +765,7 @@ static void alerts_configure_fans(struct alerts *a, const struct alert_config *c
 static struct alert_rule *rule_default_undervoltage(int64_t now) {
         struct alert_rule_config cfg = {
                 .name = "undervoltage", .sensor = ALERT_SOURCE_UNDERVOLTAGE, .exec_timeout_ms = 30000,
+                .dwell_ms = ALERT_DWELL_UNSET,
         };
 
         return rule_new(&cfg, now);
@@ -783,6 +843,10 @@ int alerts_new(const struct alerts_host *host, const struct alert_config *cfg, s
 void alerts_free(struct alerts *a) {
         if (!a)
                 return;
+        if (a->save_timer) {
+                a->save_timer = sd_event_source_disable_unref(a->save_timer);
+                log_save(a);
+        }
         for (size_t i = 0; i < a->n_rules; i++)
                 rule_free(a, a->rules[i]);
         for (size_t i = 0; i < a->n_fans; i++)

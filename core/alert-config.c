@@ -63,6 +63,13 @@ static struct fan_config *fan_find(struct alert_config *ac, const char *name) {
         return NULL;
 }
 
+uint64_t alert_rule_dwell_ms(const struct alert_rule_config *r) {
+        if (r->dwell_ms != ALERT_DWELL_UNSET)
+                return r->dwell_ms;
+        /* a source is a yes or no of the board's: no level to hover at */
+        return r->hysteresis_c > 0 || alert_config_is_source(r->sensor) ? 0 : ALERT_DWELL_NO_HYSTERESIS_MS;
+}
+
 int alert_config_begin(struct alert_config *ac, const char *section, unsigned line, char *err, size_t errlen) {
         const char *kind, *name;
 
@@ -76,7 +83,7 @@ int alert_config_begin(struct alert_config *ac, const char *section, unsigned li
                 struct alert_rule_config *r = &ac->rules[ac->n_rules++];
                 *r = (struct alert_rule_config) {
                         .line = line, .hysteresis_c = ALERT_HYSTERESIS_DEFAULT_C,
-                        .exec_timeout_ms = EXEC_TIMEOUT_DEFAULT_MS,
+                        .dwell_ms = ALERT_DWELL_UNSET, .exec_timeout_ms = EXEC_TIMEOUT_DEFAULT_MS,
                 };
                 snprintf(r->name, sizeof r->name, "%s", name);
                 return 0;
@@ -359,6 +366,8 @@ static int set_rule(struct alert_rule_config *r, const char *name, const char *k
         }
         if (strcmp(key, "for") == 0)
                 return set_duration(name, key, value, 3600000, &r->for_ms, err, errlen);
+        if (strcmp(key, "dwell") == 0)
+                return set_duration(name, key, value, 3600000, &r->dwell_ms, err, errlen);
         if (strcmp(key, "exec_timeout") == 0) {
                 e = set_duration(name, key, value, 3600000, &r->exec_timeout_ms, err, errlen);
                 if (e == 0 && r->exec_timeout_ms == 0)
@@ -390,7 +399,7 @@ static int set_rule(struct alert_rule_config *r, const char *name, const char *k
                 return 0;
         }
         return util_errorf(err, errlen, -EINVAL, "unknown key \"%s\" in %s (known: sensor, warn, crit, hysteresis, "
-                        "for, lost, exec, exec_timeout, gpio, gpio_active_low, webhook, webhook_format, forecast, "
+                        "for, dwell, lost, exec, exec_timeout, gpio, gpio_active_low, webhook, webhook_format, forecast, "
                         "gpio_forecast)", key, name);
 }
 

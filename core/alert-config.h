@@ -14,6 +14,8 @@
 #define ALERT_GPIO_MAX 64               /* "gpiochip0:17", "/dev/gpiochip0:17" */
 #define ALERT_WEBHOOK_MAX 512           /* bytes of a webhook URL, NUL included */
 #define ALERT_HYSTERESIS_DEFAULT_C 2.0
+#define ALERT_DWELL_UNSET UINT64_MAX    /* dwell not given: alert_rule_dwell_ms() */
+#define ALERT_DWELL_NO_HYSTERESIS_MS 5000u     /* its default with hysteresis = 0 */
 #define ALERT_SOURCE_UNDERVOLTAGE "undervoltage"        /* the supply is too low (Raspberry Pi) */
 #define ALERT_SOURCE_THROTTLED "throttled"              /* the Pi firmware throttles or caps the clock */
 
@@ -45,6 +47,7 @@ struct alert_rule_config {
         struct alert_threshold warn, crit;
         double hysteresis_c;            /* C below a level before it clears */
         uint64_t for_ms;                /* ms a level must hold before it fires */
+        uint64_t dwell_ms;              /* ms a lower reading must hold before the state goes down to it */
         bool lost;                      /* a sensor that stops answering is a state of its own */
         char exec[ALERT_EXEC_MAX];      /* hook: program and arguments split on blanks, no shell; "" for none */
         uint64_t exec_timeout_ms;       /* ms before the hook is killed */
@@ -87,6 +90,10 @@ int alert_config_set(struct alert_config *ac, const char *section, const char *k
  * above crit, a fan whose off is not below on. err names the section; line
  * gets its header's line (0 when not from a file). */
 int alert_config_validate(const struct alert_config *ac, unsigned *ret_line, char *err, size_t errlen);
+
+/* The rule's dwell: as given, else none with a hysteresis or for a source,
+ * and ALERT_DWELL_NO_HYSTERESIS_MS for a level without hysteresis. */
+uint64_t alert_rule_dwell_ms(const struct alert_rule_config *r);
 
 /* A sensor name that is not a temperature but a state of the board. */
 bool alert_config_is_source(const char *sensor);

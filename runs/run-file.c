@@ -21,6 +21,7 @@
 #include "build-config.h"
 #include "run.h"
 #include "samples-csv.h"
+#include "text.h"
 #include "util.h"
 
 #define RUN_FILE_FORMAT "heatcurve-run"
@@ -494,7 +495,8 @@ int run_file_import(json_object *doc, const char *csv, size_t len, const char *s
         r->imported_id = r->id;
         r->imported_ms = util_now_ms();
         r->id = id;
-        snprintf(r->work_unit, sizeof r->work_unit, "%s", rd.unit);
+        /* kept as it is shown: valid UTF-8 that fits, so run.json reads back to the same */
+        text_utf8_sanitize(rd.unit, r->work_unit, sizeof r->work_unit);
         run_series_metrics_horizon(&rd.s, r->ambient_c, run_plateau_horizon_s(r), &r->metrics);
         run_quality_phases(r, &rd.s);
         r->n_samples = rd.s.lim.given;  /* the rows, not those kept in memory */

@@ -130,7 +130,9 @@ static bool run_store_own_file(const char *name) {
                strncmp(name, "run.json.corrupt-", 17) == 0;
 }
 
-/* The first entry of the open directory that is not one of ours, or -errno. */
+/* 1 with the first entry of the open directory that is not a file of ours
+ * (another name, or one of our names that is a directory, a link, a FIFO),
+ * 0 when there is none, or -errno. */
 static int run_store_foreign_file(int dfd, char *name, size_t size) {
         int fd = fcntl(dfd, F_DUPFD_CLOEXEC, 0);
         DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -143,11 +145,16 @@ static int run_store_foreign_file(int dfd, char *name, size_t size) {
                 return -errno;
         }
         rewinddir(d);           /* the duplicate shares its offset with dfd */
-        while (!found && (de = readdir(d)))
-                if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && !run_store_own_file(de->d_name)) {
-                        snprintf(name, size, "%s", de->d_name);
-                        found = 1;
-                }
+        while (!found && (de = readdir(d))) {
+                struct stat st;
+                if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+                        continue;
+                if (run_store_own_file(de->d_name) && fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    S_ISREG(st.st_mode))
+                        continue;
+                snprintf(name, size, "%s", de->d_name);
+                found = 1;
+        }
         closedir(d);
         return found;
 }
@@ -181,6 +188,10 @@ int run_store_delete(const char *state_dir, unsigned id, char *err, size_t errle
         runs_fd = open(runs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         /* never through a symlink: its target is not a run this daemon wrote */
         dfd = runs_fd >= 0 ? openat(runs_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+        if (dfd < 0 && errno == ENOENT && runs_fd >= 0) {
+                close(runs_fd);
+                return 0;               /* gone already: nothing of it is left to lose */
+        }
         if (dfd < 0) {
                 r = -errno;
                 snprintf(err, errlen, "%s/%s: %s", runs, name, r == -ELOOP || r == -ENOTDIR ?
@@ -192,8 +203,8 @@ int run_store_delete(const char *state_dir, unsigned id, char *err, size_t errle
         /* all or nothing: a file someone else put there keeps the whole run */
         r = run_store_foreign_file(dfd, other, sizeof other);
         if (r > 0) {
-                snprintf(err, errlen, "%s/%s holds \"%s\", which heatcurved did not write; move it away first",
-                         runs, name, other);
+                snprintf(err, errlen, "%s/%s holds \"%s\", which heatcurved did not write (or not as a file); "
+                         "move it away first", runs, name, other);
                 close(dfd);
                 close(runs_fd);
                 return -ENOTEMPTY;

@@ -335,8 +335,10 @@ int run_store_reserve(const char *dir);
 int run_store_load_all(const char *state_dir, struct run ***ret, size_t *n, unsigned *max_id,
                        char *warn, size_t warnlen);
 /* Removes state_dir/runs/<id> with its files, never through a symlink, and
- * only when it holds nothing but what the daemon writes (all or nothing).
- * err says why not. -errno. */
+ * only when it holds nothing but the files the daemon writes (all or
+ * nothing): -ELOOP or -ENOTDIR for a link or a file in its place,
+ * -ENOTEMPTY for anything else in it, with err naming it; 0 when it is gone
+ * already. -errno. */
 int run_store_delete(const char *state_dir, unsigned id, char *err, size_t errlen);
 /* The fixed columns of every complete row of dir/samples.csv; returns the
  * last row's time_ms, 0 for none. unit gets the work unit seen last. */

@@ -198,6 +198,9 @@ void api_run_delete(struct api *a, struct http_request *r, unsigned id) {
                 http_reply_error(r, 409, "run_active", "%s", err);
         else if (e == -ENOENT)
                 http_reply_error(r, 404, "not_found", "%s", err);
+        else if (e == -ENOTEMPTY || e == -ELOOP || e == -ENOTDIR)
+                /* its folder is not (only) what heatcurved wrote: a conflict with the disk, all kept */
+                http_reply_error(r, 409, "run_files", "%s", err);
         else if (e < 0)
                 http_reply_error(r, 500, "storage", "%s", err);
         else

@@ -1,4 +1,5 @@
-/* fuzz-config.c — libFuzzer target: the INI config parser (config_load) and the checks after it. */
+/* fuzz-config.c — libFuzzer target: the INI config parser (config_load) with its [alert] and [fan] sections, and
+ * the checks after it. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,9 +32,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 abort();
         config_defaults(&c);
         if (config_load(&c, path, err, sizeof err) == 0) {
+                /* a NUL anywhere would cut its line short: never taken */
+                if (memchr(data, '\0', size))
+                        abort();
                 config_validate(&c, err, sizeof err);
                 config_history_samples(&c);
-        }
+                for (size_t i = 0; i < c.alerts.n_rules; i++)
+                        if (alert_rule_dwell_ms(&c.alerts.rules[i]) > 3600000)
+                                abort();
+        } else if (!err[0])
+                abort();                /* every refusal says why */
         if (size < 128) {
                 char text[128];
                 memcpy(text, data, size);

@@ -92,7 +92,7 @@ def test_hooks_one_at_a_time_timeout_and_failures(start_daemon, fixture_copy, tm
     failing = write_hook(tmp_path, "exit 3\n", "failing.sh")
     gone = write_hook(tmp_path, "exit 0\n", "gone.sh")             # removed once the daemon runs
     conf = write_conf(tmp_path,
-                      f"[alert slow]\nsensor = thermal_zone0\nwarn = 60\nhysteresis = 0\nexec = {slow}\n\n"
+                      f"[alert slow]\nsensor = thermal_zone0\nwarn = 60\nhysteresis = 0\ndwell = 0s\nexec = {slow}\n\n"
                       f"[alert stuck]\nsensor = thermal_zone0\nwarn = 60\nexec = {stuck}\nexec_timeout = 1s\n\n"
                       f"[alert failing]\nsensor = thermal_zone0\nwarn = 60\nexec = {failing}\n\n"
                       f"[alert missing]\nsensor = thermal_zone0\nwarn = 60\nexec = {gone}\n")
@@ -117,6 +117,115 @@ def test_hooks_one_at_a_time_timeout_and_failures(start_daemon, fixture_copy, tm
     assert "Alert failing: hook exited with status 3" in log
     assert f"Alert missing: cannot run hook {gone}: No such file or directory" in log
     assert "hook killed by signal 9" in log
+
+
+def alive(pid):
+    """The process runs (a zombie does not count)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def write_daemonising_hook(tmp_path, out):
+    """A hook that ignores SIGTERM and daemonises a grandchild (setsid, then its parent exits), which
+    ignores SIGTERM too; "exits" as its argument: it returns at once, leaving the grandchild."""
+    grand = write_hook(tmp_path, 'trap "" TERM\necho $$ > "$1.tmp"\nmv "$1.tmp" "$1.grand"\nexec sleep 300\n',
+                       "grand.sh")
+    return write_hook(tmp_path, f'out="{out}/$HEATCURVE_ALERT"\ntrap "" TERM\n'
+                                f'setsid sh -c "{grand} $out & exit 0" &\n'
+                                f'while [ ! -e "$out.grand" ]; do sleep 0.05; done\n'
+                                f'echo $$ > "$out.t"\nmv "$out.t" "$out.hook"\n'
+                                f'[ "$1" = exits ] && exit 0\nexec sleep 300\n', "daemonising.sh")
+
+
+def test_nothing_a_hook_started_outlives_its_timeout_its_end_or_the_daemon(start_daemon, fixture_copy, tmp_path):
+    """Hooks that ignore SIGTERM and leave a setsid'd grandchild: all killed at the timeout, when the
+    hook itself exits (as a oneshot unit's leftovers are), and when heatcurved is killed with -9."""
+    root = fixture_copy("rpi4")
+    out = tmp_path / "pids"
+    out.mkdir()
+    hook = write_daemonising_hook(tmp_path, out)
+    conf = write_conf(tmp_path, f"[alert timeout]\nsensor = thermal_zone0\nwarn = 60\nexec = {hook}\n"
+                                f"exec_timeout = 2s\n\n"
+                                f"[alert exits]\nsensor = thermal_zone0\nwarn = 60\nexec = {hook} exits\n\n"
+                                f"[alert orphan]\nsensor = thermal_zone0\nwarn = 60\nexec = {hook}\n"
+                                f"exec_timeout = 1h\n")
+    set_zone(root, 40)
+    d = start_tree(start_daemon, root, "--config", conf)
+    set_zone(root, 65)
+    pids = {}
+    try:
+        d.wait_for(lambda: all((out / f"{r}.hook").exists() for r in ("timeout", "exits", "orphan")),
+                   what="the hooks and their grandchildren started")
+        pids = {f"{r}.{k}": int((out / f"{r}.{k}").read_text()) for r in ("timeout", "exits", "orphan")
+                for k in ("hook", "grand")}
+        d.wait_for(lambda: "Alert exits: hook finished" in d.logs(), what="the hook that exits")
+        d.wait_for(lambda: not alive(pids["exits.grand"]), timeout=5, what="its grandchild gone with it")
+        d.wait_for(lambda: "Alert timeout: hook still running after 2000 ms, killing it" in d.logs(),
+                   what="the timeout")
+        d.wait_for(lambda: not alive(pids["timeout.hook"]) and not alive(pids["timeout.grand"]), timeout=5,
+                   what="the timed-out hook and its grandchild gone")
+        assert alive(pids["orphan.hook"]) and alive(pids["orphan.grand"])
+        assert rule(d, "orphan")["hook_running"] is True
+        d.proc.send_signal(signal.SIGKILL)
+        d.proc.wait(timeout=10)
+        d.wait_for(lambda: not alive(pids["orphan.hook"]) and not alive(pids["orphan.grand"]), timeout=5,
+                   what="the hook and its grandchild gone with the daemon")
+    finally:
+        for pid in pids.values():
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_value_at_the_level_does_not_flap_and_alerts_json_is_written_once_a_second(start_daemon, fixture_copy,
+                                                                                      tmp_path):
+    """hysteresis = 0 and a value across the level at every sample (every 100 ms): the rule keeps its
+    state (the default dwell, 5 s without hysteresis); with dwell = 0s it flaps, as asked, and its
+    transitions reach alerts.json in at most one write a second, the hook running for the latest."""
+    root = fixture_copy("rpi4")
+    state = tmp_path / "state"
+    seen = tmp_path / "hook-seen"
+    hook = write_hook(tmp_path, f'echo "$HEATCURVE_STATE" >> "{seen}"\n')
+    conf = write_conf(tmp_path, "[alert hover]\nsensor = thermal_zone0\nwarn = 60\nhysteresis = 0\n\n"
+                                f"[alert flap]\nsensor = thermal_zone0\nwarn = 60\nhysteresis = 0\ndwell = 0s\n"
+                                f"exec = {hook}\n")
+    set_zone(root, 40)
+    d = start_tree(start_daemon, root, "--config", conf, state_dir=str(state))
+    path = state / "alerts.json"
+    writes, last, t0 = [], None, time.monotonic()
+    i = 0
+    while time.monotonic() - t0 < 4.0:
+        if i % 10 == 0:
+            set_zone(root, 61 if (i // 10) % 2 == 0 else 59)
+        try:
+            st = os.stat(path)
+            key = (st.st_ino, st.st_mtime_ns)
+        except FileNotFoundError:
+            key = None
+        if key and key != last:
+            writes.append(key[1] / 1e9)         # when it was written, however late the test looks
+            last = key
+        i += 1
+        time.sleep(0.01)
+    set_zone(root, 40)
+    logs = d.logs()
+    flaps = logs.count("Alert flap: warn") + logs.count("Alert flap: ok")
+    assert flaps >= 12, flaps
+    assert logs.count("Alert hover: ") - logs.count("Alert hover: hook") == 1       # warn, and kept
+    assert rule(d, "hover")["state"] == "warn"
+    assert 2 <= len(writes) <= 6, writes
+    gaps = [b - a for a, b in zip(writes, writes[1:])]
+    assert min(gaps) > 0.9, gaps
+    # what came last is saved, and the hook ran for it
+    d.wait_for(lambda: rule(d, "flap")["state"] == "ok", what="flap ok at 40")
+    time.sleep(1.5)
+    kept = json.loads(path.read_text())["transitions"]
+    assert kept == alerts(d)["transitions"]
+    d.wait_for(lambda: seen.exists() and seen.read_text().split()[-1] == "ok" and not rule(d, "flap")["hook_running"],
+               what="the hook ran for the last transition")
+    assert len(seen.read_text().split()) < flaps
 
 
 def test_lost_sensor_is_a_state(start_daemon, fixture_copy, tmp_path):

@@ -590,17 +590,56 @@ def test_delete_refuses_symlinks_and_foreign_files(start_daemon, tmp_path):
     run_dir.rmdir()
     run_dir.symlink_to(elsewhere)
     status, body = d.request("DELETE", f"/api/v1/runs/{ids[0]}")
-    assert status == 500 and "not a directory (a symbolic link?)" in body["error"]["message"], body
+    assert status == 409 and body["error"]["code"] == "run_files", body
+    assert "not a directory (a symbolic link?)" in body["error"]["message"], body
     assert (elsewhere / "run.json").read_text() == "precious" and (elsewhere / "samples.csv").exists()
     # a file someone else put in a run directory: all or nothing, the run stays whole and listed
     (state / "runs" / str(ids[1]) / "notes.txt").write_text("mine")
     status, body = d.request("DELETE", f"/api/v1/runs/{ids[1]}")
-    assert status == 500 and '"notes.txt", which heatcurved did not write' in body["error"]["message"], body
+    assert status == 409 and '"notes.txt", which heatcurved did not write' in body["error"]["message"], body
     assert sorted(p.name for p in (state / "runs" / str(ids[1])).iterdir()) == ["notes.txt", "run.json", "samples.csv"]
     assert d.get(f"/api/v1/runs/{ids[1]}")[0] == 200
     (state / "runs" / str(ids[1]) / "notes.txt").unlink()
     assert d.request("DELETE", f"/api/v1/runs/{ids[1]}")[0] == 204
     assert not (state / "runs" / str(ids[1])).exists()
+
+
+def test_delete_of_a_partly_written_run_answers_409_and_keeps_everything(start_daemon, tmp_path):
+    """A run folder that is not only the files heatcurved writes (one of its names taken by a
+    folder, a FIFO, a link) is a conflict: 409 naming it, every file kept, the run still listed.
+    Its run.json gone or damaged, the rest is still a run's own files: it goes (204)."""
+    state = tmp_path / "state"
+    d = start_tree(start_daemon, fixture_path("rpi4"), state_dir=str(state))
+    ids = []
+    for _ in range(4):
+        status, run = post_run(d, {"phases": [{"kind": "idle", "duration": "1s"}]})
+        assert status == 201
+        wait_state(d, run["id"])
+        ids.append(run["id"])
+    runs = state / "runs"
+    odd = {ids[0]: lambda p: p.mkdir(), ids[1]: lambda p: os.mkfifo(p),
+           ids[2]: lambda p: p.symlink_to(tmp_path / "elsewhere")}
+    names = {ids[0]: "run.json.tmp", ids[1]: "samples.csv.tmp", ids[2]: "run.json.spare"}
+    for i, make in odd.items():
+        make(runs / str(i) / names[i])
+        before = sorted(p.name for p in (runs / str(i)).iterdir())
+        status, body = d.request("DELETE", f"/api/v1/runs/{i}")
+        assert status == 409 and body["error"]["code"] == "run_files", body
+        assert f'"{names[i]}", which heatcurved did not write (or not as a file)' in body["error"]["message"]
+        assert sorted(p.name for p in (runs / str(i)).iterdir()) == before
+        assert d.get(f"/api/v1/runs/{i}")[0] == 200
+    # run.json damaged, a stale .tmp beside it: still only its own files
+    (runs / str(ids[3]) / "run.json").write_text('{"id": 4, "sta')
+    (runs / str(ids[3]) / "run.json.tmp").write_text("half")
+    assert d.request("DELETE", f"/api/v1/runs/{ids[3]}")[0] == 204
+    assert not (runs / str(ids[3])).exists()
+    # its folder gone already: nothing left to lose, the entry goes
+    for p in (runs / str(ids[0])).iterdir():
+        p.rmdir() if p.is_dir() else p.unlink()
+    (runs / str(ids[0])).rmdir()
+    assert d.request("DELETE", f"/api/v1/runs/{ids[0]}")[0] == 204
+    assert d.get(f"/api/v1/runs/{ids[0]}")[0] == 404
+    assert [r["id"] for r in d.get("/api/v1/runs")[1]["runs"]] == [ids[2], ids[1]]
 
 
 @pytest.mark.slow       # a run on a full disk, 5 s

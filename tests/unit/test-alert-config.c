@@ -110,7 +110,7 @@ static const struct bad_case bad_cases[] = {
         { "[alert a]\nsensor = x\nwarn = hot\n", "3: [alert a] warn: \"hot\" is not a temperature (e.g. 70, trip:passive-5, trip:critical-10)" },
         { "[alert a]\nsensor = x\nwarn = trip:warm-5\n", "3: [alert a] warn: \"trip:warm-5\" is not a temperature (e.g. 70, trip:passive-5, trip:critical-10)" },
         { "[alert a]\nsensor = x\ncrit = trip:critical-x\n", "3: [alert a] crit: \"trip:critical-x\" is not a temperature (e.g. 70, trip:passive-5, trip:critical-10)" },
-        { "[alert a]\nsensor = x\nwarn = 60\ncolour = red\n", "4: unknown key \"colour\" in [alert a] (known: sensor, warn, crit, hysteresis, for, lost, exec, exec_timeout, gpio, gpio_active_low, webhook, webhook_format, forecast, gpio_forecast)" },
+        { "[alert a]\nsensor = x\nwarn = 60\ncolour = red\n", "4: unknown key \"colour\" in [alert a] (known: sensor, warn, crit, hysteresis, for, dwell, lost, exec, exec_timeout, gpio, gpio_active_low, webhook, webhook_format, forecast, gpio_forecast)" },
         { "[alert a]\nsensor = x\nwarn = 60\nforecast = soon\n", "4: [alert a] forecast: \"soon\" is not a duration up to 1h (e.g. 10s, 2m)" },
         { "[alert a]\nsensor = x\nwarn = 60\nforecast = 2h\n", "4: [alert a] forecast: \"2h\" is not a duration up to 1h (e.g. 10s, 2m)" },
         { "[alert a]\nsensor = x\nwarn = 60\nforecast = 0s\n", "4: [alert a] forecast: \"0s\": looks ahead at least 1s (e.g. 5m)" },

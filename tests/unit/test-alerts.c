@@ -124,6 +124,52 @@ static void test_hysteresis_and_for_with_noise(void **state) {
         alerts_free(a);
 }
 
+/* Without hysteresis a value at the level, or around it, does not flap the
+ * rule: it goes down once the lower reading held its dwell (5 s by default). */
+static void test_dwell_without_hysteresis(void **state) {
+        static const char *const cfg[] = {
+                "alert soc", "sensor", "thermal_zone0", "alert soc", "warn", "60",
+                "alert soc", "hysteresis", "0", NULL,
+        };
+        static const char *const flapping[] = {
+                "alert soc", "sensor", "thermal_zone0", "alert soc", "warn", "60",
+                "alert soc", "hysteresis", "0", "alert soc", "dwell", "0s", NULL,
+        };
+        struct alerts *a;
+        int64_t s = 0;
+
+        board_reset();
+        a = alerts_from(cfg);
+        set_temp(0, 60.0);
+        for (int i = 0; i < 20; i++)
+                sample(a, s++);
+        assert_int_equal(alerts_log_count(a), 1);
+        for (int i = 0; i < 60; i++) {
+                set_temp(0, i % 2 ? 60.25 : 59.75);
+                sample(a, s++);
+        }
+        assert_int_equal(state_of(a, 0), ALERT_WARN);
+        assert_int_equal(alerts_log_count(a), 1);
+        /* below it for good: ok once it held 5 s */
+        set_temp(0, 59.0);
+        int64_t below = s;
+        while (state_of(a, 0) == ALERT_WARN && s < below + 20)
+                sample(a, s++);
+        assert_int_equal(s - 1 - below, 5);
+        assert_int_equal(alerts_log_count(a), 2);
+        alerts_free(a);
+
+        /* dwell = 0s: each sample across the level is a transition, as asked */
+        board_reset();
+        a = alerts_from(flapping);
+        for (int i = 0; i < 10; i++) {
+                set_temp(0, i % 2 ? 59.75 : 60.25);
+                sample(a, s++);
+        }
+        assert_int_equal(alerts_log_count(a), 10);
+        alerts_free(a);
+}
+
 static void test_levels_up_and_down(void **state) {
         static const char *const cfg[] = {
                 "alert soc", "sensor", "thermal_zone*", "alert soc", "warn", "60",
@@ -677,6 +723,7 @@ static void test_forecast_left_when_the_load_stops(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_hysteresis_and_for_with_noise),
+                cmocka_unit_test(test_dwell_without_hysteresis),
                 cmocka_unit_test(test_levels_up_and_down),
                 cmocka_unit_test(test_trip_relative),
                 cmocka_unit_test(test_default_rule),
