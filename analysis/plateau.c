@@ -37,7 +37,7 @@
  * with arbitrary slow parts the plateau is not identifiable at all: a part
  * much slower than the data is a ramp whose amplitude can always grow.
  * Coverage and width on two- and three-exponential curves are measured by
- * bench/analysis-corpus.c (figures in bench/README.md).
+ * bench/analysis-corpus.c (figures in bench/analysis.md).
  */
 #define PLATEAU_BIN_FRACTION    0.06
 #define PLATEAU_NM_EVALS        120
