@@ -291,7 +291,7 @@ def test_run_show_export_stop_delete(start_daemon, ctl):
     table = r.stdout.split("\n\n")[-1].splitlines()
     assert len(table) == len(metrics), table
     assert sum(line.endswith(" -") for line in table) == sum(v is None for v in metrics.values())
-    assert row_starting(r.stdout, "fit", "model")[-1] == doc["metrics"]["fit_model"]
+    assert row_starting(r.stdout, "fit", "model")[-1] == (doc["metrics"]["fit_model"] or "-")
     assert row_starting(r.stdout, "work", "rate", "start")[-1] == doc["metrics"]["work_unit"] + "/s"
     assert_no_trailing_spaces(r.stdout)
     r = ctl(d, "show", "1", "--json")

@@ -397,6 +397,11 @@ def test_run_deleted_while_its_samples_are_read(start_daemon):
         try:
             pending = Pending(d, path.format(a=a, keep=keep))
             d.wait_for(lambda: fifo in open_files(d.proc.pid), what="the daemon reading the samples")
+            # the FIFO, still open in the daemon, leaves the run's folder: a DELETE
+            # refuses what is not a file of its own, and the read goes on unhindered
+            os.rename(fifo, os.path.join(d.state_dir, f"samples-{a}.fifo"))
+            with open(fifo, "wb") as f:
+                f.write(content)
             assert d.request("DELETE", f"/api/v1/runs/{a}")[0] == 204
             assert pending.result is None, pending.result
             os.write(w, content)
