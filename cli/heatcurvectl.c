@@ -26,7 +26,11 @@ static void help(void) {
                "  sensors                     every temperature, frequency and the load\n"
                "  run [--label L] [--ambient C] [--notes N] [--safety-limit C] [--sensor ID]\n"
                "      [--idle SPEC] [--stress SPEC] [--cooldown SPEC] ... [--wait]\n"
-               "                              start a run; phases in the order given\n"
+               "      [--repeat N [--remount]]\n"
+               "                              start a run; phases in the order given;\n"
+               "                              --repeat: N runs, one after the other, each\n"
+               "                              once the board is back at its idle baseline;\n"
+               "                              --remount: waits for Enter between them\n"
                "  watch [ID] [--count N]      a live line: phase, elapsed, temperatures, freq,\n"
                "                              load, work rate, predicted plateau\n"
                "  runs                        the runs with their key metrics\n"
@@ -48,7 +52,8 @@ static void help(void) {
                "                              an export, or any CSV with a header (times in s\n"
                "                              or ISO 8601; S in s from the first sample)\n"
                "  alerts                      the alert rules, the fans and the last transitions\n"
-               "  stop ID                     stop a running run\n"
+               "  stop ID                     stop a running run (or a series' wait)\n"
+               "  continue ID                 a series waiting for a remount after run ID goes on\n"
                "  delete ID                   delete a run that is not running\n\n"
                "Options (before or after the command):\n"
                "  --url URL                   the daemon; default $HEATCURVE_URL, else\n"
@@ -359,13 +364,14 @@ static int cmd_sensors(struct client *c, int argc, char **argv) {
 
 enum {
         RUN_LABEL = 0x100, RUN_AMBIENT, RUN_NOTES, RUN_SAFETY, RUN_SENSOR, RUN_IDLE, RUN_STRESS,
-        RUN_COOLDOWN, RUN_WAIT,
+        RUN_COOLDOWN, RUN_WAIT, RUN_REPEAT, RUN_REMOUNT,
 };
 
 struct run_args {
         json_object *body;              /* the POST body being built */
         json_object *phases;            /* its "phases" */
         bool wait;                      /* --wait */
+        bool series;                    /* --repeat N with N > 1 */
 };
 
 static int run_number(json_object *body, const char *key, const char *opt, const char *value) {
@@ -377,6 +383,16 @@ static int run_number(json_object *body, const char *key, const char *opt, const
         if (end == value || *end || errno || !isfinite(v))
                 return usage("run: %s needs a number in °C, not \"%s\"", opt, value);
         json_object_object_add(body, key, json_object_new_double(v));
+        return 0;
+}
+
+static int run_repeat(struct run_args *a, const char *value) {
+        unsigned n;
+
+        if (!parse_id(value, &n) || n > 1000)
+                return usage("run: --repeat needs a count of runs, not \"%s\"", value);
+        json_object_object_add(a->body, "repeat", json_object_new_int64(n));
+        a->series = n > 1;
         return 0;
 }
 
@@ -392,6 +408,11 @@ static int run_on_option(int o, const char *arg, void *userdata) {
         case RUN_AMBIENT: return run_number(a->body, "ambient_c", "--ambient", arg);
         case RUN_SAFETY: return run_number(a->body, "safety_limit_c", "--safety-limit", arg);
         case RUN_WAIT: a->wait = true; return 0;
+        case RUN_REPEAT: return run_repeat(a, arg);
+        case RUN_REMOUNT:
+                json_object_object_add(a->body, "remount", json_object_new_boolean(true));
+                a->wait = true;         /* someone has to press Enter */
+                return 0;
         case RUN_IDLE: case RUN_STRESS: case RUN_COOLDOWN:
                 phase = runspec_phase(kinds[o - RUN_IDLE], arg, json_len(a->phases));
                 if (!phase)
@@ -409,7 +430,8 @@ static int run_parse(struct client *c, int argc, char **argv, struct run_args *a
                 { "notes", required_argument, NULL, RUN_NOTES }, { "safety-limit", required_argument, NULL, RUN_SAFETY },
                 { "sensor", required_argument, NULL, RUN_SENSOR }, { "idle", required_argument, NULL, RUN_IDLE },
                 { "stress", required_argument, NULL, RUN_STRESS }, { "cooldown", required_argument, NULL, RUN_COOLDOWN },
-                { "wait", no_argument, NULL, RUN_WAIT }, {}
+                { "wait", no_argument, NULL, RUN_WAIT }, { "repeat", required_argument, NULL, RUN_REPEAT },
+                { "remount", no_argument, NULL, RUN_REMOUNT }, {}
         };
         int first, r;
 
@@ -468,7 +490,7 @@ static int cmd_run(struct client *c, int argc, char **argv) {
                 return 1;
         if (!a.wait)
                 return 0;
-        return watch_run(c, (unsigned) id, 0, WATCH_WAIT);
+        return a.series ? watch_series(c, (unsigned) id, WATCH_WAIT) : watch_run(c, (unsigned) id, 0, WATCH_WAIT);
 }
 
 struct export_args {
@@ -552,7 +574,7 @@ static int cmd_import(struct client *c, int argc, char **argv) {
 }
 
 static int cmd_stop_delete(struct client *c, int argc, char **argv) {
-        bool stop = strcmp(argv[0], "stop") == 0;
+        bool go_on = strcmp(argv[0], "continue") == 0, stop = go_on || strcmp(argv[0], "stop") == 0;
         json_object *doc = NULL;
         struct reply reply;
         char path[64];
@@ -563,7 +585,8 @@ static int cmd_stop_delete(struct client *c, int argc, char **argv) {
                 return r;
         if (!parse_id(argv[first], &id))
                 return usage("%s: \"%s\" is not a run id", argv[0], argv[first]);
-        snprintf(path, sizeof path, stop ? "/api/v1/runs/%u/stop" : "/api/v1/runs/%u", id);
+        snprintf(path, sizeof path, go_on ? "/api/v1/runs/%u/continue" : stop ? "/api/v1/runs/%u/stop" :
+                 "/api/v1/runs/%u", id);
         r = 0;
         if (client_call(c->url, c, stop ? "POST" : "DELETE", path, NULL, &reply, NULL) < 0)
                 return 1;
@@ -575,6 +598,8 @@ static int cmd_stop_delete(struct client *c, int argc, char **argv) {
                 r = cli_fail("POST %s%s: the answer has no run state", c->url, path);
         else if (c->json && doc)
                 print_json(doc);
+        else if (!c->json && go_on)
+                printf("run %u's series goes on\n", id);
         else if (!c->json && stop)
                 printf("run %u stopped: %s\n", id, fmt_string(doc, "state"));
         else if (!c->json)
@@ -594,7 +619,7 @@ int main(int argc, char **argv) {
                 { "import", cmd_import },
                 { "plot", cmd_plot },
                 { "stop", cmd_stop_delete }, { "delete", cmd_stop_delete }, { "analyse", cmd_analyse },
-                { "alerts", cmd_alerts },
+                { "alerts", cmd_alerts }, { "continue", cmd_stop_delete },
         };
         const char *env = getenv("HEATCURVE_URL");
         struct client c = {};

@@ -494,6 +494,10 @@ int run_file_import(json_object *doc, const char *csv, size_t len, const char *s
         r->imported_id = r->id;
         r->imported_ms = util_now_ms();
         r->id = id;
+        /* its series' ids are the other daemon's: here it is a run of its own, grouped by its label */
+        r->repeat_of = r->repeat_index = 0;
+        r->repeat_count = 1;
+        r->remount = false;
         snprintf(r->work_unit, sizeof r->work_unit, "%s", rd.unit);
         run_series_metrics(&rd.s, r->ambient_c, &r->metrics);
         run_quality_phases(r, &rd.s);

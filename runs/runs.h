@@ -46,7 +46,17 @@ void runs_on_sensors(void *userdata, const struct sensors *s);
  * configured, or any load while root_loads_refused; other -errno: storage. */
 int runs_start(struct runs *rs, const char *def_json, size_t len, const struct run **ret,
                char *err, size_t errlen);
-/* -ENOENT no such run; -EALREADY it is not running. */
+/* A definition with "repeat": N > 1 starts a series: its runs start one
+ * after the other, each when the last finished and the board is back within
+ * 1 C of its idle baseline (at most 30 min later), and with "remount" when
+ * runs_continue() says the case is back on. A run of the series that does
+ * not finish, or a stop, ends it; so does a restart of the daemon. While
+ * one waits, runs_start() answers -EBUSY. */
+/* The waiting series of run id goes on: -ENOENT no such run, -EALREADY
+ * its series does not wait for a remount. */
+int runs_continue(struct runs *rs, unsigned id, char *err, size_t errlen);
+/* -ENOENT no such run; -EALREADY it is not running (nor the last run of a
+ * waiting series, which the stop ends). */
 int runs_stop(struct runs *rs, unsigned id, char *err, size_t errlen);
 /* Abort the live run, if any, with this reason (an alert at crit). */
 void runs_abort(struct runs *rs, const char *reason);
