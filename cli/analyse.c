@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "analyse.h"
 #include "analysis.h"
 #include "cli.h"
 #include "json-metrics.h"
@@ -17,12 +18,6 @@
  * samples.csv first (runs/run.h RUN_CSV_FIXED), then common spellings. */
 static const char *const time_names[] = { "elapsed_s", "time_s", "time", "timestamp", "t", "seconds", "time_ms", NULL };
 static const char *const temp_names[] = { "temp_c", "temperature_c", "temperature", "temp", "cpu_temp", "soc_temp", NULL };
-
-struct analyse_args {
-        const char *time_col, *temp_col, *phase_col;
-        double load_start, load_end;            /* s from the first sample; NaN when not given */
-        double ambient_c;                       /* NaN when not given */
-};
 
 /* Samples kept of a recording, as a run keeps them (RUN_SERIES_MAX): a
  * longer one keeps every 2nd, 4th ... row, evenly (struct samples_limit). */
@@ -56,6 +51,14 @@ enum {
         OPT_TIME = 0x100, OPT_TEMP, OPT_PHASE, OPT_LOAD_START, OPT_LOAD_END, OPT_AMBIENT,
 };
 
+const struct option analyse_options[] = {
+        { "time", required_argument, NULL, OPT_TIME }, { "temp", required_argument, NULL, OPT_TEMP },
+        { "phase", required_argument, NULL, OPT_PHASE },
+        { "load-start", required_argument, NULL, OPT_LOAD_START },
+        { "load-end", required_argument, NULL, OPT_LOAD_END },
+        { "ambient", required_argument, NULL, OPT_AMBIENT }, {},
+};
+
 static int parse_seconds(const char *opt, const char *arg, double *ret) {
         char *end;
 
@@ -66,7 +69,7 @@ static int parse_seconds(const char *opt, const char *arg, double *ret) {
         return 0;
 }
 
-static int analyse_on_option(int o, const char *arg, void *userdata) {
+int analyse_on_option(int o, const char *arg, void *userdata) {
         struct analyse_args *a = userdata;
 
         switch (o) {
@@ -426,46 +429,85 @@ static int analyse_print(const struct samples *s, const struct recording *rec, j
         return 0;
 }
 
-int cmd_analyse(struct client *c, int argc, char **argv) {
-        static const struct option opts[] = {
-                { "time", required_argument, NULL, OPT_TIME }, { "temp", required_argument, NULL, OPT_TEMP },
-                { "phase", required_argument, NULL, OPT_PHASE },
-                { "load-start", required_argument, NULL, OPT_LOAD_START },
-                { "load-end", required_argument, NULL, OPT_LOAD_END },
-                { "ambient", required_argument, NULL, OPT_AMBIENT }, {},
+int analyse_check_args(const struct analyse_args *a, const char *cmd) {
+        if (a->phase_col && !isnan(a->load_start))
+                return usage("%s: --phase and --load-start exclude each other", cmd);
+        if (!isnan(a->load_end) && (isnan(a->load_start) || !(a->load_end > a->load_start)))
+                return usage("%s: --load-end needs a --load-start before it", cmd);
+        return 0;
+}
+
+/* The metrics of the samples gathered, over ambient_c when known. */
+static json_object *samples_metrics(const struct samples *s, double ambient_c) {
+        struct analysis_samples in = {
+                .n = s->n, .t_s = s->t, .temp_c = s->temp, .phase = s->phase, .ambient_c = ambient_c,
+                .freq_hz = s->has_freq ? s->freq : NULL, .max_allowed_hz = s->has_max ? s->max_hz : NULL,
+                .cooling_active = s->has_cooling ? s->cooling : NULL,
+                .firmware_throttled = s->has_firmware ? s->firmware : NULL, .work_rate = s->has_work ? s->work : NULL,
+                /* over every row, not only those kept */
+                .load_freq = s->load_seen ? &s->load_freq : NULL, .baseline_c = s->load_seen ? &s->baseline : NULL,
         };
+        struct run_metrics m;
+        struct analysis_plateau p;
+
+        if (analysis_compute_metrics(&in, &m) < 0)
+                analysis_metrics_init(&m, ambient_c);
+        else if (!isnan(s->peak))
+                m.peak_c = s->peak;
+        load_plateau(s, &p);
+        return metrics_json(&m, s->work_unit, &p);
+}
+
+/* A run file's run document (export --format run), or NULL. */
+static json_object *recording_run(const struct recording *rec) {
+        json_object *run = rec->from_json ? json_get(rec->doc, "run") : NULL;
+
+        return json_object_is_type(run, json_type_object) ? run : NULL;
+}
+
+int analyse_source(const char *path, const struct analyse_args *a, json_object **ret) {
+        struct recording rec;
+        struct samples s = {};
+        json_object *run, *doc = NULL;
+        double ambient_c = a->ambient_c;
+        int r;
+
+        r = recording_open(path, &rec) < 0 || samples_gather(&s, &rec, a) < 0 ? 1 : 0;
+        if (r == 0) {
+                run = recording_run(&rec);
+                if (run && isnan(ambient_c) && json_object_is_type(json_get(run, "ambient_c"), json_type_double))
+                        ambient_c = json_object_get_double(json_get(run, "ambient_c"));
+                /* a run file is its run, its metrics computed here again; a CSV only its metrics */
+                doc = run ? json_object_get(run) : json_object_new_object();
+                if (!run) {
+                        json_object_object_add(doc, "label", NULL);
+                        json_object_object_add(doc, "state", json_object_new_string("recorded"));
+                }
+                json_object_object_add(doc, "source", json_object_new_string(path));
+                json_object_object_add(doc, "metrics", samples_metrics(&s, ambient_c));
+                *ret = doc;
+        }
+        samples_free(&s);
+        recording_free(&rec);
+        return r;
+}
+
+int cmd_analyse(struct client *c, int argc, char **argv) {
         struct analyse_args a = { .load_start = NAN, .load_end = NAN, .ambient_c = NAN };
         struct recording rec;
         struct samples s = {};
         int first, r;
 
-        first = cli_parse(c, argc, argv, opts, analyse_on_option, &a, false, &r);
+        first = cli_parse(c, argc, argv, analyse_options, analyse_on_option, &a, false, &r);
         if (first < 0)
                 return r;
         if (argc - first != 1)
                 return usage("analyse needs one file (a CSV with a header, or a run export)");
-        if (a.phase_col && !isnan(a.load_start))
-                return usage("analyse: --phase and --load-start exclude each other");
-        if (!isnan(a.load_end) && (isnan(a.load_start) || !(a.load_end > a.load_start)))
-                return usage("analyse: --load-end needs a --load-start before it");
+        if ((r = analyse_check_args(&a, "analyse")) != 0)
+                return r;
         r = recording_open(argv[first], &rec) < 0 || samples_gather(&s, &rec, &a) < 0 ? 1 : 0;
         if (r == 0) {
-                struct analysis_samples in = {
-                        .n = s.n, .t_s = s.t, .temp_c = s.temp, .phase = s.phase, .ambient_c = a.ambient_c,
-                        .freq_hz = s.has_freq ? s.freq : NULL, .max_allowed_hz = s.has_max ? s.max_hz : NULL,
-                        .cooling_active = s.has_cooling ? s.cooling : NULL,
-                        .firmware_throttled = s.has_firmware ? s.firmware : NULL, .work_rate = s.has_work ? s.work : NULL,
-                        /* over every row, not only those kept */
-                        .load_freq = s.load_seen ? &s.load_freq : NULL, .baseline_c = s.load_seen ? &s.baseline : NULL,
-                };
-                struct run_metrics m;
-                struct analysis_plateau p;
-                if (analysis_compute_metrics(&in, &m) < 0)
-                        analysis_metrics_init(&m, a.ambient_c);
-                else if (!isnan(s.peak))
-                        m.peak_c = s.peak;
-                load_plateau(&s, &p);
-                json_object *o = metrics_json(&m, s.work_unit, &p);
+                json_object *o = samples_metrics(&s, a.ambient_c);
                 analyse_print(&s, &rec, o, c->json);
                 json_object_put(o);
         }
