@@ -26,11 +26,14 @@ static void help(void) {
                "  sensors                     every temperature, frequency and the load\n"
                "  run [--label L] [--ambient C] [--notes N] [--safety-limit C] [--sensor ID]\n"
                "      [--idle SPEC] [--stress SPEC] [--cooldown SPEC] ... [--wait]\n"
-               "      [--repeat N [--remount]]\n"
+               "      [--repeat N [--remount]] [--on URL[,URL...]]\n"
                "                              start a run; phases in the order given;\n"
                "                              --repeat: N runs, one after the other, each\n"
                "                              once the board is back at its idle baseline;\n"
-               "                              --remount: waits for Enter between them\n"
+               "                              --remount: waits for Enter between them;\n"
+               "                              --on: on those daemons instead of --url (their\n"
+               "                              tokens from the tokens file); with --wait, then\n"
+               "                              compared\n"
                "  watch [ID] [--count N]      a live line: phase, elapsed, temperatures, freq,\n"
                "                              load, work rate, predicted plateau\n"
                "  runs                        the runs with their key metrics\n"
@@ -368,14 +371,18 @@ static int cmd_sensors(struct client *c, int argc, char **argv) {
 
 enum {
         RUN_LABEL = 0x100, RUN_AMBIENT, RUN_NOTES, RUN_SAFETY, RUN_SENSOR, RUN_IDLE, RUN_STRESS,
-        RUN_COOLDOWN, RUN_WAIT, RUN_REPEAT, RUN_REMOUNT,
+        RUN_COOLDOWN, RUN_WAIT, RUN_REPEAT, RUN_REMOUNT, RUN_ON,
 };
+
+#define RUN_ON_MAX 16                   /* daemons one run --on starts it on */
+#define RUN_REPEAT_LIMIT 20             /* --repeat at most, as the daemon takes it (RUN_REPEAT_MAX) */
 
 struct run_args {
         json_object *body;              /* the POST body being built */
         json_object *phases;            /* its "phases" */
         bool wait;                      /* --wait */
         bool series;                    /* --repeat N with N > 1 */
+        const char *on;                 /* --on URL,URL...: the daemons; NULL for --url */
 };
 
 static int run_number(json_object *body, const char *key, const char *opt, const char *value) {
@@ -393,7 +400,7 @@ static int run_number(json_object *body, const char *key, const char *opt, const
 static int run_repeat(struct run_args *a, const char *value) {
         unsigned n;
 
-        if (!parse_id(value, &n) || n > 1000)
+        if (!parse_id(value, &n) || n > RUN_REPEAT_LIMIT)
                 return usage("run: --repeat needs a count of runs, not \"%s\"", value);
         json_object_object_add(a->body, "repeat", json_object_new_int64(n));
         a->series = n > 1;
@@ -413,6 +420,7 @@ static int run_on_option(int o, const char *arg, void *userdata) {
         case RUN_SAFETY: return run_number(a->body, "safety_limit_c", "--safety-limit", arg);
         case RUN_WAIT: a->wait = true; return 0;
         case RUN_REPEAT: return run_repeat(a, arg);
+        case RUN_ON: a->on = arg; return 0;
         case RUN_REMOUNT:
                 json_object_object_add(a->body, "remount", json_object_new_boolean(true));
                 a->wait = true;         /* someone has to press Enter */
@@ -435,7 +443,7 @@ static int run_parse(struct client *c, int argc, char **argv, struct run_args *a
                 { "sensor", required_argument, NULL, RUN_SENSOR }, { "idle", required_argument, NULL, RUN_IDLE },
                 { "stress", required_argument, NULL, RUN_STRESS }, { "cooldown", required_argument, NULL, RUN_COOLDOWN },
                 { "wait", no_argument, NULL, RUN_WAIT }, { "repeat", required_argument, NULL, RUN_REPEAT },
-                { "remount", no_argument, NULL, RUN_REMOUNT }, {}
+                { "remount", no_argument, NULL, RUN_REMOUNT }, { "on", required_argument, NULL, RUN_ON }, {}
         };
         int first, r;
 
@@ -477,6 +485,75 @@ static long long run_start(const struct client *c, json_object *body, bool wait)
         return ret;
 }
 
+/* One daemon of --on: its URL, and the token the tokens file has for it. */
+static int run_board(const struct client *c, const char *url, struct client *ret) {
+        *ret = *c;
+        if (client_set_url(ret, url) < 0)
+                return -1;
+        return client_token_for(c, ret->url, ret->token, sizeof ret->token);
+}
+
+/* The runs of every board, grouped and judged as compare does them. */
+static int run_on_compare(struct client *c, char (*urls)[sizeof c->url], const unsigned *ids, const size_t *board,
+                          size_t n) {
+        char **argv = calloc(n + 2, sizeof *argv), (*sources)[sizeof c->url + 32] = calloc(n ? n : 1, sizeof *sources);
+        int r = 1;
+
+        if (argv && sources) {
+                argv[0] = (char *) "compare";
+                for (size_t i = 0; i < n; i++) {
+                        snprintf(sources[i], sizeof sources[i], "%s/api/v1/runs/%u", urls[board[i]], ids[i]);
+                        argv[i + 1] = sources[i];
+                }
+                if (!c->json)
+                        printf("\n");
+                r = cmd_compare(c, (int) n + 1, argv);
+        }
+        free(argv);
+        free(sources);
+        return r;
+}
+
+/* --on URL,URL...: the run started on each daemon, one after the other;
+ * with --wait each followed to its end in turn, then the runs of all
+ * compared. */
+static int run_on(struct client *c, const struct run_args *a) {
+        char urls[RUN_ON_MAX][sizeof c->url], *copy = strdup(a->on), *save = NULL;
+        unsigned first[RUN_ON_MAX], ids[RUN_ON_MAX * RUN_REPEAT_LIMIT];
+        size_t nb = 0, n = 0, board[RUN_ON_MAX * RUN_REPEAT_LIMIT];
+        struct client b;
+        int r = 0;
+
+        if (!copy)
+                abort();
+        for (char *u = strtok_r(copy, ",", &save); u && r == 0; u = strtok_r(NULL, ",", &save)) {
+                long long id;
+
+                if (nb == RUN_ON_MAX) {
+                        r = usage("run: --on takes at most %d daemons", RUN_ON_MAX);
+                        break;
+                }
+                if (run_board(c, u, &b) < 0 || (id = run_start(&b, a->body, a->wait)) < 0)
+                        r = 1;
+                else {
+                        snprintf(urls[nb], sizeof urls[nb], "%s", b.url);
+                        first[nb++] = (unsigned) id;
+                }
+        }
+        free(copy);
+        if (r != 0 || !a->wait)
+                return r;
+        for (size_t i = 0; i < nb && r == 0; i++) {
+                size_t before = n;
+                if (run_board(c, urls[i], &b) < 0)
+                        return 1;
+                r = watch_series(&b, first[i], WATCH_WAIT, ids, &n, ELEMENTSOF(ids));
+                for (size_t k = before; k < n; k++)
+                        board[k] = i;
+        }
+        return r == 0 && n > 1 ? run_on_compare(c, urls, ids, board, n) : r;
+}
+
 static int cmd_run(struct client *c, int argc, char **argv) {
         struct run_args a = { .body = json_object_new_object(), .phases = json_object_new_array() };
         long long id;
@@ -486,6 +563,11 @@ static int cmd_run(struct client *c, int argc, char **argv) {
         r = run_parse(c, argc, argv, &a);
         if (r == 0 && a.wait)
                 cli_catch_sigint();     /* a Ctrl-C as the run is posted: the run goes on, say so */
+        if (r == 0 && a.on) {
+                r = run_on(c, &a);
+                json_object_put(a.body);
+                return r;
+        }
         id = r == 0 ? run_start(c, a.body, a.wait) : 0;
         json_object_put(a.body);
         if (r != 0)
@@ -494,7 +576,8 @@ static int cmd_run(struct client *c, int argc, char **argv) {
                 return 1;
         if (!a.wait)
                 return 0;
-        return a.series ? watch_series(c, (unsigned) id, WATCH_WAIT) : watch_run(c, (unsigned) id, 0, WATCH_WAIT);
+        return a.series ? watch_series(c, (unsigned) id, WATCH_WAIT, NULL, NULL, 0) :
+                          watch_run(c, (unsigned) id, 0, WATCH_WAIT);
 }
 
 struct export_args {

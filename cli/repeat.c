@@ -66,11 +66,13 @@ static long long series_next(const struct client *c, unsigned id) {
         return -1;
 }
 
-int watch_series(const struct client *c, unsigned id, unsigned flags) {
+int watch_series(const struct client *c, unsigned id, unsigned flags, unsigned *ids, size_t *n, size_t max) {
         for (;;) {
                 int r = watch_run(c, id, 0, flags);
                 long long next;
 
+                if (ids && *n < max)
+                        ids[(*n)++] = id;
                 if (r != 0)
                         return r;
                 next = series_next(c, id);

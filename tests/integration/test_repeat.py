@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from conftest import fixture_path, start_tree
+from conftest import fixture_path, start_tree, with_token
 
 HEATCURVECTL = os.environ.get("HEATCURVECTL", "")
 
@@ -114,3 +114,27 @@ def test_heatcurvectl_run_repeat_remount_asks_on_stdin(start_daemon):
     labels = [x["label"] for x in (runs["runs"] if isinstance(runs, dict) else runs)]
     assert labels.count("case C") == 2, runs
     assert r.stdout.count("started") == 2, r.stdout
+
+
+def test_heatcurvectl_run_on_other_daemons(start_daemon, tmp_path):
+    """run --on starts the run on each daemon named, with the token the tokens file has for it, and with
+    --wait follows them all, then groups their runs as compare does."""
+    if not (HEATCURVECTL and os.access(HEATCURVECTL, os.X_OK)):
+        pytest.skip("HEATCURVECTL is not set to the built client (run through meson test)")
+    plain = start_tree(start_daemon, fixture_path("rpi4"))
+    locked = with_token(lambda *a, **kw: start_tree(start_daemon, fixture_path("rpi4"), *a, **kw), tmp_path)
+    tokens = tmp_path / "tokens"
+    tokens.write_text(f"{locked.url} t0ken-for-tests\n")
+    tokens.chmod(0o600)
+    r = subprocess.run([HEATCURVECTL, "--url", "http://127.0.0.1:1", "run", "--on", f"{plain.url},{locked.url}",
+                        "--label", "case D", "--sensor", "thermal_zone0", "--safety-limit", "95",
+                        "--idle", "duration=300ms", "--stress", "cpu,duration=300ms,duty=5", "--repeat", "2",
+                        "--wait"], capture_output=True, text=True, timeout=90,
+                       env={**os.environ, "HEATCURVE_TOKENS_FILE": str(tokens)})
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    for d in (plain, locked):
+        status, runs = d.get("/api/v1/runs")
+        runs = runs["runs"] if isinstance(runs, dict) else runs
+        assert [(x["label"], x["state"]) for x in runs] == [("case D", "finished")] * 2, runs
+    group = [line.split() for line in r.stdout.splitlines() if line.startswith(("group ", "runs "))]
+    assert group == [["group", "case", "D"], ["runs", "4"]], r.stdout
