@@ -227,6 +227,10 @@ enum run_quality {
 };
 /* Each phase's CPU load beyond the run's own load, from the series. */
 void run_quality_phases(struct run *r, const struct run_series *s);
+/* The CPU load (0..1 of the whole board) phase p's own stress load makes:
+ * workers x duty; NaN when it cannot be told (io waits, a command is
+ * anything). (run-quality.c) */
+double run_phase_own_load(const struct run *r, const struct run_phase *p);
 /* A phase whose load beyond the run's own was above RUN_QUIET_LOAD. */
 bool run_phase_disturbed(const struct run *r, size_t phase);
 /* The quality of one metric of run_metrics, by its name in the document. */

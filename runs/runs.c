@@ -517,6 +517,16 @@ const struct run *runs_find(const struct runs *rs, unsigned id) {
         return i < rs->n_done ? rs->done[i] : NULL;
 }
 
+double runs_commanded_load(const struct runs *rs) {
+        const struct run *r = rs ? rs->live : NULL;
+        double own;
+
+        if (!r || r->state != RUN_RUNNING || r->phase_index >= r->n_phases || !r->load)
+                return 0.0;
+        own = run_phase_own_load(r, &r->phases[r->phase_index]);
+        return isfinite(own) ? own : 1.0;
+}
+
 const struct run *runs_live(const struct runs *rs) {
         return rs->live;
 }

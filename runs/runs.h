@@ -73,6 +73,12 @@ int runs_export(const struct runs *rs, unsigned id, struct run_file_export **ret
  * len) is used up: its samples are decoded in place (run_file_split()). */
 int runs_import(struct runs *rs, char *text, size_t len, const struct run **ret, char *err, size_t errlen);
 
+/* The load (0..1 of the board) the live run's current phase commands:
+ * workers x duty of a CPU or memory load, a whole board for one whose
+ * share cannot be told (io, a command); 0 between loads and runs. What a
+ * simulated board with load_source = own is heated by. */
+double runs_commanded_load(const struct runs *rs);
+
 /* The run with this id, live or finished, or NULL. */
 const struct run *runs_find(const struct runs *rs, unsigned id);
 /* The live run, or NULL. */
