@@ -84,6 +84,8 @@ def test_remount_waits_for_continue_and_a_stop_ends_the_series(start_daemon):
                what="the series waits for a remount")
     status, doc = d.request("POST", "/api/v1/runs", definition("other"))
     assert status == 409, doc               # the series has the board
+    status, page = d.get("/")                # the dashboard's run view offers the same
+    assert status == 200 and 'class="continue"' in page
     status, doc = d.request("POST", f"/api/v1/runs/{first}/continue")
     assert status == 200, doc
     d.wait_for(lambda: len(series(d, first)) == 2, timeout=20, what="the second run started")

@@ -368,12 +368,17 @@ function renderRun(r) {
   $('#run-title').textContent = `Run ${runName(r)}`;
   document.title = `Run ${runName(r)} — heatcurve`;
   $('#run-state').textContent = `${runState(r)} · started ${when(r.created_ms)} · sensor ${r.sensor || DASH}` +
-    (r.live && r.state === 'running' ? ` · now ${degC(r.live.temp_c)}, predicted plateau ${degC(r.live.predicted_plateau_c)}` : '');
+    (r.live && r.state === 'running' ? ` · now ${degC(r.live.temp_c)}, predicted plateau ${degC(r.live.predicted_plateau_c)}` : '') +
+    (r.repeat_of ? ` · run ${r.repeat_index} of ${r.repeat_count} of series ${r.repeat_of}` : '') +
+    (r.repeat_waiting === 'remount' ? ': remount the case, then continue' :
+      r.repeat_waiting ? ': the next starts back at the idle baseline' : '');
   $('#run-notes').textContent = r.notes || '';
   $('#run-notes').hidden = !r.notes;
-  const stop = $('#view-run .stop');
-  stop.hidden = r.state !== 'running';
+  const stop = $('#view-run .stop'), go = $('#view-run .continue');
+  stop.hidden = r.state !== 'running' && !r.repeat_waiting;
   stop.dataset.run = r.id;
+  go.hidden = r.repeat_waiting !== 'remount';
+  go.dataset.run = r.id;
   $('#run-csv').href = `/api/v1/runs/${r.id}/samples?format=csv`;
   $('#run-csv').download = `run${r.id}.csv`;
   $('#run-json').href = `/api/v1/runs/${r.id}/samples`;
@@ -401,11 +406,12 @@ async function loadRun(id) {
   }
 }
 
+// Stop a run (or the series waiting after it); continue a series waiting for a remount.
 async function stopRun(ev) {
-  const btn = ev.currentTarget;
+  const btn = ev.currentTarget, what = btn.classList.contains('continue') ? 'continue' : 'stop';
   btn.disabled = true;
   try {
-    await change('POST', `/api/v1/runs/${btn.dataset.run}/stop`, undefined, null);
+    await change('POST', `/api/v1/runs/${btn.dataset.run}/${what}`, undefined, null);
     showError(null, null);
   } catch (e) {
     showError(null, e);
@@ -734,7 +740,7 @@ function init() {
   });
   $('#auth-cancel').addEventListener('click', () => authDone && authDone(false));
   $('#refresh').addEventListener('click', loadAll);
-  document.querySelectorAll('.stop').forEach(b => b.addEventListener('click', stopRun));
+  document.querySelectorAll('.stop, .continue').forEach(b => b.addEventListener('click', stopRun));
   $('#compare-runs').addEventListener('change', updateCompare);
   $('#rise').addEventListener('change', updateCompare);
   $('#run-form').addEventListener('submit', submitRun);
