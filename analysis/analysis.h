@@ -179,6 +179,7 @@ struct analysis_samples {
         const signed char *firmware_throttled; /* the Pi firmware throttles or caps the clock: 1, 0,
                                                  * -1 unknown; optional */
         const double *work_rate;                /* ops/s (or IOPS), optional */
+        const double *power_w;                  /* W, the board's power draw, optional */
         const enum analysis_phase *phase;       /* phase kind of each sample */
         double ambient_c;                       /* C, given by the user or a sensor, NaN when unknown */
         /* Taken over every sample of a run that keeps only some of them, in
@@ -211,6 +212,9 @@ struct run_metrics {
         double work_rate_drop_pct;      /* %, 100 (start - end) / start */
         double regulated_c;             /* C, the temperature throttling held the load at (median of its last
                                          * 30 s); NaN when not held (analysis_regulated()) */
+        double power_mean_w;            /* W, mean power draw under load; NaN without a power reading */
+        double thermal_resistance_c_per_w;      /* C/W, rise over ambient / power_mean_w: the case's thermal
+                                                 * resistance, whatever the load drew */
         double fit_residual_c;          /* C, RMS residual of the heating fit */
         enum analysis_model fit_model;  /* heating fit */
         double cool_fit_residual_c;     /* C, RMS residual of the cooling fit */
@@ -285,6 +289,7 @@ enum analysis_metric {
         ANALYSIS_METRIC_THROTTLED,      /* share of the load, 0..1 */
         ANALYSIS_METRIC_FREQ_MEAN,      /* Hz, under load */
         ANALYSIS_METRIC_WORK_RATE,      /* work unit/s, sustained: the median of the last 30 s of load */
+        ANALYSIS_METRIC_THERMAL_RESISTANCE,     /* C/W, where the power is known */
         ANALYSIS_METRIC_MAX,
 };
 

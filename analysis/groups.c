@@ -16,6 +16,7 @@ static const char *const metric_names[ANALYSIS_METRIC_MAX] = {
         [ANALYSIS_METRIC_THROTTLED] = "throttled_fraction",
         [ANALYSIS_METRIC_FREQ_MEAN] = "freq_mean_hz",
         [ANALYSIS_METRIC_WORK_RATE] = "work_rate_end",
+        [ANALYSIS_METRIC_THERMAL_RESISTANCE] = "thermal_resistance_c_per_w",
 };
 
 const char *analysis_metric_name(enum analysis_metric m, bool over_ambient) {
@@ -56,6 +57,8 @@ static double metric_value(const struct run_metrics *r, enum analysis_metric m, 
                 return r->freq_mean_hz;
         case ANALYSIS_METRIC_WORK_RATE:
                 return r->work_rate_end;
+        case ANALYSIS_METRIC_THERMAL_RESISTANCE:
+                return r->thermal_resistance_c_per_w;
         default:
                 return NAN;
         }

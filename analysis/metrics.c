@@ -227,6 +227,25 @@ static void metrics_regulated(const struct analysis_samples *s, const struct seg
                         m->regulated_c = held;
 }
 
+/* Mean power under load and the thermal resistance it gives. */
+static void metrics_power(const struct analysis_samples *s, const struct segment *load, struct run_metrics *m) {
+        double sum = 0;
+        size_t n = 0;
+
+        if (!s->power_w)
+                return;
+        for (size_t i = load->start; i < load->end; i++)
+                if (isfinite(s->power_w[i])) {
+                        sum += s->power_w[i];
+                        n++;
+                }
+        if (n == 0)
+                return;
+        m->power_mean_w = sum / (double) n;
+        if (m->power_mean_w > 0)
+                m->thermal_resistance_c_per_w = m->rise_over_ambient_c / m->power_mean_w;
+}
+
 bool analysis_regulated(const struct run_metrics *m) {
         return m && isfinite(m->regulated_c);
 }
@@ -254,6 +273,7 @@ void analysis_metrics_init(struct run_metrics *m, double ambient_c) {
                 .tau_cool_s = NAN, .tau_cool_fast_s = NAN, .t_back_to_baseline_s = NAN,
                 .throttled_fraction = NAN, .freq_mean_hz = NAN, .freq_min_hz = NAN,
                 .work_rate_start = NAN, .work_rate_end = NAN, .work_rate_drop_pct = NAN, .regulated_c = NAN,
+                .power_mean_w = NAN, .thermal_resistance_c_per_w = NAN,
                 .fit_residual_c = NAN, .fit_model = ANALYSIS_MODEL_NONE,
                 .cool_fit_residual_c = NAN, .cool_fit_model = ANALYSIS_MODEL_NONE,
         };
@@ -287,6 +307,7 @@ int analysis_compute_metrics(const struct analysis_samples *s, struct run_metric
                 metrics_freq(s, &load, ret);
         metrics_work(s, &load, ret);
         metrics_regulated(s, &load, ret);
+        metrics_power(s, &load, ret);
         if (segment_find(s->phase, s->n, ANALYSIS_PHASE_COOLDOWN, load.end, &cool))
                 metrics_cooling(s, &cool, ret);
         return 0;

@@ -25,10 +25,10 @@ static const char *const temp_names[] = { "temp_c", "temperature_c", "temperatur
 
 /* The recording as the analysis wants it: parallel arrays, read a row at a time. */
 struct samples {
-        bool has_freq, has_max, has_work, has_cooling, has_firmware;   /* the optional columns exist */
-        long freq_col, max_col, work_col, cooling_col, firmware_col;
+        bool has_freq, has_max, has_work, has_cooling, has_firmware, has_power; /* the optional columns exist */
+        long freq_col, max_col, work_col, cooling_col, firmware_col, power_col;
         size_t n, cap;
-        double *t, *temp, *freq, *max_hz, *work;
+        double *t, *temp, *freq, *max_hz, *work, *power;
         bool *cooling;
         signed char *firmware;
         enum analysis_phase *phase;
@@ -48,7 +48,7 @@ struct samples {
 };
 
 enum {
-        OPT_TIME = 0x100, OPT_TEMP, OPT_PHASE, OPT_LOAD_START, OPT_LOAD_END, OPT_AMBIENT,
+        OPT_TIME = 0x100, OPT_TEMP, OPT_PHASE, OPT_LOAD_START, OPT_LOAD_END, OPT_AMBIENT, OPT_POWER,
 };
 
 const struct option analyse_options[] = {
@@ -56,7 +56,7 @@ const struct option analyse_options[] = {
         { "phase", required_argument, NULL, OPT_PHASE },
         { "load-start", required_argument, NULL, OPT_LOAD_START },
         { "load-end", required_argument, NULL, OPT_LOAD_END },
-        { "ambient", required_argument, NULL, OPT_AMBIENT }, {},
+        { "ambient", required_argument, NULL, OPT_AMBIENT }, { "power", required_argument, NULL, OPT_POWER }, {},
 };
 
 static int parse_seconds(const char *opt, const char *arg, double *ret) {
@@ -82,6 +82,9 @@ int analyse_on_option(int o, const char *arg, void *userdata) {
         case OPT_PHASE:
                 a->phase_col = arg;
                 return 0;
+        case OPT_POWER:
+                a->power_col = arg;
+                return 0;
         case OPT_LOAD_START:
                 return parse_seconds("--load-start", arg, &a->load_start);
         case OPT_LOAD_END:
@@ -97,6 +100,7 @@ static void samples_free(struct samples *s) {
         free(s->freq);
         free(s->max_hz);
         free(s->work);
+        free(s->power);
         free(s->cooling);
         free(s->firmware);
         free(s->phase);
@@ -111,7 +115,7 @@ static int samples_grow(struct samples *s, size_t cap) {
                 if (!p) return -ENOMEM; \
                 s->field = p; \
         } while (0)
-        GROW(t); GROW(temp); GROW(freq); GROW(max_hz); GROW(work); GROW(cooling); GROW(firmware); GROW(phase);
+        GROW(t); GROW(temp); GROW(freq); GROW(max_hz); GROW(work); GROW(power); GROW(cooling); GROW(firmware); GROW(phase);
 #undef GROW
         s->cap = cap;
         return 0;
@@ -120,7 +124,7 @@ static int samples_grow(struct samples *s, size_t cap) {
 /* Every other sample kept, from the first (SAMPLES_HALVE). */
 static void samples_halve_all(struct samples *s) {
 #define HALVE(field) samples_halve(s->field, sizeof *s->field, s->n)
-        HALVE(t); HALVE(temp); HALVE(freq); HALVE(max_hz); HALVE(work); HALVE(cooling); HALVE(firmware);
+        HALVE(t); HALVE(temp); HALVE(freq); HALVE(max_hz); HALVE(work); HALVE(power); HALVE(cooling); HALVE(firmware);
         s->n = HALVE(phase);
 #undef HALVE
 }
@@ -208,13 +212,14 @@ static int cell_phase(const struct recording *rec, long col, enum analysis_phase
 static void samples_columns(struct samples *s, const struct recording *rec) {
         static const char *const f[] = { "freq_hz", NULL }, *const m[] = { "max_allowed_hz", NULL };
         static const char *const w[] = { "work_rate_per_s", "work_rate", NULL }, *const c[] = { "cooling_active", NULL };
-        static const char *const fw[] = { "firmware_throttled", NULL };
+        static const char *const fw[] = { "firmware_throttled", NULL }, *const pw[] = { "power_w", NULL };
 
         s->freq_col = recording_column_any(rec, f);
         s->max_col = recording_column_any(rec, m);
         s->work_col = recording_column_any(rec, w);
         s->cooling_col = recording_column_any(rec, c);
         s->firmware_col = recording_column_any(rec, fw);
+        s->power_col = recording_column_any(rec, pw);
         s->has_freq = s->freq_col >= 0;
         s->has_max = s->max_col >= 0;
         s->has_work = s->work_col >= 0;
@@ -224,7 +229,7 @@ static void samples_columns(struct samples *s, const struct recording *rec) {
 
 /* Their values in the current row, NaN when absent. */
 struct optional_cells {
-        double freq, max_hz, work;
+        double freq, max_hz, work, power;
         bool cooling;
         signed char firmware;
 };
@@ -235,6 +240,7 @@ static void samples_optional(const struct samples *s, const struct recording *re
         o->freq = cell_number(recording_cell(rec, s->freq_col), &v) ? v : NAN;
         o->max_hz = cell_number(recording_cell(rec, s->max_col), &v) ? v : NAN;
         o->work = cell_number(recording_cell(rec, s->work_col), &v) ? v : NAN;
+        o->power = cell_number(recording_cell(rec, s->power_col), &v) ? v : NAN;
         o->cooling = cell_number(recording_cell(rec, s->cooling_col), &v) && v > 0;
         o->firmware = (signed char) (cell_number(recording_cell(rec, s->firmware_col), &v) ? v > 0 : -1);
 }
@@ -304,6 +310,7 @@ static int samples_take(struct samples *s, double t, double y, enum analysis_pha
         s->freq[s->n] = o.freq;
         s->max_hz[s->n] = o.max_hz;
         s->work[s->n] = o.work;
+        s->power[s->n] = o.power;
         s->cooling[s->n] = o.cooling;
         s->firmware[s->n] = o.firmware;
         s->n++;
@@ -363,6 +370,9 @@ static int samples_gather(struct samples *s, struct recording *rec, const struct
         }
         samples_limit_init(&s->lim, ANALYSE_SAMPLES_MAX);
         samples_columns(s, rec);
+        if (a->power_col && (s->power_col = column_find(rec, a->power_col, NULL, "power", "--power")) < 0)
+                return -1;
+        s->has_power = s->power_col >= 0;
         s->millidegrees = -1;
         s->peak = NAN;
         s->phase_source = pc >= 0 ? "phase column" :
@@ -444,6 +454,7 @@ static json_object *samples_metrics(const struct samples *s, double ambient_c) {
                 .freq_hz = s->has_freq ? s->freq : NULL, .max_allowed_hz = s->has_max ? s->max_hz : NULL,
                 .cooling_active = s->has_cooling ? s->cooling : NULL,
                 .firmware_throttled = s->has_firmware ? s->firmware : NULL, .work_rate = s->has_work ? s->work : NULL,
+                .power_w = s->has_power ? s->power : NULL,
                 /* over every row, not only those kept */
                 .load_freq = s->load_seen ? &s->load_freq : NULL, .baseline_c = s->load_seen ? &s->baseline : NULL,
         };

@@ -6,12 +6,12 @@
 
 /* How the columns of a recording are found (analyse's options). */
 struct analyse_args {
-        const char *time_col, *temp_col, *phase_col;
+        const char *time_col, *temp_col, *phase_col, *power_col;  /* power: W, optional */
         double load_start, load_end;            /* s from the first sample; NaN when not given */
         double ambient_c;                       /* C; NaN when not given */
 };
 
-/* --time, --temp, --phase, --load-start, --load-end, --ambient, for
+/* --time, --temp, --phase, --load-start, --load-end, --ambient, --power, for
  * cli_parse() with analyse_on_option() and a struct analyse_args. */
 extern const struct option analyse_options[];
 int analyse_on_option(int o, const char *arg, void *userdata);

@@ -30,6 +30,8 @@ static const struct metric metrics[] = {
         { "work_rate_end", "work rate end", 0, 0 },
         { "work_rate_drop_pct", "work rate drop %", 1, 1 },
         { "regulated_c", "held by throttling at °C", 1, 1, true },
+        { "power_mean_w", "power under load W", 1, 2 },
+        { "thermal_resistance_c_per_w", "thermal resistance °C/W", 1, 2 },
         { "fit_residual_c", "fit residual °C", 1, 3 },
         { "fit_model", "fit model", -1, 0 },                    /* scale -1: text */
         { "cool_fit_residual_c", "cool fit residual °C", 1, 3 },

@@ -17,6 +17,7 @@ static const int metric_decimals[ANALYSIS_METRIC_MAX] = {
         [ANALYSIS_METRIC_THROTTLED] = 4,
         [ANALYSIS_METRIC_FREQ_MEAN] = 0,
         [ANALYSIS_METRIC_WORK_RATE] = 1,
+        [ANALYSIS_METRIC_THERMAL_RESISTANCE] = 3,
 };
 
 /* The longest sentence: four labels and the numbers. */

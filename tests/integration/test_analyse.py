@@ -134,6 +134,20 @@ def test_the_recording_itself_and_errors(analyse, tmp_path):
     table = analyse(str(held))
     assert "held by throttling at °C" in table.stdout, table.stdout
 
+    # a power column (named with --power, in W): the case's thermal resistance, °C/W over ambient
+    power = tmp_path / "power.csv"
+    with open(power, "w") as f:
+        f.write("time_s,temp_c,watts\n")
+        for i in range(600):
+            f.write("%d,%.2f,%.2f\n" % (i, 45 + 20 * (1 - math.exp(-i / 60)), 5.0 + 0.2 * (i % 2)))
+    r = analyse("--json", "--power", "watts", "--ambient", "25", str(power))
+    assert r.returncode == 0, r.stderr
+    m = json.loads(r.stdout)
+    assert m["power_mean_w"] == pytest.approx(5.1, abs=0.001)
+    assert m["thermal_resistance_c_per_w"] == pytest.approx(m["rise_over_ambient_c"] / 5.1, abs=0.002)
+    r = analyse("--power", "volts", str(power))
+    assert r.returncode == 1 and 'no column "volts"' in r.stderr, r.stderr
+
     cases = [
         ("time,temp\n1,40\n2,41\n2,42\n3,43\n", [], ":4: time 2 is not after"),
         ("time,temp\n1,40\nsoon,41\n", [], ":3: time \"soon\""),

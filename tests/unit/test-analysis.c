@@ -572,6 +572,7 @@ static void test_metrics_run(void **state) {
         assert_true(m.fit_residual_c > 0.2 && m.fit_residual_c < 0.5);
         assert_int_equal(m.fit_model, ANALYSIS_MODEL_EXP1);
         assert_int_equal(m.cool_fit_model, ANALYSIS_MODEL_EXP1);
+        assert_true(isnan(m.power_mean_w) && isnan(m.thermal_resistance_c_per_w));     /* no power read */
         /* capped for 95 % of the load: held by throttling, at its last 30 s */
         assert_true(analysis_regulated(&m) && !analysis_regulated_possibly(&m));
         assert_true(m.regulated_c >= 69 && m.regulated_c <= 71);
@@ -650,6 +651,27 @@ static void test_metrics_regulated(void **state) {
         assert_int_equal(analysis_compute_metrics(&s, &m), 0);
         assert_false(analysis_regulated(&m));
         assert_true(isnan(m.regulated_c));
+}
+
+/* A power reading: 2 W idle, 6 W under load, one sample missing: °C/W is
+ * the rise over ambient over the mean power under load. */
+static void test_metrics_power(void **state) {
+        static double w[RUN_N];
+        struct analysis_samples s = { .n = RUN_N, .t_s = run_t, .temp_c = run_y, .power_w = w, .phase = run_ph,
+                                      .ambient_c = 21.5 };
+        struct run_metrics m;
+
+        run_make();
+        for (size_t i = 0; i < RUN_N; i++)
+                w[i] = run_ph[i] == ANALYSIS_PHASE_STRESS ? 6.0 : 2.0;
+        w[700] = NAN;
+        assert_int_equal(analysis_compute_metrics(&s, &m), 0);
+        assert_true(m.power_mean_w == 6.0);
+        assert_true(fabs(m.thermal_resistance_c_per_w - m.rise_over_ambient_c / 6.0) < 1e-12);
+        assert_true(fabs(m.thermal_resistance_c_per_w - 48.5 / 6.0) < 0.05);
+        s.ambient_c = NAN;                      /* over ambient only */
+        assert_int_equal(analysis_compute_metrics(&s, &m), 0);
+        assert_true(m.power_mean_w == 6.0 && isnan(m.thermal_resistance_c_per_w));
 }
 
 static void test_metrics_partial(void **state) {
@@ -830,6 +852,7 @@ int main(void) {
                 cmocka_unit_test(test_metrics_run),
                 cmocka_unit_test(test_metrics_firmware_throttled),
                 cmocka_unit_test(test_metrics_regulated),
+                cmocka_unit_test(test_metrics_power),
                 cmocka_unit_test(test_metrics_partial),
                 cmocka_unit_test(test_timing),
                 cmocka_unit_test(test_accuracy_table),
