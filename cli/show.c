@@ -303,6 +303,24 @@ static void phases_print(json_object *phases) {
         table_free(&t);
 }
 
+/* A run held by throttling: its plateau is the firmware's limit, what
+ * differs is the clock and the work. */
+static void show_held(json_object *m) {
+        char at[32], share[32], drop[32];
+
+        if (json_is_null(json_get(m, "regulated_c")))
+                return;
+        fmt_number(at, sizeof at, json_get(m, "regulated_c"), 1, 1);
+        if (json_is_null(json_get(m, "throttled_fraction"))) {
+                printf("held     possibly regulated at %s °C (a flat top at a firmware limit; no clock recorded)\n",
+                       at);
+                return;
+        }
+        printf("held     regulated at %s °C, throttled %s %%, work drop %s %%: its plateau is the limit, not "
+               "the case's\n", at, fmt_number(share, sizeof share, json_get(m, "throttled_fraction"), 100, 0),
+               fmt_number(drop, sizeof drop, json_get(m, "work_rate_drop_pct"), 1, 1));
+}
+
 static void show_header(json_object *run) {
         json_object *b = json_get(run, "board"), *rec = json_get(run, "recording");
         char when[32], took[32], limit[32];
@@ -325,6 +343,10 @@ static void show_header(json_object *run) {
         char why[512];
         const char *quality = run_quality(run, why, sizeof why);
         printf("quality  %s%s%s\n", quality, why[0] ? ": " : "", why);
+        if (!json_is_null(json_get(run, "repeat_of")))
+                printf("series   run %s of %s, the first is run %s\n", fmt_string(run, "repeat_index"),
+                       fmt_string(run, "repeat_count"), fmt_string(run, "repeat_of"));
+        show_held(json_get(run, "metrics"));
 }
 
 int cmd_show(struct client *c, int argc, char **argv) {

@@ -116,6 +116,10 @@ def test_heatcurvectl_run_repeat_remount_asks_on_stdin(start_daemon):
     labels = [x["label"] for x in (runs["runs"] if isinstance(runs, dict) else runs)]
     assert labels.count("case C") == 2, runs
     assert r.stdout.count("started") == 2, r.stdout
+    last = max(x["id"] for x in (runs["runs"] if isinstance(runs, dict) else runs))
+    show = subprocess.run([HEATCURVECTL, "--url", d.url, "show", str(last)], capture_output=True, text=True,
+                          timeout=30)
+    assert f"series   run 2 of 2, the first is run {last - 1}" in show.stdout, show.stdout
 
 
 def test_heatcurvectl_run_on_other_daemons(start_daemon, tmp_path):
