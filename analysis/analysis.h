@@ -27,6 +27,11 @@
 #define ANALYSIS_BASELINE_WINDOW_S      10.0            /* median over this trailing window */
 #define ANALYSIS_BASELINE_IDLE_S        60.0            /* baseline: median of the last 60 s of idle */
 #define ANALYSIS_WORK_RATE_WINDOW_S     30.0            /* work rate: median of first/last 30 s of load */
+#define ANALYSIS_REGULATED_SHARE        0.5             /* throttled for at least half the load: held by throttling */
+#define ANALYSIS_REGULATED_NEAR_C       2.0             /* without a clock: a flat top this near a firmware limit */
+#define ANALYSIS_REGULATED_WINDOW_S     60.0            /* the top: the last minute of the load */
+#define ANALYSIS_REGULATED_MIN_C        60.0            /* no board throttles for heat below this (the Pi 3B+'s
+                                                         * soft limit): a clock held lower is the governor's */
 
 enum analysis_model {
         ANALYSIS_MODEL_NONE,
@@ -218,6 +223,7 @@ struct analysis_samples {
         const signed char *firmware_throttled; /* the Pi firmware throttles or caps the clock: 1, 0,
                                                  * -1 unknown; optional */
         const double *work_rate;                /* ops/s (or IOPS), optional */
+        const double *power_w;                  /* W, the board's power draw, optional */
         const enum analysis_phase *phase;       /* phase kind of each sample */
         double ambient_c;                       /* C, given by the user or a sensor, NaN when unknown */
         double horizon_s;                       /* s, the plateau's horizon (the load phase's max); 0: the default */
@@ -254,11 +260,28 @@ struct run_metrics {
         double work_rate_start;         /* ops/s, median of the first 30 s of load */
         double work_rate_end;           /* ops/s, median of the last 30 s of load */
         double work_rate_drop_pct;      /* %, 100 (start - end) / start */
+        double regulated_c;             /* C, the temperature throttling held the load at (median of its last
+                                         * 30 s); NaN when not held (analysis_regulated()) */
+        double power_mean_w;            /* W, mean power draw under load; NaN without a power reading */
+        double thermal_resistance_c_per_w;      /* C/W, rise over ambient / power_mean_w: the case's thermal
+                                                 * resistance, whatever the load drew */
         double fit_residual_c;          /* C, RMS residual of the heating fit */
         enum analysis_model fit_model;  /* heating fit */
         double cool_fit_residual_c;     /* C, RMS residual of the cooling fit */
         enum analysis_model cool_fit_model;
 };
+
+/*
+ * Whether throttling, not the case, held the run's temperature: throttled
+ * for at least ANALYSIS_REGULATED_SHARE of the load and held at
+ * ANALYSIS_REGULATED_MIN_C or more; or, when the samples
+ * say nothing of throttling (a recording without a clock column), the last
+ * minute of the load flat (within ANALYSIS_REGULATED_NEAR_C) and its last
+ * 30 s within ANALYSIS_REGULATED_NEAR_C of a firmware limit (the Raspberry Pi's 80 and 85 C): "possibly
+ * regulated". Such a run's plateau is the limit, not its cooling.
+ */
+bool analysis_regulated(const struct run_metrics *m);
+bool analysis_regulated_possibly(const struct run_metrics *m);
 
 /* Every metric unknown (NaN, ANALYSIS_MODEL_NONE) but ambient_c. */
 void analysis_metrics_init(struct run_metrics *m, double ambient_c);
@@ -300,6 +323,8 @@ void analysis_load_freq_metrics(const struct analysis_load_freq *a, struct run_m
 double analysis_t_cdf(double t, double df);
 double analysis_t_quantile(double p, double df);
 
+#define ANALYSIS_EQUIVALENCE_SHARE      0.02    /* of the first group's mean: the same margin for the sustained
+                                                 * work or clock of runs held by throttling */
 #define ANALYSIS_EQUIVALENCE_MARGIN_C   1.0     /* C: "no difference" when the 95 % interval stays inside +-1 C,
                                                  * the margin of error hardware reviewers state */
 
@@ -314,6 +339,7 @@ enum analysis_metric {
         ANALYSIS_METRIC_THROTTLED,      /* share of the load, 0..1 */
         ANALYSIS_METRIC_FREQ_MEAN,      /* Hz, under load */
         ANALYSIS_METRIC_WORK_RATE,      /* work unit/s, sustained: the median of the last 30 s of load */
+        ANALYSIS_METRIC_THERMAL_RESISTANCE,     /* C/W, where the power is known */
         ANALYSIS_METRIC_MAX,
 };
 
@@ -345,8 +371,18 @@ void analysis_stat_compute(const double *values, const double *own_ci95, size_t 
 struct analysis_group {
         const char *label;      /* the caller's string, of the group's first run */
         size_t n;               /* runs with this label, with the metrics or not */
+        size_t regulated;       /* of them held by throttling (analysis_regulated()) */
         struct analysis_stat stat[ANALYSIS_METRIC_MAX];
 };
+
+/* Whether a group was held by throttling: at least half its runs were. */
+bool analysis_group_regulated(const struct analysis_group *g);
+
+/* The metric two groups are judged on: the rise; when both were held by
+ * throttling, what differs is the work they sustained
+ * (ANALYSIS_METRIC_WORK_RATE), or without a work count the clock
+ * (ANALYSIS_METRIC_FREQ_MEAN). */
+enum analysis_metric analysis_verdict_metric(const struct analysis_group *a, const struct analysis_group *b);
 
 /*
  * Groups runs[0..n) by labels[i] (compared as strings; give unlabelled runs
@@ -363,24 +399,30 @@ int analysis_groups(const struct run_metrics *const *runs, const char *const *la
 /* Which of two groups runs cooler, by how much and how sure. */
 struct analysis_verdict {
         const struct analysis_group *a, *b;     /* a given first */
-        enum analysis_metric metric;            /* a temperature: lower is cooler */
+        enum analysis_metric metric;            /* a temperature: lower is cooler; or, regulated, the
+                                                 * work rate or clock: higher is better */
         bool over_ambient;                      /* for the rise: over ambient, else over the idle baseline */
-        double difference;                      /* C, mean of b - mean of a; NaN when either has none */
-        double low, high;                       /* C, its 95 % interval; NaN when there is none */
+        double difference;                      /* C (or the metric's unit), mean of b - mean of a; NaN when
+                                                 * either has none */
+        double low, high;                       /* the same, its 95 % interval; NaN when there is none */
         double df;                              /* Welch-Satterthwaite degrees of freedom; NaN when not Welch */
         double margin;                          /* C, the equivalence margin */
         bool conclusive;                        /* the interval excludes 0 */
         bool equivalent;                        /* the interval lies inside +-margin */
         bool single_runs;                       /* two single runs: their own intervals, combined */
         const struct analysis_group *cooler;    /* the group with the lower mean when conclusive, else NULL */
+        bool regulated;                         /* both held by throttling: on the work rate or clock */
+        const struct analysis_group *better;    /* regulated: the one sustaining more when conclusive */
 };
 
 /*
- * The verdict on metric (ANALYSIS_METRIC_RISE or _PLATEAU) between groups a
+ * The verdict on metric (ANALYSIS_METRIC_RISE or _PLATEAU; _WORK_RATE or
+ * _FREQ_MEAN for groups held by throttling, regulated) between groups a
  * and b: Welch's interval when both have n >= 2; when both are single runs
  * with their own intervals, those combined (groups.c says how, and
  * single_runs marks it); otherwise no interval, and not conclusive.
- * margin <= 0 means ANALYSIS_EQUIVALENCE_MARGIN_C. -EINVAL for another metric.
+ * margin <= 0 means ANALYSIS_EQUIVALENCE_MARGIN_C (for the work rate and
+ * clock: ANALYSIS_EQUIVALENCE_SHARE of a's mean). -EINVAL for another metric.
  */
 int analysis_verdict(const struct analysis_group *a, const struct analysis_group *b, enum analysis_metric metric,
                      bool over_ambient, double margin, struct analysis_verdict *ret);

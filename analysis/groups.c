@@ -16,6 +16,7 @@ static const char *const metric_names[ANALYSIS_METRIC_MAX] = {
         [ANALYSIS_METRIC_THROTTLED] = "throttled_fraction",
         [ANALYSIS_METRIC_FREQ_MEAN] = "freq_mean_hz",
         [ANALYSIS_METRIC_WORK_RATE] = "work_rate_end",
+        [ANALYSIS_METRIC_THERMAL_RESISTANCE] = "thermal_resistance_c_per_w",
 };
 
 const char *analysis_metric_name(enum analysis_metric m, bool over_ambient) {
@@ -56,6 +57,8 @@ static double metric_value(const struct run_metrics *r, enum analysis_metric m, 
                 return r->freq_mean_hz;
         case ANALYSIS_METRIC_WORK_RATE:
                 return r->work_rate_end;
+        case ANALYSIS_METRIC_THERMAL_RESISTANCE:
+                return r->thermal_resistance_c_per_w;
         default:
                 return NAN;
         }
@@ -143,6 +146,7 @@ int analysis_groups(const struct run_metrics *const *runs, const char *const *la
                 if (g == ng)
                         groups[ng++] = (struct analysis_group) { .label = labels[i] };
                 groups[g].n++;
+                groups[g].regulated += analysis_regulated(runs[i]);
         }
         for (size_t g = 0; g < ng; g++)
                 group_compute(&groups[g], runs, labels, n, over_ambient);
@@ -189,18 +193,34 @@ static void verdict_single_runs(const struct analysis_stat *sa, const struct ana
         v->single_runs = true;
 }
 
+bool analysis_group_regulated(const struct analysis_group *g) {
+        return g && g->regulated > 0 && 2 * g->regulated >= g->n;
+}
+
+enum analysis_metric analysis_verdict_metric(const struct analysis_group *a, const struct analysis_group *b) {
+        if (!analysis_group_regulated(a) || !analysis_group_regulated(b))
+                return ANALYSIS_METRIC_RISE;
+        if (a->stat[ANALYSIS_METRIC_WORK_RATE].n > 0 && b->stat[ANALYSIS_METRIC_WORK_RATE].n > 0)
+                return ANALYSIS_METRIC_WORK_RATE;
+        if (a->stat[ANALYSIS_METRIC_FREQ_MEAN].n > 0 && b->stat[ANALYSIS_METRIC_FREQ_MEAN].n > 0)
+                return ANALYSIS_METRIC_FREQ_MEAN;
+        return ANALYSIS_METRIC_RISE;
+}
+
 int analysis_verdict(const struct analysis_group *a, const struct analysis_group *b, enum analysis_metric metric,
                      bool over_ambient, double margin, struct analysis_verdict *ret) {
+        bool perf = metric == ANALYSIS_METRIC_WORK_RATE || metric == ANALYSIS_METRIC_FREQ_MEAN;
         const struct analysis_stat *sa, *sb;
 
-        if (!a || !b || !ret || (metric != ANALYSIS_METRIC_RISE && metric != ANALYSIS_METRIC_PLATEAU))
+        if (!a || !b || !ret || (metric != ANALYSIS_METRIC_RISE && metric != ANALYSIS_METRIC_PLATEAU && !perf))
                 return -EINVAL;
         sa = &a->stat[metric];
         sb = &b->stat[metric];
         *ret = (struct analysis_verdict) {
                 .a = a, .b = b, .metric = metric, .over_ambient = over_ambient,
-                .difference = NAN, .low = NAN, .high = NAN, .df = NAN,
-                .margin = margin > 0 ? margin : ANALYSIS_EQUIVALENCE_MARGIN_C,
+                .difference = NAN, .low = NAN, .high = NAN, .df = NAN, .regulated = perf,
+                .margin = margin > 0 ? margin : perf ? ANALYSIS_EQUIVALENCE_SHARE * fabs(sa->mean) :
+                          ANALYSIS_EQUIVALENCE_MARGIN_C,
         };
         if (sa->n == 0 || sb->n == 0)
                 return 0;
@@ -213,7 +233,9 @@ int analysis_verdict(const struct analysis_group *a, const struct analysis_group
                 return 0;
         ret->conclusive = ret->low > 0 || ret->high < 0;
         ret->equivalent = ret->low >= -ret->margin && ret->high <= ret->margin;
-        if (ret->conclusive)
+        if (ret->conclusive && perf)
+                ret->better = ret->difference > 0 ? b : a;
+        else if (ret->conclusive)
                 ret->cooler = ret->difference < 0 ? b : a;
         return 0;
 }
@@ -261,10 +283,38 @@ static int verdict_text_open(const struct analysis_verdict *v, const char *count
                         "(%s - %s: %.1f to %.1f °C, 95 %%; %s)", a, b, b, a, tenth(v->low), tenth(v->high), counts);
 }
 
+/* Both held by throttling: the sustained work (or clock), in per cent of
+ * the lesser group's mean. */
+static int verdict_text_regulated(const struct analysis_verdict *v, const char *counts, char *buf, size_t size) {
+        bool work = v->metric == ANALYSIS_METRIC_WORK_RATE;
+        const char *what = work ? "work" : "clock", *a = v->a->label, *b = v->b->label;
+        double ma = v->a->stat[v->metric].mean, mb = v->b->stat[v->metric].mean, base = fmin(ma, mb);
+
+        if (!(base > 0) || isnan(v->low))
+                return snprintf(buf, size, "%s and %s: both held by throttling: not conclusive: repeat for "
+                                "confidence (%s)", a, b, counts);
+        if (v->conclusive) {
+                const struct analysis_group *worse = v->better == v->a ? v->b : v->a;
+                double lo = v->better == v->b ? v->low : -v->high, hi = v->better == v->b ? v->high : -v->low;
+                return snprintf(buf, size, "%s sustains %.1f %% more %s than %s, both held by throttling (95 %%: "
+                                "%.1f to %.1f %%; %s)", v->better->label, tenth(100 * fabs(v->difference) / base),
+                                what, worse->label, tenth(100 * lo / base), tenth(100 * hi / base), counts);
+        }
+        if (v->equivalent)
+                return snprintf(buf, size, "%s and %s: both held by throttling, no difference in %s beyond ±%.1f %% "
+                                "(95 %%; %s)", a, b, what,
+                                ceil(100 * fmax(fabs(v->low), fabs(v->high)) / base * 10 - 1e-9) / 10, counts);
+        return snprintf(buf, size, "%s and %s: both held by throttling: not conclusive: repeat for confidence "
+                        "(%s - %s: %.1f to %.1f %% %s; %s)", a, b, b, a, tenth(100 * v->low / base),
+                        tenth(100 * v->high / base), what, counts);
+}
+
 int analysis_verdict_text(const struct analysis_verdict *v, char *buf, size_t size) {
         char counts[96];
 
         verdict_counts(v, counts, sizeof counts);
+        if (v->regulated)
+                return verdict_text_regulated(v, counts, buf, size);
         if (v->conclusive) {
                 const struct analysis_group *warm = v->cooler == v->a ? v->b : v->a;
                 double lo = v->cooler == v->a ? v->low : -v->high, hi = v->cooler == v->a ? v->high : -v->low;
@@ -303,7 +353,7 @@ int analysis_first_verdict_text(const struct run_metrics *const *runs, const cha
                 return -ENOMEM;
         ng = analysis_groups(runs, labels, n, over_ambient, g);
         if (ng >= 2) {
-                analysis_verdict(&g[0], &g[1], ANALYSIS_METRIC_RISE, over_ambient, 0, &v);
+                analysis_verdict(&g[0], &g[1], analysis_verdict_metric(&g[0], &g[1]), over_ambient, 0, &v);
                 analysis_verdict_text(&v, buf, size);
         }
         free(g);

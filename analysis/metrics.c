@@ -187,6 +187,68 @@ static void metrics_work(const struct analysis_samples *s, const struct segment 
                 m->work_rate_drop_pct = 100 * (m->work_rate_start - m->work_rate_end) / m->work_rate_start;
 }
 
+/* The Raspberry Pi firmware's limits: it throttles at 80 C (the soft
+ * limit) and caps harder at 85 C. */
+static const double firmware_limits_c[] = { 80.0, 85.0 };
+
+/* The load's last ANALYSIS_REGULATED_WINDOW_S: regulated_c when throttling
+ * held it (analysis_regulated() says when). */
+static void metrics_regulated(const struct analysis_samples *s, const struct segment *load, struct run_metrics *m) {
+        const double *t = s->t_s, *y = s->temp_c;
+        size_t top = load->end, last = load->end;
+        double lo = INFINITY, hi = -INFINITY, held;
+
+        while (top > load->start && t[top - 1] > t[load->end - 1] - ANALYSIS_REGULATED_WINDOW_S)
+                top--;
+        while (last > load->start && t[last - 1] > t[load->end - 1] - ANALYSIS_WORK_RATE_WINDOW_S)
+                last--;
+        if (median_range(y, last, load->end, &held) < 0 || !isfinite(held))
+                return;
+        if (isfinite(m->throttled_fraction)) {
+                if (m->throttled_fraction >= ANALYSIS_REGULATED_SHARE && held >= ANALYSIS_REGULATED_MIN_C)
+                        m->regulated_c = held;
+                return;
+        }
+        for (size_t i = top; i < load->end; i++)
+                if (isfinite(y[i])) {
+                        lo = fmin(lo, y[i]);
+                        hi = fmax(hi, y[i]);
+                }
+        /* a top too short to be flat for a while says nothing */
+        if (top == load->start || !(hi - lo <= ANALYSIS_REGULATED_NEAR_C))
+                return;
+        for (size_t k = 0; k < sizeof firmware_limits_c / sizeof firmware_limits_c[0]; k++)
+                if (fabs(held - firmware_limits_c[k]) <= ANALYSIS_REGULATED_NEAR_C)
+                        m->regulated_c = held;
+}
+
+/* Mean power under load and the thermal resistance it gives. */
+static void metrics_power(const struct analysis_samples *s, const struct segment *load, struct run_metrics *m) {
+        double sum = 0;
+        size_t n = 0;
+
+        if (!s->power_w)
+                return;
+        for (size_t i = load->start; i < load->end; i++)
+                if (isfinite(s->power_w[i])) {
+                        sum += s->power_w[i];
+                        n++;
+                }
+        if (n == 0)
+                return;
+        m->power_mean_w = sum / (double) n;
+        if (m->power_mean_w > 0)
+                m->thermal_resistance_c_per_w = m->rise_over_ambient_c / m->power_mean_w;
+}
+
+bool analysis_regulated(const struct run_metrics *m) {
+        return m && isfinite(m->regulated_c);
+}
+
+bool analysis_regulated_possibly(const struct run_metrics *m) {
+        return analysis_regulated(m) && !isfinite(m->throttled_fraction);
+}
+
 double analysis_idle_baseline(const double *t_s, const double *temp_c, const enum analysis_phase *phase, size_t n) {
         struct segment idle;
         double median = NAN;
@@ -205,7 +267,8 @@ void analysis_metrics_init(struct run_metrics *m, double ambient_c) {
                 .tau_heat_s = NAN, .tau_heat_fast_s = NAN, .heat_fast_fraction = NAN, .t90_heat_s = NAN,
                 .tau_cool_s = NAN, .tau_cool_fast_s = NAN, .t_back_to_baseline_s = NAN,
                 .throttled_fraction = NAN, .freq_mean_hz = NAN, .freq_min_hz = NAN,
-                .work_rate_start = NAN, .work_rate_end = NAN, .work_rate_drop_pct = NAN,
+                .work_rate_start = NAN, .work_rate_end = NAN, .work_rate_drop_pct = NAN, .regulated_c = NAN,
+                .power_mean_w = NAN, .thermal_resistance_c_per_w = NAN,
                 .fit_residual_c = NAN, .fit_model = ANALYSIS_MODEL_NONE,
                 .cool_fit_residual_c = NAN, .cool_fit_model = ANALYSIS_MODEL_NONE,
         };
@@ -238,6 +301,8 @@ int analysis_compute_metrics(const struct analysis_samples *s, struct run_metric
         else
                 metrics_freq(s, &load, ret);
         metrics_work(s, &load, ret);
+        metrics_regulated(s, &load, ret);
+        metrics_power(s, &load, ret);
         if (segment_find(s->phase, s->n, ANALYSIS_PHASE_COOLDOWN, load.end, &cool))
                 metrics_cooling(s, &cool, ret);
         return 0;

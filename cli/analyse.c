@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "analyse.h"
 #include "analysis.h"
 #include "cli.h"
 #include "duration.h"
@@ -20,24 +21,16 @@
 static const char *const time_names[] = { "elapsed_s", "time_s", "time", "timestamp", "t", "seconds", "time_ms", NULL };
 static const char *const temp_names[] = { "temp_c", "temperature_c", "temperature", "temp", "cpu_temp", "soc_temp", NULL };
 
-struct analyse_args {
-        const char *time_col, *temp_col, *phase_col;
-        double load_start, load_end;            /* s from the first sample; NaN when not given */
-        double ambient_c;                       /* NaN when not given */
-        double horizon_s;                       /* until: plateau's horizon (the phase's max); 0: the default */
-        double tolerance_c;                     /* until: plateau's tolerance; 0: the default */
-};
-
 /* Samples kept of a recording, as a run keeps them (RUN_SERIES_MAX): a
  * longer one keeps every 2nd, 4th ... row, evenly (struct samples_limit). */
 #define ANALYSE_SAMPLES_MAX 131072
 
 /* The recording as the analysis wants it: parallel arrays, read a row at a time. */
 struct samples {
-        bool has_freq, has_max, has_work, has_cooling, has_firmware;   /* the optional columns exist */
-        long freq_col, max_col, work_col, cooling_col, firmware_col;
+        bool has_freq, has_max, has_work, has_cooling, has_firmware, has_power; /* the optional columns exist */
+        long freq_col, max_col, work_col, cooling_col, firmware_col, power_col;
         size_t n, cap;
-        double *t, *temp, *freq, *max_hz, *work;
+        double *t, *temp, *freq, *max_hz, *work, *power;
         bool *cooling;
         signed char *firmware;
         enum analysis_phase *phase;
@@ -57,7 +50,18 @@ struct samples {
 };
 
 enum {
-        OPT_TIME = 0x100, OPT_TEMP, OPT_PHASE, OPT_LOAD_START, OPT_LOAD_END, OPT_AMBIENT, OPT_HORIZON, OPT_TOLERANCE,
+        OPT_TIME = 0x100, OPT_TEMP, OPT_PHASE, OPT_LOAD_START, OPT_LOAD_END, OPT_AMBIENT, OPT_POWER, OPT_HORIZON,
+        OPT_TOLERANCE,
+};
+
+const struct option analyse_options[] = {
+        { "time", required_argument, NULL, OPT_TIME }, { "temp", required_argument, NULL, OPT_TEMP },
+        { "phase", required_argument, NULL, OPT_PHASE },
+        { "load-start", required_argument, NULL, OPT_LOAD_START },
+        { "load-end", required_argument, NULL, OPT_LOAD_END },
+        { "ambient", required_argument, NULL, OPT_AMBIENT }, { "power", required_argument, NULL, OPT_POWER },
+        { "horizon", required_argument, NULL, OPT_HORIZON },
+        { "tolerance", required_argument, NULL, OPT_TOLERANCE }, {},
 };
 
 static int parse_seconds(const char *opt, const char *arg, double *ret) {
@@ -70,7 +74,7 @@ static int parse_seconds(const char *opt, const char *arg, double *ret) {
         return 0;
 }
 
-static int analyse_on_option(int o, const char *arg, void *userdata) {
+int analyse_on_option(int o, const char *arg, void *userdata) {
         struct analyse_args *a = userdata;
 
         switch (o) {
@@ -82,6 +86,9 @@ static int analyse_on_option(int o, const char *arg, void *userdata) {
                 return 0;
         case OPT_PHASE:
                 a->phase_col = arg;
+                return 0;
+        case OPT_POWER:
+                a->power_col = arg;
                 return 0;
         case OPT_LOAD_START:
                 return parse_seconds("--load-start", arg, &a->load_start);
@@ -111,6 +118,7 @@ static void samples_free(struct samples *s) {
         free(s->freq);
         free(s->max_hz);
         free(s->work);
+        free(s->power);
         free(s->cooling);
         free(s->firmware);
         free(s->phase);
@@ -125,7 +133,7 @@ static int samples_grow(struct samples *s, size_t cap) {
                 if (!p) return -ENOMEM; \
                 s->field = p; \
         } while (0)
-        GROW(t); GROW(temp); GROW(freq); GROW(max_hz); GROW(work); GROW(cooling); GROW(firmware); GROW(phase);
+        GROW(t); GROW(temp); GROW(freq); GROW(max_hz); GROW(work); GROW(power); GROW(cooling); GROW(firmware); GROW(phase);
 #undef GROW
         s->cap = cap;
         return 0;
@@ -134,7 +142,7 @@ static int samples_grow(struct samples *s, size_t cap) {
 /* Every other sample kept, from the first (SAMPLES_HALVE). */
 static void samples_halve_all(struct samples *s) {
 #define HALVE(field) samples_halve(s->field, sizeof *s->field, s->n)
-        HALVE(t); HALVE(temp); HALVE(freq); HALVE(max_hz); HALVE(work); HALVE(cooling); HALVE(firmware);
+        HALVE(t); HALVE(temp); HALVE(freq); HALVE(max_hz); HALVE(work); HALVE(power); HALVE(cooling); HALVE(firmware);
         s->n = HALVE(phase);
 #undef HALVE
 }
@@ -222,13 +230,14 @@ static int cell_phase(const struct recording *rec, long col, enum analysis_phase
 static void samples_columns(struct samples *s, const struct recording *rec) {
         static const char *const f[] = { "freq_hz", NULL }, *const m[] = { "max_allowed_hz", NULL };
         static const char *const w[] = { "work_rate_per_s", "work_rate", NULL }, *const c[] = { "cooling_active", NULL };
-        static const char *const fw[] = { "firmware_throttled", NULL };
+        static const char *const fw[] = { "firmware_throttled", NULL }, *const pw[] = { "power_w", NULL };
 
         s->freq_col = recording_column_any(rec, f);
         s->max_col = recording_column_any(rec, m);
         s->work_col = recording_column_any(rec, w);
         s->cooling_col = recording_column_any(rec, c);
         s->firmware_col = recording_column_any(rec, fw);
+        s->power_col = recording_column_any(rec, pw);
         s->has_freq = s->freq_col >= 0;
         s->has_max = s->max_col >= 0;
         s->has_work = s->work_col >= 0;
@@ -238,7 +247,7 @@ static void samples_columns(struct samples *s, const struct recording *rec) {
 
 /* Their values in the current row, NaN when absent. */
 struct optional_cells {
-        double freq, max_hz, work;
+        double freq, max_hz, work, power;
         bool cooling;
         signed char firmware;
 };
@@ -249,6 +258,7 @@ static void samples_optional(const struct samples *s, const struct recording *re
         o->freq = cell_number(recording_cell(rec, s->freq_col), &v) ? v : NAN;
         o->max_hz = cell_number(recording_cell(rec, s->max_col), &v) ? v : NAN;
         o->work = cell_number(recording_cell(rec, s->work_col), &v) ? v : NAN;
+        o->power = cell_number(recording_cell(rec, s->power_col), &v) ? v : NAN;
         o->cooling = cell_number(recording_cell(rec, s->cooling_col), &v) && v > 0;
         o->firmware = (signed char) (cell_number(recording_cell(rec, s->firmware_col), &v) ? v > 0 : -1);
 }
@@ -318,6 +328,7 @@ static int samples_take(struct samples *s, double t, double y, enum analysis_pha
         s->freq[s->n] = o.freq;
         s->max_hz[s->n] = o.max_hz;
         s->work[s->n] = o.work;
+        s->power[s->n] = o.power;
         s->cooling[s->n] = o.cooling;
         s->firmware[s->n] = o.firmware;
         s->n++;
@@ -377,6 +388,9 @@ static int samples_gather(struct samples *s, struct recording *rec, const struct
         }
         samples_limit_init(&s->lim, ANALYSE_SAMPLES_MAX);
         samples_columns(s, rec);
+        if (a->power_col && (s->power_col = column_find(rec, a->power_col, NULL, "power", "--power")) < 0)
+                return -1;
+        s->has_power = s->power_col >= 0;
         s->millidegrees = -1;
         s->peak = NAN;
         s->phase_source = pc >= 0 ? "phase column" :
@@ -470,52 +484,93 @@ static int analyse_print(const struct samples *s, const struct recording *rec, j
         return 0;
 }
 
-int cmd_analyse(struct client *c, int argc, char **argv) {
-        static const struct option opts[] = {
-                { "time", required_argument, NULL, OPT_TIME }, { "temp", required_argument, NULL, OPT_TEMP },
-                { "phase", required_argument, NULL, OPT_PHASE },
-                { "load-start", required_argument, NULL, OPT_LOAD_START },
-                { "load-end", required_argument, NULL, OPT_LOAD_END },
-                { "ambient", required_argument, NULL, OPT_AMBIENT },
-                { "horizon", required_argument, NULL, OPT_HORIZON },
-                { "tolerance", required_argument, NULL, OPT_TOLERANCE }, {},
+int analyse_check_args(const struct analyse_args *a, const char *cmd) {
+        if (a->phase_col && !isnan(a->load_start))
+                return usage("%s: --phase and --load-start exclude each other", cmd);
+        if (!isnan(a->load_end) && (isnan(a->load_start) || !(a->load_end > a->load_start)))
+                return usage("%s: --load-end needs a --load-start before it", cmd);
+        return 0;
+}
+
+/* The metrics of the samples gathered, over ambient_c when known. */
+static json_object *samples_metrics(const struct samples *s, const struct analyse_args *a, double ambient_c) {
+        struct analysis_samples in = {
+                .n = s->n, .t_s = s->t, .temp_c = s->temp, .phase = s->phase, .ambient_c = ambient_c,
+                .horizon_s = a->horizon_s,
+                .freq_hz = s->has_freq ? s->freq : NULL, .max_allowed_hz = s->has_max ? s->max_hz : NULL,
+                .cooling_active = s->has_cooling ? s->cooling : NULL,
+                .firmware_throttled = s->has_firmware ? s->firmware : NULL, .work_rate = s->has_work ? s->work : NULL,
+                .power_w = s->has_power ? s->power : NULL,
+                /* over every row, not only those kept */
+                .load_freq = s->load_seen ? &s->load_freq : NULL, .baseline_c = s->load_seen ? &s->baseline : NULL,
         };
+        struct run_metrics m;
+        struct analysis_plateau p;
+
+        if (analysis_compute_metrics(&in, &m) < 0)
+                analysis_metrics_init(&m, ambient_c);
+        else if (!isnan(s->peak))
+                m.peak_c = s->peak;
+        load_plateau(s, a, &p);
+        return metrics_json(&m, s->work_unit, &p);
+}
+
+/* A run file's run document (export --format run), or NULL. */
+static json_object *recording_run(const struct recording *rec) {
+        json_object *run = rec->from_json ? json_get(rec->doc, "run") : NULL;
+
+        return json_object_is_type(run, json_type_object) ? run : NULL;
+}
+
+int analyse_source(const char *path, const struct analyse_args *a, json_object **ret) {
+        struct recording rec;
+        struct samples s = {};
+        json_object *run, *doc = NULL;
+        double ambient_c = a->ambient_c;
+        int r;
+
+        r = recording_open(path, &rec) < 0 || samples_gather(&s, &rec, a) < 0 ? 1 : 0;
+        if (r == 0) {
+                run = recording_run(&rec);
+                if (run && isnan(ambient_c) && json_object_is_type(json_get(run, "ambient_c"), json_type_double))
+                        ambient_c = json_object_get_double(json_get(run, "ambient_c"));
+                /* a run file is its run, its metrics computed here again; a CSV only its metrics */
+                doc = run ? json_object_get(run) : json_object_new_object();
+                if (!run) {
+                        json_object_object_add(doc, "label", NULL);
+                        json_object_object_add(doc, "state", json_object_new_string("recorded"));
+                }
+                json_object_object_add(doc, "source", json_object_new_string(path));
+                json_object_object_add(doc, "metrics", samples_metrics(&s, a, ambient_c));
+                *ret = doc;
+        }
+        samples_free(&s);
+        recording_free(&rec);
+        return r;
+}
+
+int cmd_analyse(struct client *c, int argc, char **argv) {
         struct analyse_args a = { .load_start = NAN, .load_end = NAN, .ambient_c = NAN };
         struct recording rec;
         struct samples s = {};
         int first, r;
 
-        first = cli_parse(c, argc, argv, opts, analyse_on_option, &a, false, &r);
+        first = cli_parse(c, argc, argv, analyse_options, analyse_on_option, &a, false, &r);
         if (first < 0)
                 return r;
         if (argc - first != 1)
                 return usage("analyse needs one file (a CSV with a header, or a run export)");
-        if (a.phase_col && !isnan(a.load_start))
-                return usage("analyse: --phase and --load-start exclude each other");
-        if (!isnan(a.load_end) && (isnan(a.load_start) || !(a.load_end > a.load_start)))
-                return usage("analyse: --load-end needs a --load-start before it");
+        if ((r = analyse_check_args(&a, "analyse")) != 0)
+                return r;
         r = recording_open(argv[first], &rec) < 0 || samples_gather(&s, &rec, &a) < 0 ? 1 : 0;
         if (r == 0) {
-                struct analysis_samples in = {
-                        .n = s.n, .t_s = s.t, .temp_c = s.temp, .phase = s.phase, .ambient_c = a.ambient_c,
-                        .horizon_s = a.horizon_s,
-                        .freq_hz = s.has_freq ? s.freq : NULL, .max_allowed_hz = s.has_max ? s.max_hz : NULL,
-                        .cooling_active = s.has_cooling ? s.cooling : NULL,
-                        .firmware_throttled = s.has_firmware ? s.firmware : NULL, .work_rate = s.has_work ? s.work : NULL,
-                        /* over every row, not only those kept */
-                        .load_freq = s.load_seen ? &s.load_freq : NULL, .baseline_c = s.load_seen ? &s.baseline : NULL,
-                };
-                struct run_metrics m;
-                struct analysis_plateau p;
-                if (analysis_compute_metrics(&in, &m) < 0)
-                        analysis_metrics_init(&m, a.ambient_c);
-                else if (!isnan(s.peak))
-                        m.peak_c = s.peak;
-                load_plateau(&s, &a, &p);
-                json_object *o = metrics_json(&m, s.work_unit, &p);
+                json_object *o = samples_metrics(&s, &a, a.ambient_c);
                 analyse_print(&s, &rec, o, c->json);
-                if (!c->json)
+                if (!c->json) {
+                        struct analysis_plateau p;
+                        load_plateau(&s, &a, &p);
                         plateau_print(&s, &a, &p);
+                }
                 json_object_put(o);
         }
         samples_free(&s);

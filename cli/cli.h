@@ -53,6 +53,12 @@ enum {
  * for count updates (count > 0), or until Ctrl-C; 1 when the daemon fails. */
 int watch_run(const struct client *c, unsigned id, long count, unsigned flags);
 
+/* watch_run() for each run of run id's series in turn ("repeat"), asking
+ * for the remount between them when the series waits for one; the ids of
+ * the runs followed into ids[*n...] (ids may be NULL), at most max in all.
+ * (repeat.c) */
+int watch_series(const struct client *c, unsigned id, unsigned flags, unsigned *ids, size_t *n, size_t max);
+
 int cmd_runs(struct client *c, int argc, char **argv);
 int cmd_analyse(struct client *c, int argc, char **argv);
 /* How one metric of the run document is shown, in show, compare and the

@@ -1,8 +1,11 @@
 /* compare.c — heatcurvectl compare: runs side by side, then grouped by label with the verdict between the groups. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "analyse.h"
 #include "cli.h"
 #include "json-compare.h"
 #include "json-metrics.h"
@@ -12,36 +15,73 @@
 #define COMPARE_API_MAX 16              /* runs one GET /api/v1/compare takes (API_SERIES_MAX) */
 #define VERDICT_TEXT_MAX 2400           /* characters of a verdict shown: four labels and the numbers */
 
-/* One operand: a run id on --url, or URL/ID. */
+/* One operand: [LABEL=]SOURCE, a SOURCE being a run id on --url, a run on
+ * a daemon (URL/ID or URL/api/v1/runs/ID), or a recording. */
 struct operand {
-        char base[sizeof ((struct client *) 0)->url];
+        const char *text;               /* the SOURCE as given */
+        char label[512];                /* LABEL= given, "" for none */
+        enum { SOURCE_ID, SOURCE_URL, SOURCE_FILE } kind;
+        char base[sizeof ((struct client *) 0)->url];   /* ID, URL: the daemon */
         unsigned id;
-        bool plain;                     /* a bare id, on --url */
 };
 
-/* "3" on --url, or "http://host:port/3" (the base URL and the id as its last path segment). */
-static int operand_parse(const struct client *c, const char *arg, struct operand *ret) {
-        const char *slash = strrchr(arg, '/');
+static bool is_file(const char *path) {
+        struct stat st;
 
-        ret->plain = !strstr(arg, "://");
-        if (ret->plain) {
-                if (!parse_id(arg, &ret->id))
-                        return usage("compare: \"%s\" is neither a run id nor URL/ID", arg);
-                snprintf(ret->base, sizeof ret->base, "%s", c->url);
-                return 0;
-        }
-        if (!parse_id(slash + 1, &ret->id) || slash <= strstr(arg, "://") + 2)
-                return usage("compare: \"%s\" does not end in /ID (e.g. http://odroid2:8080/3)", arg);
-        if ((size_t) (slash - arg) >= sizeof ret->base)
+        return strcmp(path, "-") == 0 || (stat(path, &st) == 0 && !S_ISDIR(st.st_mode));
+}
+
+/* "http://host:port/3" or "http://host:port/api/v1/runs/3": the base URL and the id. */
+static int operand_parse_url(const char *arg, struct operand *ret) {
+        const char *api = strstr(arg, "/api/v1/runs/"), *slash = strrchr(arg, '/'), *end;
+
+        end = api ? api : slash;
+        if (!parse_id(api ? api + strlen("/api/v1/runs/") : slash + 1, &ret->id) || end <= strstr(arg, "://") + 2)
+                return usage("compare: \"%s\" does not end in /ID or /api/v1/runs/ID (e.g. http://odroid2:8080/3)",
+                             arg);
+        if ((size_t) (end - arg) >= sizeof ret->base)
                 return usage("compare: the URL \"%s\" is too long", arg);
-        memcpy(ret->base, arg, (size_t) (slash - arg));
-        ret->base[slash - arg] = '\0';
+        memcpy(ret->base, arg, (size_t) (end - arg));
+        ret->base[end - arg] = '\0';
+        ret->kind = SOURCE_URL;
         return 0;
 }
 
-static int operand_fetch(const struct client *c, const struct operand *o, json_object **ret) {
+/* "3" on --url, a URL, a file; each as LABEL=SOURCE too (a file whose name
+ * holds a '=' is a file). */
+static int operand_parse(const struct client *c, const char *arg, struct operand *ret) {
+        const char *eq = strchr(arg, '=');
+
+        ret->text = arg;
+        if (eq && !strstr(arg, "://") == !strstr(eq, "://") && !is_file(arg)) {
+                if (eq == arg)
+                        return usage("compare: \"%s\": LABEL=SOURCE needs a label", arg);
+                if ((size_t) (eq - arg) >= sizeof ret->label)
+                        return usage("compare: the label of \"%s\" is too long", arg);
+                memcpy(ret->label, arg, (size_t) (eq - arg));
+                ret->label[eq - arg] = '\0';
+                ret->text = eq + 1;
+        }
+        if (strstr(ret->text, "://"))
+                return operand_parse_url(ret->text, ret);
+        if (parse_id(ret->text, &ret->id)) {
+                snprintf(ret->base, sizeof ret->base, "%s", c->url);
+                ret->kind = SOURCE_ID;
+                return 0;
+        }
+        if (is_file(ret->text)) {
+                ret->kind = SOURCE_FILE;
+                return 0;
+        }
+        return usage("compare: \"%s\" is neither a run id, a run's URL nor a file", ret->text);
+}
+
+static int operand_fetch(const struct client *c, const struct operand *o, const struct analyse_args *a,
+                         json_object **ret) {
         char path[64];
 
+        if (o->kind == SOURCE_FILE)
+                return analyse_source(o->text, a, ret);
         snprintf(path, sizeof path, "/api/v1/runs/%u", o->id);
         return client_get_json(o->base, c, path, ret) < 0 ? 1 : 0;
 }
@@ -51,6 +91,9 @@ static int operand_curve(const struct client *c, const struct operand *o, json_o
         json_object *doc;
         char path[64];
 
+        *ret = NULL;            /* a recording has none here */
+        if (o->kind == SOURCE_FILE)
+                return 0;
         snprintf(path, sizeof path, "/api/v1/compare?runs=%u", o->id);
         if (client_get_json(o->base, c, path, &doc) < 0)
                 return 1;
@@ -72,10 +115,33 @@ static int compare_from_daemon(const struct client *c, const struct operand *ops
         return client_get_json(c->url, c, path, ret) < 0 ? 1 : 0;
 }
 
+/* Two operands that name the same run (or file). */
+static bool operand_same(const struct operand *a, const struct operand *b) {
+        if ((a->kind == SOURCE_FILE) != (b->kind == SOURCE_FILE))
+                return false;
+        if (a->kind == SOURCE_FILE)
+                return strcmp(a->text, b->text) == 0;
+        return a->id == b->id && client_same_base(a->base, b->base);
+}
+
+/* The group of operand o's run: LABEL= when given, else the run's label,
+ * else how it was named ("#3", "http://odroid2:8080/3", a file's path). */
+static const char *operand_label(const struct operand *o, json_object *run, char *name, size_t size) {
+        const char *label = json_object_get_string(json_get(run, "label"));
+
+        if (o->label[0])
+                return o->label;
+        if (!json_is_null(json_get(run, "label")) && *label)
+                return label;
+        if (o->kind != SOURCE_ID)
+                return o->text;
+        snprintf(name, size, "#%u", o->id);
+        return name;
+}
+
 /* The groups and verdicts of the run documents, computed here as the
- * daemon computes them: grouped by label, a run without one by how it was
- * named ("#3", "http://odroid2:8080/3"), a run named twice counted once. */
-static int compare_add_local(json_object *doc, json_object *runs, const struct operand *ops, char **argv) {
+ * daemon computes them (json_compare_add()): a run named twice counted once. */
+static int compare_add_local(json_object *doc, json_object *runs, const struct operand *ops) {
         size_t n = json_len(runs), k = 0;
         struct run_metrics *m = calloc(n ? n : 1, sizeof *m);
         const struct run_metrics **pm = calloc(n ? n : 1, sizeof *pm);
@@ -87,17 +153,14 @@ static int compare_add_local(json_object *doc, json_object *runs, const struct o
         if (m && pm && labels && names) {
                 for (size_t i = 0; i < n; i++) {
                         json_object *run = json_object_array_get_idx(runs, i);
-                        const char *label = json_object_get_string(json_get(run, "label"));
                         bool seen = false;
 
                         for (size_t j = 0; j < i; j++)
-                                seen = seen || (ops[j].id == ops[i].id && client_same_base(ops[j].base, ops[i].base));
+                                seen = seen || operand_same(&ops[j], &ops[i]);
                         if (seen)
                                 continue;
                         json_run_metrics_parse(json_get(run, "metrics"), &m[k], unit, sizeof unit);
-                        snprintf(names[k], sizeof names[k], "#%u", ops[i].id);
-                        labels[k] = !json_is_null(json_get(run, "label")) && *label ? label :
-                                    ops[i].plain ? names[k] : argv[i];
+                        labels[k] = operand_label(&ops[i], run, names[k], sizeof names[k]);
                         pm[k] = &m[k];
                         k++;
                 }
@@ -205,7 +268,7 @@ static void groups_print(json_object *doc, json_object *runs) {
  * daemon itself when every run is an id on --url, else (or when the daemon
  * predates groups) built here the same way, each run's curve from its own
  * daemon. */
-static int compare_document(const struct client *c, json_object *runs, const struct operand *ops, char **argv,
+static int compare_document(const struct client *c, json_object *runs, const struct operand *ops,
                             json_object **ret) {
         size_t n = json_len(runs);
         bool plain = n <= COMPARE_API_MAX;
@@ -213,7 +276,7 @@ static int compare_document(const struct client *c, json_object *runs, const str
         int r;
 
         for (size_t i = 0; i < n; i++)
-                plain = plain && ops[i].plain;
+                plain = plain && ops[i].kind == SOURCE_ID && !ops[i].label[0];
         if (plain && (r = compare_from_daemon(c, ops, n, &doc)) != 0)
                 return r;
         if (doc && json_get(doc, "groups")) {
@@ -236,7 +299,7 @@ static int compare_document(const struct client *c, json_object *runs, const str
                         }
                 }
         }
-        if (compare_add_local(doc, runs, ops, argv) != 0) {
+        if (compare_add_local(doc, runs, ops) != 0) {
                 json_object_put(doc);
                 return 1;
         }
@@ -245,14 +308,17 @@ static int compare_document(const struct client *c, json_object *runs, const str
 }
 
 int cmd_compare(struct client *c, int argc, char **argv) {
+        struct analyse_args a = { .load_start = NAN, .load_end = NAN, .ambient_c = NAN };
         json_object *runs, *run, *doc = NULL;
         struct operand *ops;
         int first, r;
 
-        if ((first = cli_parse(c, argc, argv, NULL, NULL, NULL, false, &r)) < 0)
+        if ((first = cli_parse(c, argc, argv, analyse_options, analyse_on_option, &a, false, &r)) < 0)
                 return r;
         if (first >= argc)
-                return usage("compare needs run ids or URL/ID");
+                return usage("compare needs run ids, runs' URLs or recordings");
+        if ((r = analyse_check_args(&a, "compare")) != 0)
+                return r;
         if (!(ops = calloc((size_t) (argc - first), sizeof *ops))) {
                 cli_fail("compare: out of memory");
                 return 1;
@@ -262,10 +328,10 @@ int cmd_compare(struct client *c, int argc, char **argv) {
         for (int i = first; r == 0 && i < argc; i++)
                 r = operand_parse(c, argv[i], &ops[i - first]);
         for (int i = first; r == 0 && i < argc; i++)
-                if ((r = operand_fetch(c, &ops[i - first], &run)) == 0)
+                if ((r = operand_fetch(c, &ops[i - first], &a, &run)) == 0)
                         json_object_array_add(runs, run);
         if (r == 0)
-                r = compare_document(c, runs, ops, argv + first, &doc);
+                r = compare_document(c, runs, ops, &doc);
         if (r == 0 && c->json) {
                 print_json(doc);
         } else if (r == 0) {

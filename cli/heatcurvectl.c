@@ -26,15 +26,26 @@ static void help(void) {
                "  sensors                     every temperature, frequency and the load\n"
                "  run [--label L] [--ambient C] [--notes N] [--safety-limit C] [--sensor ID]\n"
                "      [--idle SPEC] [--stress SPEC] [--cooldown SPEC] ... [--wait]\n"
-               "                              start a run; phases in the order given\n"
+               "      [--repeat N [--remount]] [--on URL[,URL...]]\n"
+               "                              start a run; phases in the order given;\n"
+               "                              --repeat: N runs, one after the other, each\n"
+               "                              once the board is back at its idle baseline;\n"
+               "                              --remount: waits for Enter between them;\n"
+               "                              --on: on those daemons instead of --url (their\n"
+               "                              tokens from the tokens file); with --wait, then\n"
+               "                              compared\n"
                "  watch [ID] [--count N]      a live line: phase, elapsed, temperatures, freq,\n"
                "                              load, work rate, predicted plateau\n"
                "  runs                        the runs with their key metrics\n"
                "  show ID                     one run: phases and every metric\n"
-               "  compare ID|URL/ID ...       metrics side by side, also across boards\n"
-               "                              (URL/ID: http://host:port/3 is run 3 there), then\n"
-               "                              grouped by label with the verdict: which runs\n"
-               "                              cooler, by how much, how sure\n"
+               "  compare [LABEL=]SOURCE ... [--time COL] [--temp COL] [--phase COL |\n"
+               "      --load-start S [--load-end S]] [--ambient C] [--power COL]\n"
+               "                              metrics side by side, also across boards, then\n"
+               "                              grouped by label (or LABEL=) with the verdict:\n"
+               "                              which runs cooler, by how much, how sure; SOURCE\n"
+               "                              is a run id, a run's URL (http://host:port/3 or\n"
+               "                              .../api/v1/runs/3), a run file or a recording\n"
+               "                              (a CSV as analyse reads it)\n"
                "  plot ID|URL/ID ... [-o FILE] [--rise]\n"
                "                              the run as SVG (several: compared, aligned on\n"
                "                              the load start; --rise: over ambient)\n"
@@ -43,12 +54,15 @@ static void help(void) {
                "                              file for import\n"
                "  import FILE                 a run file from another daemon, as a new run\n"
                "  analyse FILE [--time COL] [--temp COL] [--phase COL | --load-start S\n"
-               "      [--load-end S]] [--ambient C] [--horizon DURATION] [--tolerance C]\n"
+               "      [--load-end S]] [--ambient C] [--power COL] [--horizon DURATION]\n"
+               "      [--tolerance C]\n"
                "                              the metrics of a recording, offline: samples.csv,\n"
                "                              an export, or any CSV with a header (times in s\n"
-               "                              or ISO 8601; S in s from the first sample)\n"
+               "                              or ISO 8601; S in s from the first sample; COL\n"
+               "                              in W gives °C/W)\n"
                "  alerts                      the alert rules, the fans and the last transitions\n"
-               "  stop ID                     stop a running run\n"
+               "  stop ID                     stop a running run (or a series' wait)\n"
+               "  continue ID                 a series waiting for a remount after run ID goes on\n"
                "  delete ID                   delete a run that is not running\n\n"
                "Options (before or after the command):\n"
                "  --url URL                   the daemon; default $HEATCURVE_URL, else\n"
@@ -359,13 +373,18 @@ static int cmd_sensors(struct client *c, int argc, char **argv) {
 
 enum {
         RUN_LABEL = 0x100, RUN_AMBIENT, RUN_NOTES, RUN_SAFETY, RUN_SENSOR, RUN_IDLE, RUN_STRESS,
-        RUN_COOLDOWN, RUN_WAIT,
+        RUN_COOLDOWN, RUN_WAIT, RUN_REPEAT, RUN_REMOUNT, RUN_ON,
 };
+
+#define RUN_ON_MAX 16                   /* daemons one run --on starts it on */
+#define RUN_REPEAT_LIMIT 20             /* --repeat at most, as the daemon takes it (RUN_REPEAT_MAX) */
 
 struct run_args {
         json_object *body;              /* the POST body being built */
         json_object *phases;            /* its "phases" */
         bool wait;                      /* --wait */
+        bool series;                    /* --repeat N with N > 1 */
+        const char *on;                 /* --on URL,URL...: the daemons; NULL for --url */
 };
 
 static int run_number(json_object *body, const char *key, const char *opt, const char *value) {
@@ -377,6 +396,16 @@ static int run_number(json_object *body, const char *key, const char *opt, const
         if (end == value || *end || errno || !isfinite(v))
                 return usage("run: %s needs a number in °C, not \"%s\"", opt, value);
         json_object_object_add(body, key, json_object_new_double(v));
+        return 0;
+}
+
+static int run_repeat(struct run_args *a, const char *value) {
+        unsigned n;
+
+        if (!parse_id(value, &n) || n > RUN_REPEAT_LIMIT)
+                return usage("run: --repeat needs a count of runs, not \"%s\"", value);
+        json_object_object_add(a->body, "repeat", json_object_new_int64(n));
+        a->series = n > 1;
         return 0;
 }
 
@@ -392,6 +421,12 @@ static int run_on_option(int o, const char *arg, void *userdata) {
         case RUN_AMBIENT: return run_number(a->body, "ambient_c", "--ambient", arg);
         case RUN_SAFETY: return run_number(a->body, "safety_limit_c", "--safety-limit", arg);
         case RUN_WAIT: a->wait = true; return 0;
+        case RUN_REPEAT: return run_repeat(a, arg);
+        case RUN_ON: a->on = arg; return 0;
+        case RUN_REMOUNT:
+                json_object_object_add(a->body, "remount", json_object_new_boolean(true));
+                a->wait = true;         /* someone has to press Enter */
+                return 0;
         case RUN_IDLE: case RUN_STRESS: case RUN_COOLDOWN:
                 phase = runspec_phase(kinds[o - RUN_IDLE], arg, json_len(a->phases));
                 if (!phase)
@@ -409,7 +444,8 @@ static int run_parse(struct client *c, int argc, char **argv, struct run_args *a
                 { "notes", required_argument, NULL, RUN_NOTES }, { "safety-limit", required_argument, NULL, RUN_SAFETY },
                 { "sensor", required_argument, NULL, RUN_SENSOR }, { "idle", required_argument, NULL, RUN_IDLE },
                 { "stress", required_argument, NULL, RUN_STRESS }, { "cooldown", required_argument, NULL, RUN_COOLDOWN },
-                { "wait", no_argument, NULL, RUN_WAIT }, {}
+                { "wait", no_argument, NULL, RUN_WAIT }, { "repeat", required_argument, NULL, RUN_REPEAT },
+                { "remount", no_argument, NULL, RUN_REMOUNT }, { "on", required_argument, NULL, RUN_ON }, {}
         };
         int first, r;
 
@@ -451,6 +487,75 @@ static long long run_start(const struct client *c, json_object *body, bool wait)
         return ret;
 }
 
+/* One daemon of --on: its URL, and the token the tokens file has for it. */
+static int run_board(const struct client *c, const char *url, struct client *ret) {
+        *ret = *c;
+        if (client_set_url(ret, url) < 0)
+                return -1;
+        return client_token_for(c, ret->url, ret->token, sizeof ret->token);
+}
+
+/* The runs of every board, grouped and judged as compare does them. */
+static int run_on_compare(struct client *c, char (*urls)[sizeof c->url], const unsigned *ids, const size_t *board,
+                          size_t n) {
+        char **argv = calloc(n + 2, sizeof *argv), (*sources)[sizeof c->url + 32] = calloc(n ? n : 1, sizeof *sources);
+        int r = 1;
+
+        if (argv && sources) {
+                argv[0] = (char *) "compare";
+                for (size_t i = 0; i < n; i++) {
+                        snprintf(sources[i], sizeof sources[i], "%s/api/v1/runs/%u", urls[board[i]], ids[i]);
+                        argv[i + 1] = sources[i];
+                }
+                if (!c->json)
+                        printf("\n");
+                r = cmd_compare(c, (int) n + 1, argv);
+        }
+        free(argv);
+        free(sources);
+        return r;
+}
+
+/* --on URL,URL...: the run started on each daemon, one after the other;
+ * with --wait each followed to its end in turn, then the runs of all
+ * compared. */
+static int run_on(struct client *c, const struct run_args *a) {
+        char urls[RUN_ON_MAX][sizeof c->url], *copy = strdup(a->on), *save = NULL;
+        unsigned first[RUN_ON_MAX], ids[RUN_ON_MAX * RUN_REPEAT_LIMIT];
+        size_t nb = 0, n = 0, board[RUN_ON_MAX * RUN_REPEAT_LIMIT];
+        struct client b;
+        int r = 0;
+
+        if (!copy)
+                abort();
+        for (char *u = strtok_r(copy, ",", &save); u && r == 0; u = strtok_r(NULL, ",", &save)) {
+                long long id;
+
+                if (nb == RUN_ON_MAX) {
+                        r = usage("run: --on takes at most %d daemons", RUN_ON_MAX);
+                        break;
+                }
+                if (run_board(c, u, &b) < 0 || (id = run_start(&b, a->body, a->wait)) < 0)
+                        r = 1;
+                else {
+                        snprintf(urls[nb], sizeof urls[nb], "%s", b.url);
+                        first[nb++] = (unsigned) id;
+                }
+        }
+        free(copy);
+        if (r != 0 || !a->wait)
+                return r;
+        for (size_t i = 0; i < nb && r == 0; i++) {
+                size_t before = n;
+                if (run_board(c, urls[i], &b) < 0)
+                        return 1;
+                r = watch_series(&b, first[i], WATCH_WAIT, ids, &n, ELEMENTSOF(ids));
+                for (size_t k = before; k < n; k++)
+                        board[k] = i;
+        }
+        return r == 0 && n > 1 ? run_on_compare(c, urls, ids, board, n) : r;
+}
+
 static int cmd_run(struct client *c, int argc, char **argv) {
         struct run_args a = { .body = json_object_new_object(), .phases = json_object_new_array() };
         long long id;
@@ -460,6 +565,11 @@ static int cmd_run(struct client *c, int argc, char **argv) {
         r = run_parse(c, argc, argv, &a);
         if (r == 0 && a.wait)
                 cli_catch_sigint();     /* a Ctrl-C as the run is posted: the run goes on, say so */
+        if (r == 0 && a.on) {
+                r = run_on(c, &a);
+                json_object_put(a.body);
+                return r;
+        }
         id = r == 0 ? run_start(c, a.body, a.wait) : 0;
         json_object_put(a.body);
         if (r != 0)
@@ -468,7 +578,8 @@ static int cmd_run(struct client *c, int argc, char **argv) {
                 return 1;
         if (!a.wait)
                 return 0;
-        return watch_run(c, (unsigned) id, 0, WATCH_WAIT);
+        return a.series ? watch_series(c, (unsigned) id, WATCH_WAIT, NULL, NULL, 0) :
+                          watch_run(c, (unsigned) id, 0, WATCH_WAIT);
 }
 
 struct export_args {
@@ -552,7 +663,7 @@ static int cmd_import(struct client *c, int argc, char **argv) {
 }
 
 static int cmd_stop_delete(struct client *c, int argc, char **argv) {
-        bool stop = strcmp(argv[0], "stop") == 0;
+        bool go_on = strcmp(argv[0], "continue") == 0, stop = go_on || strcmp(argv[0], "stop") == 0;
         json_object *doc = NULL;
         struct reply reply;
         char path[64];
@@ -563,7 +674,8 @@ static int cmd_stop_delete(struct client *c, int argc, char **argv) {
                 return r;
         if (!parse_id(argv[first], &id))
                 return usage("%s: \"%s\" is not a run id", argv[0], argv[first]);
-        snprintf(path, sizeof path, stop ? "/api/v1/runs/%u/stop" : "/api/v1/runs/%u", id);
+        snprintf(path, sizeof path, go_on ? "/api/v1/runs/%u/continue" : stop ? "/api/v1/runs/%u/stop" :
+                 "/api/v1/runs/%u", id);
         r = 0;
         if (client_call(c->url, c, stop ? "POST" : "DELETE", path, NULL, &reply, NULL) < 0)
                 return 1;
@@ -575,6 +687,8 @@ static int cmd_stop_delete(struct client *c, int argc, char **argv) {
                 r = cli_fail("POST %s%s: the answer has no run state", c->url, path);
         else if (c->json && doc)
                 print_json(doc);
+        else if (!c->json && go_on)
+                printf("run %u's series goes on\n", id);
         else if (!c->json && stop)
                 printf("run %u stopped: %s\n", id, fmt_string(doc, "state"));
         else if (!c->json)
@@ -594,7 +708,7 @@ int main(int argc, char **argv) {
                 { "import", cmd_import },
                 { "plot", cmd_plot },
                 { "stop", cmd_stop_delete }, { "delete", cmd_stop_delete }, { "analyse", cmd_analyse },
-                { "alerts", cmd_alerts },
+                { "alerts", cmd_alerts }, { "continue", cmd_stop_delete },
         };
         const char *env = getenv("HEATCURVE_URL");
         struct client c = {};

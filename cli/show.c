@@ -32,6 +32,9 @@ static const struct metric metrics[] = {
         { "work_rate_start", "work rate start", 0, 0 },         /* scale 0: a rate in work_unit/s */
         { "work_rate_end", "work rate end", 0, 0 },
         { "work_rate_drop_pct", "work rate drop %", 1, 1 },
+        { "regulated_c", "held by throttling at °C", 1, 1, true },
+        { "power_mean_w", "power under load W", 1, 2 },
+        { "thermal_resistance_c_per_w", "thermal resistance °C/W", 1, 2 },
         { "fit_residual_c", "fit residual °C", 1, 3 },
         { "fit_model", "fit model", -1, 0 },                    /* scale -1: text */
         { "cool_fit_residual_c", "cool fit residual °C", 1, 3 },
@@ -320,6 +323,24 @@ static void phases_print(json_object *phases) {
         table_free(&t);
 }
 
+/* A run held by throttling: its plateau is the firmware's limit, what
+ * differs is the clock and the work. */
+static void show_held(json_object *m) {
+        char at[32], share[32], drop[32];
+
+        if (json_is_null(json_get(m, "regulated_c")))
+                return;
+        fmt_number(at, sizeof at, json_get(m, "regulated_c"), 1, 1);
+        if (json_is_null(json_get(m, "throttled_fraction"))) {
+                printf("held     possibly regulated at %s °C (a flat top at a firmware limit; no clock recorded)\n",
+                       at);
+                return;
+        }
+        printf("held     regulated at %s °C, throttled %s %%, work drop %s %%: its plateau is the limit, not "
+               "the case's\n", at, fmt_number(share, sizeof share, json_get(m, "throttled_fraction"), 100, 0),
+               fmt_number(drop, sizeof drop, json_get(m, "work_rate_drop_pct"), 1, 1));
+}
+
 static void show_header(json_object *run) {
         json_object *b = json_get(run, "board"), *rec = json_get(run, "recording");
         char when[32], took[32], limit[32];
@@ -342,6 +363,10 @@ static void show_header(json_object *run) {
         char why[512];
         const char *quality = run_quality(run, why, sizeof why);
         printf("quality  %s%s%s\n", quality, why[0] ? ": " : "", why);
+        if (!json_is_null(json_get(run, "repeat_of")))
+                printf("series   run %s of %s, the first is run %s\n", fmt_string(run, "repeat_index"),
+                       fmt_string(run, "repeat_count"), fmt_string(run, "repeat_of"));
+        show_held(json_get(run, "metrics"));
 }
 
 int cmd_show(struct client *c, int argc, char **argv) {

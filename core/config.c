@@ -79,6 +79,8 @@ static const struct config_key config_keys[] = {
         { "simulate", "rise", CONFIG_NUMBER, offsetof(struct config, sim.rise_c),
           .min = 0.1, .max = 150 },
         { "simulate", "quantize", CONFIG_BOOL, offsetof(struct config, sim.quantize) },
+        { "simulate", "load_source", CONFIG_NAME, offsetof(struct config, sim.load_source),
+          sizeof(((struct config *) 0)->sim.load_source) },
         { "runs", "safety_limit", CONFIG_NUMBER, offsetof(struct config, safety_limit_c),
           .min = 20, .max = 150, .zero_ok = true,
           .zero_note = "or auto" },
@@ -115,6 +117,7 @@ void config_defaults(struct config *c) {
                 .event_clients = 16,
         };
         copy_string(c->listen_host, sizeof c->listen_host, "127.0.0.1");
+        copy_string(c->sim.load_source, sizeof c->sim.load_source, "host");
         copy_string(c->state_dir, sizeof c->state_dir, "/var/lib/heatcurve");
         copy_string(c->sysfs_root, sizeof c->sysfs_root, "/");
         copy_string(c->procfs_root, sizeof c->procfs_root, "/");
@@ -687,6 +690,10 @@ int config_validate(const struct config *c, char *err, size_t errlen) {
                 return util_errorf(err, errlen, -E2BIG,
                                     "%s%s%s (%s) at %s (%s) is more than %d samples",
                                     prefix, sep, name, a, other, b, CONFIG_HISTORY_MAX_SAMPLES);
+        config_key_name("simulate", "load_source", style, name, sizeof name);
+        if (strcmp(c->sim.load_source, "host") != 0 && strcmp(c->sim.load_source, "own") != 0)
+                return util_errorf(err, errlen, -EINVAL, "%s%s%s: \"%s\" is not host or own", prefix, sep, name,
+                                   c->sim.load_source);
         unsigned line = 0;
         r = alert_config_validate(&c->alerts, &line, msg, sizeof msg);
         if (r < 0 && line)

@@ -40,6 +40,8 @@ struct simulate_config {
         uint64_t tau_ms;                /* first-order time constant, ms */
         double rise_c;                  /* degrees C above ambient at full load */
         bool quantize;                  /* whole degrees, like the vendor kernels */
+        char load_source[8];            /* "host": this machine's CPU load heats it; "own": only the
+                                         * loads heatcurved commands */
 };
 
 struct config {

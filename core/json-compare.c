@@ -17,6 +17,7 @@ static const int metric_decimals[ANALYSIS_METRIC_MAX] = {
         [ANALYSIS_METRIC_THROTTLED] = 4,
         [ANALYSIS_METRIC_FREQ_MEAN] = 0,
         [ANALYSIS_METRIC_WORK_RATE] = 1,
+        [ANALYSIS_METRIC_THERMAL_RESISTANCE] = 3,
 };
 
 /* The longest sentence: four labels and the numbers. */
@@ -39,6 +40,7 @@ static json_object *json_group(const struct analysis_group *g, bool over_ambient
         json_object_object_add(o, "label", json_object_new_string(g->label));
         json_object_object_add(o, "n", json_object_new_int64((int64_t) g->n));
         json_object_object_add(o, "single_run", json_object_new_boolean(g->n == 1));
+        json_object_object_add(o, "regulated", json_object_new_boolean(analysis_group_regulated(g)));
         for (enum analysis_metric m = 0; m < ANALYSIS_METRIC_MAX; m++)
                 json_object_object_add(metrics, analysis_metric_name(m, over_ambient),
                                        json_stat(&g->stat[m], metric_decimals[m]));
@@ -63,6 +65,8 @@ static json_object *json_verdict(const struct analysis_verdict *v, char *text) {
         json_object_object_add(o, "cooler", v->cooler ? json_object_new_string(v->cooler->label) : NULL);
         json_object_object_add(o, "equivalent", json_object_new_boolean(v->equivalent));
         json_object_object_add(o, "single_runs", json_object_new_boolean(v->single_runs));
+        json_object_object_add(o, "regulated", json_object_new_boolean(v->regulated));
+        json_object_object_add(o, "better", v->better ? json_object_new_string(v->better->label) : NULL);
         json_object_object_add(o, "text", json_object_new_string(text));
         return o;
 }
@@ -95,7 +99,8 @@ int json_compare_add(json_object *root, const struct run_metrics *const *runs, c
                 json_object_array_add(groups, json_group(&g[i], over_ambient));
                 for (int j = i + 1; j < ng; j++) {
                         struct analysis_verdict v;
-                        analysis_verdict(&g[i], &g[j], ANALYSIS_METRIC_RISE, over_ambient, 0, &v);
+                        analysis_verdict(&g[i], &g[j], analysis_verdict_metric(&g[i], &g[j]), over_ambient, 0,
+                                         &v);
                         json_object_array_add(verdicts, json_verdict(&v, text));
                 }
         }

@@ -22,7 +22,8 @@ static const struct {
         F(rise_c, 2), F(rise_over_ambient_c, 2), F(tau_heat_s, 1), F(tau_heat_fast_s, 1),
         F(heat_fast_fraction, 3), F(t90_heat_s, 1), F(tau_cool_s, 1), F(tau_cool_fast_s, 1),
         F(t_back_to_baseline_s, 1), F(throttled_fraction, 4), F(freq_mean_hz, 0), F(freq_min_hz, 0),
-        F(work_rate_start, 1), F(work_rate_end, 1), F(work_rate_drop_pct, 2),
+        F(work_rate_start, 1), F(work_rate_end, 1), F(work_rate_drop_pct, 2), F(regulated_c, 2),
+        F(power_mean_w, 3), F(thermal_resistance_c_per_w, 3),
 #undef F
 };
 

@@ -686,11 +686,72 @@ static void draw_compare_verdict(struct svg *s, const struct plot_curve *curves,
         draw_text_within(s, x, y, FONT_SMALL, MUTED, text, w);
 }
 
+/* A group's mean and 95 % interval as an error bar, in its first run's colour. */
+struct compare_bar {
+        double mean, low, high;         /* C: the plateau, or over the curves' reference for rise */
+        size_t first;                   /* the group's first curve: its colour */
+};
+
+/* The groups the verdict is on (by label, analysis_groups()), each with an
+ * interval: the plateau, or with rise the rise (only when the groups' rise
+ * is over what every curve subtracts: all over ambient, or all over their
+ * baselines). */
+static size_t compare_bars(const struct plot_curve *curves, size_t n, bool rise, struct compare_bar *bars) {
+        const struct run_metrics *runs[PLOT_COMPARE_MAX] = { NULL };
+        const char *labels[PLOT_COMPARE_MAX];
+        char names[PLOT_COMPARE_MAX][160];
+        struct analysis_group g[PLOT_COMPARE_MAX];
+        bool over_ambient;
+        size_t k = 0;
+        int ng;
+
+        for (size_t i = 0; i < n; i++) {
+                curve_group_name(&curves[i], names[i], sizeof names[i]);
+                labels[i] = names[i];
+                runs[i] = &curves[i].metrics;
+        }
+        over_ambient = analysis_rise_over_ambient(runs, n);
+        for (size_t i = 0; i < n && rise; i++)
+                if (isfinite(curves[i].metrics.ambient_c) != over_ambient)
+                        return 0;
+        ng = analysis_groups(runs, labels, n, over_ambient, g);
+        for (int i = 0; i < ng; i++) {
+                const struct analysis_stat *st = &g[i].stat[rise ? ANALYSIS_METRIC_RISE : ANALYSIS_METRIC_PLATEAU];
+                size_t first = 0;
+
+                if (!isfinite(st->low) || !isfinite(st->high))
+                        continue;
+                while (first < n && strcmp(labels[first], g[i].label) != 0)
+                        first++;
+                bars[k++] = (struct compare_bar) { st->mean, st->low, st->high, first < n ? first : 0 };
+        }
+        return k;
+}
+
+/* Each bar at the right of the panel, the first group rightmost but one
+ * bar's width in, a dot at its mean and caps at its interval's ends. */
+static void draw_compare_bars(struct svg *s, const struct compare_bar *bars, size_t n, const struct panel *p) {
+        for (size_t i = 0; i < n; i++) {
+                double x = p->x + p->w - 14 - 12.0 * (double) (n - 1 - i);
+                double lo = py(p, bars[i].low), hi = py(p, bars[i].high), mid = py(p, bars[i].mean);
+                const char *colour = svg_palette(bars[i].first);
+                char a[32], b[32], c[32];
+
+                svg_line(s, x, lo, x, hi, colour, 2, NULL);
+                svg_line(s, x - 4, lo, x + 4, lo, colour, 2, NULL);
+                svg_line(s, x - 4, hi, x + 4, hi, colour, 2, NULL);
+                svg_raw(s, "<circle cx=\"%s\" cy=\"%s\" r=\"%s\" fill=\"%s\"/>\n", svg_num(x, 1, a, sizeof a),
+                        svg_num(mid, 1, b, sizeof b), svg_num(3, 1, c, sizeof c), colour);
+        }
+}
+
 int plot_compare_svg(const struct plot_curve *curves, size_t n, bool rise, unsigned width, unsigned height,
                      char **ret, size_t *ret_len) {
         double table_h = TABLE_ROW * (double) (n + 1) + 16, top = LEGEND_TOP + LEGEND_ROW * (double) n - 4;
         struct range yr = RANGE_EMPTY;
         double lo = INFINITY, hi = -INFINITY;
+        struct compare_bar bars[PLOT_COMPARE_MAX];
+        size_t nbars;
         struct panel p;
         struct svg s;
 
@@ -709,6 +770,11 @@ int plot_compare_svg(const struct plot_curve *curves, size_t n, bool rise, unsig
                 }
                 if (isfinite(ref) || !rise)
                         range_add_array(&yr, curves[i].temp_c, curves[i].n, ref, 1);
+        }
+        nbars = compare_bars(curves, n, rise, bars);
+        for (size_t i = 0; i < nbars; i++) {
+                range_add(&yr, bars[i].low);
+                range_add(&yr, bars[i].high);
         }
         if (svg_begin(&s, width, height, rise ? "heatcurve: rise compared" : "heatcurve: runs compared") < 0)
                 return -ENOMEM;
@@ -734,6 +800,7 @@ int plot_compare_svg(const struct plot_curve *curves, size_t n, bool rise, unsig
                 if (isfinite(ref) || !rise)
                         draw_series(&s, &p, curves[i].t_s, curves[i].temp_c, curves[i].n, ref, 1, svg_palette(i), 1.6);
         }
+        draw_compare_bars(&s, bars, nbars, &p);
         draw_compare_legend(&s, curves, n, rise, &p);
         draw_compare_table(&s, curves, n, p.x, p.y + p.h + 56, p.w);
         return svg_end(&s, ret, ret_len);

@@ -61,6 +61,7 @@ static int daemon_setup_simulator(struct daemon *d) {
                 .tau_s = (double) d->cfg.sim.tau_ms / 1000.0,
                 .rise_c = d->cfg.sim.rise_c,
                 .quantize = d->cfg.sim.quantize,
+                .own_load = strcmp(d->cfg.sim.load_source, "own") == 0,
         };
         const char *boards = daemon_boards_dir();
         int r;
@@ -76,8 +77,9 @@ static int daemon_setup_simulator(struct daemon *d) {
         r = simulator_step(d->sim, util_now_ms());
         if (r < 0)
                 log_warning("Simulated board: first step failed: %s, ignoring", strerror(-r));
-        log_info("Simulating board \"%s\" in %s (ambient %.1f C, tau %.0f s, rise %.1f C)",
-                 p.board, simulator_sysfs_root(d->sim), p.ambient_c, p.tau_s, p.rise_c);
+        log_info("Simulating board \"%s\" in %s (ambient %.1f C, tau %.0f s, rise %.1f C, heated by %s)",
+                 p.board, simulator_sysfs_root(d->sim), p.ambient_c, p.tau_s, p.rise_c,
+                 p.own_load ? "its own runs' loads" : "this machine's CPU load");
         return 0;
 }
 

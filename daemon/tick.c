@@ -180,6 +180,7 @@ void tick_run(struct daemon *d) {
         int r;
 
         if (d->sim) {
+                simulator_set_load(d->sim, runs_commanded_load(d->runs));
                 r = simulator_step(d->sim, now);
                 if (r < 0)
                         log_warning("Simulated board: step failed: %s, ignoring", strerror(-r));

@@ -369,8 +369,28 @@ int run_check_texts(json_object *o, const char *where, const char **label, const
         return 0;
 }
 
+/* "repeat": N runs of the same definition, one after the other, a series;
+ * "remount": true waits for the user between them. */
+static int parse_repeat(json_object *def, struct run *r, char *err, size_t errlen) {
+        json_object *v;
+        int ret;
+
+        r->repeat_count = 1;
+        if ((ret = get_whole(def, "repeat", "", 1, RUN_REPEAT_MAX, &r->repeat_count, err, errlen)) < 0)
+                return ret;
+        if (!json_object_object_get_ex(def, "remount", &v) || json_object_is_type(v, json_type_null))
+                return 0;
+        if (!json_object_is_type(v, json_type_boolean))
+                return util_errorf(err, errlen, -EINVAL, "remount: must be true or false");
+        r->remount = json_object_get_boolean(v);
+        if (r->remount && r->repeat_count < 2)
+                return util_errorf(err, errlen, -EINVAL, "remount: goes with a repeat of 2 or more");
+        return 0;
+}
+
 static int parse_top(json_object *def, const struct sensors *s, struct run *r, char *err, size_t errlen) {
-        static const char *const known[] = { "label", "notes", "ambient_c", "safety_limit_c", "sensor", "phases", NULL };
+        static const char *const known[] = { "label", "notes", "ambient_c", "safety_limit_c", "sensor", "phases",
+                                            "repeat", "remount", NULL };
         const char *label, *notes, *sensor;
         int ret;
 
@@ -380,7 +400,8 @@ static int parse_top(json_object *def, const struct sensors *s, struct run *r, c
             (ret = run_check_texts(def, "", &label, &notes, err, errlen)) < 0 ||
             (ret = get_string(def, "sensor", "", &sensor, err, errlen)) < 0 ||
             (ret = get_number(def, "ambient_c", "", -40, 60, &r->ambient_c, err, errlen)) < 0 ||
-            (ret = get_number(def, "safety_limit_c", "", 20, 150, &r->safety_limit_c, err, errlen)) < 0)
+            (ret = get_number(def, "safety_limit_c", "", 20, 150, &r->safety_limit_c, err, errlen)) < 0 ||
+            (ret = parse_repeat(def, r, err, errlen)) < 0)
                 return ret;
         snprintf(r->label, sizeof r->label, "%s", label ? label : "");
         r->notes = strdup(notes ? notes : "");

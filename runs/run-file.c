@@ -495,6 +495,10 @@ int run_file_import(json_object *doc, const char *csv, size_t len, const char *s
         r->imported_id = r->id;
         r->imported_ms = util_now_ms();
         r->id = id;
+        /* its series' ids are the other daemon's: here it is a run of its own, grouped by its label */
+        r->repeat_of = r->repeat_index = 0;
+        r->repeat_count = 1;
+        r->remount = false;
         /* kept as it is shown: valid UTF-8 that fits, so run.json reads back to the same */
         text_utf8_sanitize(rd.unit, r->work_unit, sizeof r->work_unit);
         run_series_metrics_horizon(&rd.s, r->ambient_c, run_plateau_horizon_s(r), &r->metrics);

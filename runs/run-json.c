@@ -185,6 +185,12 @@ json_object *run_to_json(const struct run *r, bool live) {
         json_object_object_add(o, "recording", recording_to_json(r));
         json_object_object_add(o, "clock_steps", json_object_new_int64(r->clock_steps));
         json_object_object_add(o, "imported", run_imported_to_json(r));
+        if (r->repeat_of) {
+                json_object_object_add(o, "repeat_of", json_object_new_int64(r->repeat_of));
+                json_object_object_add(o, "repeat_index", json_object_new_int64(r->repeat_index));
+                json_object_object_add(o, "repeat_count", json_object_new_int64(r->repeat_count));
+                json_object_object_add(o, "remount", json_object_new_boolean(r->remount));
+        }
         json_object_object_add(o, "live", live && running && r->host ? run_live_to_json(r) : NULL);
         return o;
 }
@@ -301,6 +307,20 @@ static void board_from_json(json_object *o, struct board_info *b) {
         b->cpus = (int) doc_int(o, "cpus");
 }
 
+/* A run of a series (only those have "repeat_of"): which, of how many. */
+static void repeat_from_json(json_object *doc, struct run *r) {
+        int64_t of = doc_int(doc, "repeat_of"), index = doc_int(doc, "repeat_index"),
+                count = doc_int(doc, "repeat_count");
+
+        r->repeat_count = 1;
+        if (of <= 0 || of > UINT32_MAX || count < 2 || count > RUN_REPEAT_MAX || index < 1 || index > count)
+                return;
+        r->repeat_of = (unsigned) of;
+        r->repeat_index = (unsigned) index;
+        r->repeat_count = (unsigned) count;
+        r->remount = json_object_get_boolean(doc_get(doc, "remount"));
+}
+
 static int record_from_json(json_object *doc, struct run *r, char *err, size_t errlen) {
         json_object *phases = doc_get(doc, "phases"), *rec = doc_get(doc, "recording");
         int state = lookup(states, ELEMENTSOF(states), doc_string(doc, "state"));
@@ -341,6 +361,7 @@ static int record_from_json(json_object *doc, struct run *r, char *err, size_t e
                 r->imported_id = (unsigned) doc_int(imported, "id");
                 r->imported_ms = doc_int(imported, "imported_ms");
         }
+        repeat_from_json(doc, r);
         r->n_phases = json_object_array_length(phases);
         if (r->phase_index >= r->n_phases)
                 r->phase_index = 0;

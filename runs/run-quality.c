@@ -13,9 +13,7 @@ const char *run_quality_to_string(enum run_quality q) {
         return quality_names[q];
 }
 
-/* The CPU load (0..1 of the whole board) the phase's own stress load makes,
- * or NaN when it cannot be told (io waits, a command is anything). */
-static double run_own_load(const struct run *r, const struct run_phase *p) {
+double run_phase_own_load(const struct run *r, const struct run_phase *p) {
         const struct stress_spec *st = &p->stress;
         double cpus = r->board.cpus > 0 ? r->board.cpus : 1, workers;
 
@@ -55,7 +53,7 @@ void run_quality_phases(struct run *r, const struct run_series *s) {
                 }
         }
         for (size_t k = 0; k < r->n_phases; k++) {
-                double own = run_own_load(r, &r->phases[k]);
+                double own = run_phase_own_load(r, &r->phases[k]);
                 r->phase_load[k] = n[k] && isfinite(own) ? fmax(0.0, sum[k] / (double) n[k] - own) : NAN;
         }
 }

@@ -37,6 +37,7 @@ struct run *run_alloc(void) {
         for (size_t k = 0; k < RUN_PHASES_MAX; k++)
                 r->phase_load[k] = NAN;
         r->csv_fd = -1;
+        r->repeat_count = 1;
         r->ambient_c = r->safety_limit_c = r->baseline_c = NAN;
         r->predicted_plateau_c = r->plateau_ci95_c = r->plateau_low_c = r->plateau_high_c = NAN;
         r->forecast_plateau_c = r->forecast_eta_s = NAN;

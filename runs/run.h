@@ -17,6 +17,7 @@
 #define RUN_NOTES_MAX 4096
 #define RUN_ARGV_MAX 64                 /* strings of a command load */
 #define RUN_REASON_MAX 1024             /* bytes of an abort reason or recording error */
+#define RUN_REPEAT_MAX 20               /* runs one definition may ask for ("repeat") */
 #define RUN_SENSOR_LOSS_TICKS 3         /* consecutive failed reads of the run sensor under load */
 #define RUN_SAFETY_DEFAULT_C 85.0       /* without a hot/critical trip */
 #define RUN_SAFETY_MARGIN_C 5.0         /* below the lowest hot/critical trip */
@@ -145,6 +146,10 @@ struct run {
         unsigned clock_steps;           /* wall clock steps seen during the run */
         unsigned imported_id;           /* its id on the daemon it was exported from, 0 for a run made here */
         int64_t imported_ms;            /* Unix ms it was imported, 0 for a run made here */
+        unsigned repeat_count;          /* runs its definition asked for ("repeat"), 1 for a single run */
+        unsigned repeat_of;             /* id of the series' first run, 0 for a single run */
+        unsigned repeat_index;          /* 1..repeat_count: which of the series; 0 for a single run */
+        bool remount;                   /* the series waits for POST .../continue between its runs */
         double phase_load[RUN_PHASES_MAX];      /* mean CPU load (0..1) beyond the run's own, per phase; NaN unknown */
 
         /* The engine: set while the run is live (host is NULL for a run read from disk). */
@@ -227,6 +232,10 @@ enum run_quality {
 };
 /* Each phase's CPU load beyond the run's own load, from the series. */
 void run_quality_phases(struct run *r, const struct run_series *s);
+/* The CPU load (0..1 of the whole board) phase p's own stress load makes:
+ * workers x duty; NaN when it cannot be told (io waits, a command is
+ * anything). (run-quality.c) */
+double run_phase_own_load(const struct run *r, const struct run_phase *p);
 /* A phase whose load beyond the run's own was above RUN_QUIET_LOAD. */
 bool run_phase_disturbed(const struct run *r, size_t phase);
 /* The quality of one metric of run_metrics, by its name in the document. */

@@ -14,6 +14,23 @@
 #include "util.h"
 
 #define RUNS_SAVE_RETRY_MS 5000
+#define RUNS_REPEAT_BASELINE_C 1.0                      /* C: the next run of a series starts this near the
+                                                         * last one's idle baseline ... */
+#define RUNS_REPEAT_WAIT_MAX_MS (30 * 60 * 1000)        /* ... or after this long, whatever the temperature */
+
+/* A series ("repeat": N): the definition, kept to start its next run. */
+struct runs_repeat {
+        char *def;                      /* NUL-terminated; NULL when no series goes on */
+        size_t len;
+        unsigned of;                    /* id of its first run */
+        unsigned last;                  /* id of its last run started */
+        unsigned next;                  /* index of the run to start next, 1-based */
+        bool waiting;                   /* the last run ended: the next one waits */
+        bool remount_wait;              /* ... for runs_continue() */
+        int64_t since_ms;               /* Unix ms the wait for the baseline began */
+        double baseline_c;              /* C, the last run's idle baseline; NaN unknown */
+        char sensor[SENSORS_ID_MAX];    /* the last run's sensor */
+};
 
 struct runs {
         struct run_host host;           /* first member: ended() gets back to us from it */
@@ -25,9 +42,16 @@ struct runs {
         size_t n_done, cap_done;
         int64_t save_retry_ms;          /* Unix ms of the last retry of an unsaved run.json */
         unsigned next_id;
+        struct runs_repeat repeat;      /* the series going on, if any */
 };
 
+static void runs_repeat_clear(struct runs *rs) {
+        free(rs->repeat.def);
+        rs->repeat = (struct runs_repeat) {};
+}
+
 static int runs_delete_done(struct runs *rs, size_t i, char *err, size_t errlen);
+static void runs_repeat_tick(struct runs *rs, int64_t now_ms);
 
 /* Whether the ended run done[i] is past [runs] keep / keep_for. Never the
  * newest ended run, nor one whose load is still stopping. */
@@ -66,6 +90,33 @@ static void runs_prune(struct runs *rs, int64_t now_ms) {
         }
 }
 
+/* A run of the series ended: the next one waits for the board to cool
+ * back (and for a remount when asked); a run that did not finish ends the
+ * series. */
+static void runs_repeat_ended(struct runs *rs, const struct run *r) {
+        struct runs_repeat *p = &rs->repeat;
+
+        if (!p->def || r->repeat_of != p->of)
+                return;
+        if (r->state != RUN_FINISHED || r->repeat_index >= r->repeat_count) {
+                if (r->repeat_index < r->repeat_count)
+                        log_notice("Run series %u ends with run %u, %u of %u: it did not finish", p->of, r->id,
+                                   r->repeat_index, r->repeat_count);
+                runs_repeat_clear(rs);
+                return;
+        }
+        p->last = r->id;
+        p->next = r->repeat_index + 1;
+        p->waiting = true;
+        p->remount_wait = r->remount;
+        p->since_ms = r->ended_ms;
+        p->baseline_c = isfinite(r->metrics.baseline_c) ? r->metrics.baseline_c : r->baseline_c;
+        snprintf(p->sensor, sizeof p->sensor, "%s", r->sensor);
+        if (r->remount)
+                log_notice("Run series %u: remount the case, then continue (POST /api/v1/runs/%u/continue) "
+                           "for run %u of %u", p->of, r->id, p->next, r->repeat_count);
+}
+
 /* The engine says a run ended: it joins the finished ones (room was made
  * before it started, so this cannot fail). */
 static void runs_on_run_ended(struct run_host *host, struct run *r) {
@@ -76,6 +127,7 @@ static void runs_on_run_ended(struct run_host *host, struct run *r) {
         rs->done[rs->n_done++] = r;
         rs->live = NULL;
         rs->stopping = run_stress_stopping(r) ? r : NULL;
+        runs_repeat_ended(rs, r);
         runs_prune(rs, r->ended_ms);
 }
 
@@ -122,6 +174,7 @@ void runs_free(struct runs *rs, const char *reason) {
                 run_free(rs->done[i]);
         }
         free(rs->done);
+        free(rs->repeat.def);
         free(rs);
 }
 
@@ -148,8 +201,10 @@ void runs_on_sample(void *userdata, const struct snapshot *snap) {
         rs->host.sensors = snap->sensors;
         rs->host.fans_on = snap->fans_on;
         runs_save_pending(rs, snap->time_ms);
-        if (!r)
+        if (!r) {
+                runs_repeat_tick(rs, snap->time_ms);
                 return;
+        }
         run_tick(r, snap->time_ms, snap->mono_ms);
         if (rs->stopping && !run_stress_stopping(rs->stopping)) {
                 if (rs->stopping_deleted)
@@ -234,8 +289,31 @@ static int runs_parse_body(const char *text, size_t len, json_object **ret, char
         return 0;
 }
 
-int runs_start(struct runs *rs, const char *def_json, size_t len, const struct run **ret,
-               char *err, size_t errlen) {
+/* A load the settings refuse, refused before anything starts. */
+static int runs_check_loads(const struct runs *rs, const struct run *r, char *err, size_t errlen) {
+        /* a command runs anything as the daemon's user: not for every local account */
+        for (size_t i = 0; i < r->n_phases && !rs->set.commands_allowed; i++)
+                if (r->phases[i].has_stress && stress_type_runs_program(r->phases[i].stress.type)) {
+                        snprintf(err, errlen, "phases[%zu].load: a command load needs a token: set token_file in "
+                                 "[daemon] and send it (the command runs as heatcurved's user)", i);
+                        return -EACCES;
+                }
+        /* a load runs as the daemon's user: as root, an io load writes where root may, and any
+         * load is the whole machine's to lose; so only when the configuration says yes */
+        for (size_t i = 0; i < r->n_phases && rs->set.root_loads_refused; i++)
+                if (r->phases[i].has_stress) {
+                        snprintf(err, errlen, "phases[%zu].load: heatcurved runs as root, and so would the load; "
+                                 "set [runs] allow_root = yes in heatcurved.conf to allow it, or run heatcurved "
+                                 "as its own user as heatcurved.service does", i);
+                        return -EACCES;
+                }
+        return 0;
+}
+
+/* Parses and starts a definition: the run of series `of` (0: a new series
+ * when it asks for repeats) with this index. */
+static int runs_start_def(struct runs *rs, const char *def_json, size_t len, unsigned of, unsigned index,
+                          struct run **ret, char *err, size_t errlen) {
         struct run_settings set = { rs->set.state_dir, rs->set.stress_dir, rs->set.safety_limit_c,
                                     rs->set.ambient_sensor };
         json_object *def = NULL;
@@ -255,24 +333,14 @@ int runs_start(struct runs *rs, const char *def_json, size_t len, const struct r
         json_object_put(def);
         if (e < 0)
                 return e;
-        /* a command runs anything as the daemon's user: not for every local account */
-        for (size_t i = 0; i < r->n_phases && !rs->set.commands_allowed; i++)
-                if (r->phases[i].has_stress && stress_type_runs_program(r->phases[i].stress.type)) {
-                        snprintf(err, errlen, "phases[%zu].load: a command load needs a token: set token_file in "
-                                 "[daemon] and send it (the command runs as heatcurved's user)", i);
-                        run_free(r);
-                        return -EACCES;
-                }
-        /* a load runs as the daemon's user: as root, an io load writes where root may, and any
-         * load is the whole machine's to lose; so only when the configuration says yes */
-        for (size_t i = 0; i < r->n_phases && rs->set.root_loads_refused; i++)
-                if (r->phases[i].has_stress) {
-                        snprintf(err, errlen, "phases[%zu].load: heatcurved runs as root, and so would the load; "
-                                 "set [runs] allow_root = yes in heatcurved.conf to allow it, or run heatcurved "
-                                 "as its own user as heatcurved.service does", i);
-                        run_free(r);
-                        return -EACCES;
-                }
+        if ((e = runs_check_loads(rs, r, err, errlen)) < 0) {
+                run_free(r);
+                return e;
+        }
+        if (r->repeat_count > 1) {
+                r->repeat_of = of ? of : rs->next_id;
+                r->repeat_index = index;
+        }
         /* live before it starts: a run whose first load cannot start ends
          * inside run_start(), through ended(), like any other */
         rs->live = r;
@@ -287,14 +355,107 @@ int runs_start(struct runs *rs, const char *def_json, size_t len, const struct r
         return 0;
 }
 
+int runs_start(struct runs *rs, const char *def_json, size_t len, const struct run **ret,
+               char *err, size_t errlen) {
+        struct runs_repeat *p = &rs->repeat;
+        struct run *r;
+        char *copy;
+        int e;
+
+        if (p->def && p->waiting) {
+                snprintf(err, errlen, "run series %u waits to start its run %u; POST /api/v1/runs/%u/%s", p->of,
+                         p->next, p->last, p->remount_wait ? "continue to go on, or .../stop to end it" :
+                         "stop to end it");
+                return -EBUSY;
+        }
+        if (!(copy = malloc(len + 1))) {
+                snprintf(err, errlen, "out of memory");
+                return -ENOMEM;
+        }
+        memcpy(copy, def_json ? def_json : "", def_json ? len : 0);
+        copy[def_json ? len : 0] = '\0';
+        e = runs_start_def(rs, def_json, len, 0, 1, &r, err, errlen);
+        if (e < 0 || r->repeat_count < 2 || r != rs->live) {
+                free(copy);
+                if (e == 0)
+                        *ret = r;
+                return e;
+        }
+        runs_repeat_clear(rs);
+        *p = (struct runs_repeat) { .def = copy, .len = def_json ? len : 0, .of = r->id, .last = r->id,
+                                    .next = 2, .baseline_c = NAN };
+        *ret = r;
+        return 0;
+}
+
+/* Degrees C of the temperature sensor with this id, NaN when it is gone. */
+static double runs_temp(const struct sensors *s, const char *id) {
+        for (size_t i = 0; s && i < s->n_temps; i++)
+                if (strcmp(s->temps[i].id, id) == 0)
+                        return s->temps[i].ok ? s->temps[i].temp_mc / 1000.0 : NAN;
+        return NAN;
+}
+
+/* The next run of a waiting series, once the board is back near the last
+ * run's idle baseline (or after RUNS_REPEAT_WAIT_MAX_MS) and, for a
+ * remount, the user said so. */
+static void runs_repeat_tick(struct runs *rs, int64_t now_ms) {
+        struct runs_repeat *p = &rs->repeat;
+        double t = runs_temp(rs->host.sensors, p->sensor);
+        unsigned of = p->of, next = p->next;
+        char err[700];
+        struct run *r;
+
+        if (!p->def || !p->waiting || p->remount_wait || rs->live || rs->stopping)
+                return;
+        if (isfinite(p->baseline_c) && isfinite(t) && t > p->baseline_c + RUNS_REPEAT_BASELINE_C &&
+            now_ms - p->since_ms < RUNS_REPEAT_WAIT_MAX_MS)
+                return;
+        p->waiting = false;
+        if (runs_start_def(rs, p->def, p->len, of, next, &r, err, sizeof err) < 0) {
+                log_warning("Run series %u: its run %u cannot start: %s", of, next, err);
+                runs_repeat_clear(rs);
+                return;
+        }
+        if (rs->repeat.def)     /* a run whose load cannot start ended the series already */
+                rs->repeat.last = r->id;
+        log_info("Run series %u: run %u started, %u of %u", of, r->id, next, r->repeat_count);
+}
+
+int runs_continue(struct runs *rs, unsigned id, char *err, size_t errlen) {
+        const struct run *r = runs_find(rs, id);
+        struct runs_repeat *p = &rs->repeat;
+
+        if (!r) {
+                snprintf(err, errlen, "no run %u", id);
+                return -ENOENT;
+        }
+        if (!p->def || !p->remount_wait || r->repeat_of != p->of) {
+                snprintf(err, errlen, "run %u's series does not wait for a remount", id);
+                return -EALREADY;
+        }
+        p->remount_wait = false;
+        p->since_ms = util_now_ms();
+        return 0;
+}
+
 int runs_stop(struct runs *rs, unsigned id, char *err, size_t errlen) {
+        const struct run *r = runs_find(rs, id);
+
         if (rs->live && rs->live->id == id) {
+                if (rs->repeat.def && rs->live->repeat_of == rs->repeat.of)
+                        runs_repeat_clear(rs);  /* stopping one run of a series stops the series */
                 run_stop(rs->live);
                 return 0;
         }
-        if (!runs_find(rs, id)) {
+        if (!r) {
                 snprintf(err, errlen, "no run %u", id);
                 return -ENOENT;
+        }
+        if (rs->repeat.def && rs->repeat.waiting && r->repeat_of == rs->repeat.of) {
+                log_info("Run series %u stopped on request before its run %u", rs->repeat.of, rs->repeat.next);
+                runs_repeat_clear(rs);
+                return 0;
         }
         snprintf(err, errlen, "run %u is not running", id);
         return -EALREADY;
@@ -356,6 +517,16 @@ const struct run *runs_find(const struct runs *rs, unsigned id) {
         return i < rs->n_done ? rs->done[i] : NULL;
 }
 
+double runs_commanded_load(const struct runs *rs) {
+        const struct run *r = rs ? rs->live : NULL;
+        double own;
+
+        if (!r || r->state != RUN_RUNNING || r->phase_index >= r->n_phases || !r->load)
+                return 0.0;
+        own = run_phase_own_load(r, &r->phases[r->phase_index]);
+        return isfinite(own) ? own : 1.0;
+}
+
 const struct run *runs_live(const struct runs *rs) {
         return rs->live;
 }
@@ -373,8 +544,29 @@ const struct run *runs_newest(const struct runs *rs, size_t i) {
         return i < rs->n_done ? rs->done[rs->n_done - 1 - i] : NULL;
 }
 
+/* The run of r's series after r, or NULL. */
+static const struct run *runs_repeat_next(const struct runs *rs, const struct run *r) {
+        for (size_t i = 0; i < runs_count(rs); i++) {
+                const struct run *x = runs_newest(rs, i);
+                if (x->repeat_of == r->repeat_of && x->repeat_index == r->repeat_index + 1)
+                        return x;
+        }
+        return NULL;
+}
+
 json_object *runs_document(const struct runs *rs, const struct run *r) {
-        return run_to_json(r, r == rs->live);
+        json_object *o = run_to_json(r, r == rs->live);
+        const struct run *next;
+        bool waits;
+
+        if (!r->repeat_of)
+                return o;
+        next = runs_repeat_next(rs, r);
+        waits = rs->repeat.def && rs->repeat.waiting && rs->repeat.last == r->id;
+        json_object_object_add(o, "repeat_next", next ? json_object_new_int64(next->id) : NULL);
+        json_object_object_add(o, "repeat_waiting", !waits ? NULL :
+                               json_object_new_string(rs->repeat.remount_wait ? "remount" : "baseline"));
+        return o;
 }
 
 static int runs_samples_path(const struct runs *rs, unsigned id, char *buf, size_t size) {

@@ -46,7 +46,17 @@ void runs_on_sensors(void *userdata, const struct sensors *s);
  * configured, or any load while root_loads_refused; other -errno: storage. */
 int runs_start(struct runs *rs, const char *def_json, size_t len, const struct run **ret,
                char *err, size_t errlen);
-/* -ENOENT no such run; -EALREADY it is not running. */
+/* A definition with "repeat": N > 1 starts a series: its runs start one
+ * after the other, each when the last finished and the board is back within
+ * 1 C of its idle baseline (at most 30 min later), and with "remount" when
+ * runs_continue() says the case is back on. A run of the series that does
+ * not finish, or a stop, ends it; so does a restart of the daemon. While
+ * one waits, runs_start() answers -EBUSY. */
+/* The waiting series of run id goes on: -ENOENT no such run, -EALREADY
+ * its series does not wait for a remount. */
+int runs_continue(struct runs *rs, unsigned id, char *err, size_t errlen);
+/* -ENOENT no such run; -EALREADY it is not running (nor the last run of a
+ * waiting series, which the stop ends). */
 int runs_stop(struct runs *rs, unsigned id, char *err, size_t errlen);
 /* Abort the live run, if any, with this reason (an alert at crit). */
 void runs_abort(struct runs *rs, const char *reason);
@@ -62,6 +72,12 @@ int runs_export(const struct runs *rs, unsigned id, struct run_file_export **ret
  * directory is unusable, other -errno: storage. text (NUL-terminated at
  * len) is used up: its samples are decoded in place (run_file_split()). */
 int runs_import(struct runs *rs, char *text, size_t len, const struct run **ret, char *err, size_t errlen);
+
+/* The load (0..1 of the board) the live run's current phase commands:
+ * workers x duty of a CPU or memory load, a whole board for one whose
+ * share cannot be told (io, a command); 0 between loads and runs. What a
+ * simulated board with load_source = own is heated by. */
+double runs_commanded_load(const struct runs *rs);
 
 /* The run with this id, live or finished, or NULL. */
 const struct run *runs_find(const struct runs *rs, unsigned id);

@@ -41,6 +41,7 @@ struct simulator {
         int64_t last_ms;                /* Unix ms of the previous step */
         double temp_c;                  /* model temperature, degrees C */
         double load;                    /* fraction 0..1 */
+        double commanded;               /* fraction 0..1: own_load's, simulator_set_load() */
 
         struct sim_file *files;
         size_t n_files;
@@ -726,7 +727,11 @@ int simulator_step(struct simulator *s, int64_t now_ms) {
                 return -EINVAL;
         dt_s = now_ms > s->last_ms ? (double) (now_ms - s->last_ms) / 1000.0 : 0.0;
         s->last_ms = now_ms;
-        r = update_load(s);
+        if (s->p.own_load) {
+                s->load = s->commanded;
+                r = 0;
+        } else
+                r = update_load(s);
         target = s->p.ambient_c + s->p.rise_c * s->load;
         if (!s->started) {
                 s->temp_c = target;
@@ -844,6 +849,11 @@ const char *simulator_procfs_root(const struct simulator *s) {
 
 double simulator_temp_c(const struct simulator *s) {
         return s->temp_c;
+}
+
+void simulator_set_load(struct simulator *s, double load) {
+        if (s && isfinite(load))
+                s->commanded = load < 0 ? 0 : load > 1 ? 1 : load;
 }
 
 double simulator_load(const struct simulator *s) {

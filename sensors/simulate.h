@@ -63,6 +63,7 @@ struct sim_params {
         double tau_s;                   /* time constant, seconds */
         double rise_c;                  /* degrees C above ambient at full load */
         bool quantize;                  /* write whole degrees */
+        bool own_load;                  /* the load is simulator_set_load()'s, not the host's */
 };
 
 struct simulator;
@@ -80,6 +81,9 @@ const char *simulator_sysfs_root(const struct simulator *s);
 const char *simulator_procfs_root(const struct simulator *s);
 double simulator_temp_c(const struct simulator *s);   /* model temperature, degrees C */
 double simulator_load(const struct simulator *s);     /* last load fraction fed to the model */
+/* With own_load: the load (0..1) from the next step on, as commanded by the
+ * daemon's runs rather than measured; 0 until set. Ignored otherwise. */
+void simulator_set_load(struct simulator *s, double load);
 bool simulator_throttled(const struct simulator *s); /* the passive trip is in force */
 
 /* Advance the model to now_ms and write the files. */

@@ -75,6 +75,7 @@ void api_run_delete(struct api *a, struct http_request *r, unsigned id);
 void api_run_samples(struct api *a, struct http_request *r, unsigned id);
 void api_run_export(struct api *a, struct http_request *r, unsigned id);
 void api_run_stop(struct api *a, struct http_request *r, unsigned id);
+void api_run_continue(struct api *a, struct http_request *r, unsigned id);
 void api_compare(struct api *a, struct http_request *r, unsigned id);
 /* the plots, .svg (api-plots.c) */
 void api_plot_history(struct api *a, struct http_request *r, unsigned id);

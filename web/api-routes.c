@@ -34,6 +34,7 @@ static const struct api_route api_routes[] = {
         { API_GET, "/api/v1/runs/{id}/export", api_run_export, 0 },
         { API_GET, "/api/v1/runs/{id}/plot.svg", api_plot_run, 0 },
         { API_POST, "/api/v1/runs/{id}/stop", api_run_stop, API_ROUTE_CHANGES_STATE },
+        { API_POST, "/api/v1/runs/{id}/continue", api_run_continue, API_ROUTE_CHANGES_STATE },
         { API_GET, "/api/v1/compare", api_compare, 0 },
         { API_GET, "/api/v1/compare.svg", api_plot_compare, 0 },
         /* the dashboard's files (dashboard/, compiled in): index.html at "/" */

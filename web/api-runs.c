@@ -190,6 +190,19 @@ void api_run_stop(struct api *a, struct http_request *r, unsigned id) {
                 http_reply_json(r, 200, runs_document(a->ctx.runs, runs_find(a->ctx.runs, id)));
 }
 
+/* A series waiting for a remount goes on. */
+void api_run_continue(struct api *a, struct http_request *r, unsigned id) {
+        char err[128];
+        int e = runs_continue(a->ctx.runs, id, err, sizeof err);
+
+        if (e == -ENOENT)
+                http_reply_error(r, 404, "not_found", "%s", err);
+        else if (e < 0)
+                http_reply_error(r, 409, "not_waiting", "%s", err);
+        else
+                http_reply_json(r, 200, runs_document(a->ctx.runs, runs_find(a->ctx.runs, id)));
+}
+
 void api_run_delete(struct api *a, struct http_request *r, unsigned id) {
         char err[300];
         int e = runs_delete(a->ctx.runs, id, err, sizeof err);

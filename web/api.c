@@ -46,6 +46,7 @@ static void api_status_simulator(const struct api *a, json_object *root, bool tr
         json_object_object_add(o, "tau_s", json_new_number(sc->tau_ms / 1000.0, 3));
         json_object_object_add(o, "rise", json_new_number(sc->rise_c, 2));
         json_object_object_add(o, "quantize", json_object_new_boolean(sc->quantize));
+        json_object_object_add(o, "load_source", json_object_new_string(sc->load_source));
         json_object_object_add(o, "model_celsius", json_new_number(simulator_temp_c(sim), 3));
         json_object_object_add(o, "host_load", json_new_number(simulator_load(sim), 4));
         json_object_object_add(o, "sysfs_root", trusted ? json_object_new_string(simulator_sysfs_root(sim)) : NULL);

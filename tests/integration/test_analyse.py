@@ -149,6 +149,7 @@ def test_the_recording_itself_and_errors(analyse, tmp_path):
     m = json.loads(r.stdout)
     assert m["baseline_c"] == 35.0 and m["peak_c"] == 57.0
     assert m["fit_model"] in ("exp1", "exp2") and m["tau_heat_s"] > 0
+    assert m["regulated_c"] is None         # a cooled Pi 4 at 57 C: its plateau is its cooling's
     # the load given in seconds instead of the phase column: the same first load
     r2 = analyse("--json", "--time", "elapsed_s", "--temp", "temp_c", "--load-start", "60.5", "--load-end", "360.5",
                  "-", input=text)
@@ -164,6 +165,33 @@ def test_the_recording_itself_and_errors(analyse, tmp_path):
     r = analyse("--json", str(iso))
     assert r.returncode == 0, r.stderr
     assert abs(json.loads(r.stdout)["plateau_c"] - 55.0) < 0.05
+
+    # a board held at the Pi firmware's 80 C, no clock recorded: possibly regulated
+    held = tmp_path / "held.csv"
+    with open(held, "w") as f:
+        f.write("time_s,temp_c\n")
+        for i in range(900):
+            f.write("%d,%.1f\n" % (i, min(80.0, 50 + 45 * (1 - math.exp(-i / 150)))))
+    r = analyse("--json", str(held))
+    assert r.returncode == 0, r.stderr
+    m = json.loads(r.stdout)
+    assert m["regulated_c"] == 80.0 and m["throttled_fraction"] is None, m
+    table = analyse(str(held))
+    assert "held by throttling at °C" in table.stdout, table.stdout
+
+    # a power column (named with --power, in W): the case's thermal resistance, °C/W over ambient
+    power = tmp_path / "power.csv"
+    with open(power, "w") as f:
+        f.write("time_s,temp_c,watts\n")
+        for i in range(600):
+            f.write("%d,%.2f,%.2f\n" % (i, 45 + 20 * (1 - math.exp(-i / 60)), 5.0 + 0.2 * (i % 2)))
+    r = analyse("--json", "--power", "watts", "--ambient", "25", str(power))
+    assert r.returncode == 0, r.stderr
+    m = json.loads(r.stdout)
+    assert m["power_mean_w"] == pytest.approx(5.1, abs=0.001)
+    assert m["thermal_resistance_c_per_w"] == pytest.approx(m["rise_over_ambient_c"] / 5.1, abs=0.002)
+    r = analyse("--power", "volts", str(power))
+    assert r.returncode == 1 and 'no column "volts"' in r.stderr, r.stderr
 
     cases = [
         ("time,temp\n1,40\n2,41\n2,42\n3,43\n", [], ":4: time 2 is not after"),

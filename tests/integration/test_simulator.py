@@ -130,3 +130,23 @@ def test_forecast_alert_comes_before_warn_on_time(start_daemon, tmp_path, burner
     assert "Alert soc: forecast, " in log and "(reaches 70.0 C in about" in log
     metrics = d.get("/metrics")[1]
     assert 'heatcurve_alert_state{alert="soc",sensor="hottest",state="forecast"} 0\n' in metrics
+
+
+def test_own_load_source_heats_only_with_the_runs_loads(start_daemon, tmp_path):
+    """load_source = own: the board stays at ambient whatever this machine does, and a run's load heats it
+    by workers x duty of the rise."""
+    conf = tmp_path / "sim.conf"
+    conf.write_text("[simulate]\nambient = 25\ntau = 1s\nrise = 40\nquantize = no\nload_source = own\n")
+    d = start_daemon("--config", str(conf), "--simulate", "--interval", "100ms")
+    sim = d.get("/api/v1/status")[1]["simulator"]
+    assert sim["load_source"] == "own" and sim["host_load"] == 0 and sim["model_celsius"] == 25, sim
+    status, run = post_run(d, {"label": "own", "ambient_c": 25,
+                               "phases": [{"kind": "stress", "duration": "30s",
+                                           "load": {"type": "cpu", "duty": 25}}]})
+    assert status == 201, run
+    d.wait_for(lambda: d.get("/api/v1/status")[1]["simulator"]["host_load"] == 0.25, timeout=5,
+               what="the commanded load fed to the model")
+    d.wait_for(lambda: hottest(d) >= 34.5, timeout=10, what="the board at ambient + 40 x 0.25")
+    d.request("POST", f"/api/v1/runs/{run['id']}/stop")
+    d.wait_for(lambda: d.get("/api/v1/status")[1]["simulator"]["host_load"] == 0, timeout=5,
+               what="no load once the run stopped")

@@ -216,8 +216,53 @@ def check_heatcurvectl(cases):
     assert v["difference_c"] == pytest.approx(w["difference_c"], abs=0.02)
 
 
+def check_compare_sources(cases, tmp_path):
+    """compare takes runs' API URLs, run files and recordings, each as LABEL=SOURCE too, and groups
+    and judges them as the daemon does."""
+    d, ids, own = cases["daemons"]["case A"], cases["ids"], cases["own"]
+    b = cases["daemons"]["case B"]
+    api = compare(d, ids["case A"], ids["case B"])
+    [w] = api["verdicts"]
+
+    def judged(*sources, labels=("case A", "case B")):
+        r = ctl("--url", d.url, "--json", "compare", "--ambient", str(AMBIENT_C), *sources)
+        assert r.returncode == 0, r.stderr
+        doc = json.loads(r.stdout)
+        assert [(g["label"], g["n"]) for g in doc["groups"]] == [(label, 3) for label in labels], doc["groups"]
+        [v] = doc["verdicts"]
+        assert (v["conclusive"], v["equivalent"]) == (w["conclusive"], w["equivalent"]), v
+        assert v["cooler"] == labels[1], v
+        assert v["difference_c"] == pytest.approx(w["difference_c"], abs=0.05), (v, w)
+        return doc
+
+    # a run on another board, by its API URL
+    judged(*map(str, ids["case A"]), *[f"{b.url}/api/v1/runs/{i}" for i in own["case B"]])
+    # exported run files and recordings (samples.csv, analysed here), named by LABEL=
+    files = {}
+    for label, daemon in (("case A", d), ("case B", b)):
+        for i in own[label]:
+            for fmt, ext in (("run", "json"), ("csv", "csv")):
+                path = tmp_path / f"{label.replace(' ', '-')}-{i}.{ext}"
+                r = ctl("--url", daemon.url, "export", str(i), "--format", fmt)
+                assert r.returncode == 0, r.stderr
+                path.write_text(r.stdout)
+                files.setdefault(ext, []).append((label, str(path)))
+    doc = judged(*[path for _, path in files["json"]])      # their labels are the runs'
+    assert [x["source"] for x in doc["runs"]] == [path for _, path in files["json"]]
+    judged(*[f"{'X' if label == 'case A' else 'Y'}={path}" for label, path in files["csv"]], labels=("X", "Y"))
+    # LABEL= regroups runs of the daemon, which then cannot answer for it
+    r = ctl("--url", d.url, "--json", "compare", *[f"first={i}" for i in ids["case A"][:2]],
+            f"second={ids['case B'][0]}")
+    assert r.returncode == 0, r.stderr
+    assert [(g["label"], g["n"]) for g in json.loads(r.stdout)["groups"]] == [("first", 2), ("second", 1)]
+    for bad in ("no-such-file.csv", "=3", "http://127.0.0.1:1/api/v1/runs/x"):
+        r = ctl("--url", d.url, "compare", bad)
+        assert r.returncode == 2 and "compare:" in r.stderr, (bad, r.stderr)
+
+
 def test_verdict_between_cases(start_daemon, tmp_path):
     cases = gather(start_daemon, tmp_path)
     check_the_cooler_case(cases)
     check_an_equal_pair(cases)
     check_heatcurvectl(cases)
+    check_compare_sources(cases, tmp_path)

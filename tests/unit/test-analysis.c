@@ -572,6 +572,10 @@ static void test_metrics_run(void **state) {
         assert_true(m.fit_residual_c > 0.2 && m.fit_residual_c < 0.5);
         assert_int_equal(m.fit_model, ANALYSIS_MODEL_EXP1);
         assert_int_equal(m.cool_fit_model, ANALYSIS_MODEL_EXP1);
+        assert_true(isnan(m.power_mean_w) && isnan(m.thermal_resistance_c_per_w));     /* no power read */
+        /* capped for 95 % of the load: held by throttling, at its last 30 s */
+        assert_true(analysis_regulated(&m) && !analysis_regulated_possibly(&m));
+        assert_true(m.regulated_c >= 69 && m.regulated_c <= 71);
 }
 
 /* A Pi whose firmware throttles (under-voltage) while cpufreq shows the
@@ -597,6 +601,7 @@ static void test_metrics_firmware_throttled(void **state) {
         assert_int_equal(analysis_compute_metrics(&s, &m), 0);
         assert_true(fabs(m.throttled_fraction - (double) said / (double) load) < 1e-12);
         assert_true(m.freq_min_hz == 1.5e9);            /* the frequencies stay cpufreq's */
+        assert_false(analysis_regulated(&m));           /* a quarter of the load is not held */
 
         for (size_t i = 0; i < RUN_N; i++)
                 fw[i] = -1;                             /* no firmware answer: cpufreq alone */
@@ -610,6 +615,63 @@ static void test_metrics_firmware_throttled(void **state) {
         assert_false(analysis_sample_throttled(1.5e9, 1.5e9, false, 0));
         assert_false(analysis_sample_throttled(1.5e9, 1.5e9, false, -1));
         assert_true(analysis_sample_throttled(1.2e9, 1.5e9, false, -1));
+}
+
+/* A Pi 4 without a fan: 60 s idle at 50 C, then the load heads for 95 C
+ * (tau 150 s) but the firmware holds it at 80 C from about 3 min on,
+ * whole degrees with noise, 20 min in all. Without a clock column that is
+ * "possibly regulated"; with cpufreq at its maximum all along it is not
+ * (the clock says so); a board with the same curve topping out at 70 C
+ * is left alone. */
+static void test_metrics_regulated(void **state) {
+        enum { N = 1260 };
+        static double t[N], y[N], f[N], fmax[N], low[N];
+        static enum analysis_phase ph[N];
+        struct analysis_samples s = { .n = N, .t_s = t, .temp_c = y, .phase = ph, .ambient_c = 22 };
+        struct rng r = { 5 };
+        struct run_metrics m;
+
+        for (size_t i = 0; i < N; i++) {
+                double truth = i < 60 ? 50 : fmin(80, 95 - 45 * exp(-((double) i - 60) / 150));
+                t[i] = (double) i;
+                ph[i] = i < 60 ? ANALYSIS_PHASE_IDLE : ANALYSIS_PHASE_STRESS;
+                y[i] = round(truth + 0.3 * rng_gauss(&r));
+                low[i] = y[i] - 12;
+                f[i] = fmax[i] = 1.5e9;
+        }
+        assert_int_equal(analysis_compute_metrics(&s, &m), 0);
+        assert_true(analysis_regulated_possibly(&m));
+        assert_true(m.regulated_c == 80);
+        s.freq_hz = f;
+        s.max_allowed_hz = fmax;
+        assert_int_equal(analysis_compute_metrics(&s, &m), 0);
+        assert_true(m.throttled_fraction == 0 && !analysis_regulated(&m));
+        s.freq_hz = s.max_allowed_hz = NULL;
+        s.temp_c = low;
+        assert_int_equal(analysis_compute_metrics(&s, &m), 0);
+        assert_false(analysis_regulated(&m));
+        assert_true(isnan(m.regulated_c));
+}
+
+/* A power reading: 2 W idle, 6 W under load, one sample missing: °C/W is
+ * the rise over ambient over the mean power under load. */
+static void test_metrics_power(void **state) {
+        static double w[RUN_N];
+        struct analysis_samples s = { .n = RUN_N, .t_s = run_t, .temp_c = run_y, .power_w = w, .phase = run_ph,
+                                      .ambient_c = 21.5 };
+        struct run_metrics m;
+
+        run_make();
+        for (size_t i = 0; i < RUN_N; i++)
+                w[i] = run_ph[i] == ANALYSIS_PHASE_STRESS ? 6.0 : 2.0;
+        w[700] = NAN;
+        assert_int_equal(analysis_compute_metrics(&s, &m), 0);
+        assert_true(m.power_mean_w == 6.0);
+        assert_true(fabs(m.thermal_resistance_c_per_w - m.rise_over_ambient_c / 6.0) < 1e-12);
+        assert_true(fabs(m.thermal_resistance_c_per_w - 48.5 / 6.0) < 0.05);
+        s.ambient_c = NAN;                      /* over ambient only */
+        assert_int_equal(analysis_compute_metrics(&s, &m), 0);
+        assert_true(m.power_mean_w == 6.0 && isnan(m.thermal_resistance_c_per_w));
 }
 
 static void test_metrics_partial(void **state) {
@@ -789,6 +851,8 @@ int main(void) {
                 cmocka_unit_test(test_stable_baseline),
                 cmocka_unit_test(test_metrics_run),
                 cmocka_unit_test(test_metrics_firmware_throttled),
+                cmocka_unit_test(test_metrics_regulated),
+                cmocka_unit_test(test_metrics_power),
                 cmocka_unit_test(test_metrics_partial),
                 cmocka_unit_test(test_timing),
                 cmocka_unit_test(test_accuracy_table),

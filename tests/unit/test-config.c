@@ -272,7 +272,7 @@ static void test_reload_keeps_old(void **state) {
 
 static const char *const all_keys[] = {
         "listen", "interval", "history", "history_save", "state_dir", "sysfs_root", "procfs_root",
-        "simulate", "token_file", "board", "ambient", "tau", "rise", "quantize", "safety_limit",
+        "simulate", "token_file", "board", "ambient", "tau", "rise", "quantize", "load_source", "safety_limit",
         "stress_dir", "ambient_sensor", "event_clients", "allow_root", "keep", "keep_for",
 };
 

@@ -256,6 +256,50 @@ static void test_nan_skipped(void **state) {
 /* Groups in the order their labels first come; with a run that has a rise
  * over its baseline and no ambient, every rise is taken over the baseline,
  * and the sentence says so. */
+/* Both cases held at the firmware's limit by throttling: their rises differ
+ * by noise; the verdict is on the work they sustain, higher is better, in
+ * per cent. One case held and the other not: on the rise, as ever. */
+static void test_regulated_groups(void **state) {
+        static const double rise[] = { 58.0, 58.1, 57.9 }, work_a[] = { 800, 810, 790 }, work_b[] = { 900, 905, 895 };
+        struct fixture f = {};
+        struct analysis_verdict v;
+        char text[320];
+
+        (void) state;
+        add_runs(&f, "A", rise, 3, 0.2);
+        add_runs(&f, "B", rise, 3, 0.2);
+        for (size_t i = 0; i < 6; i++) {
+                f.m[i].regulated_c = 80.0;
+                f.m[i].throttled_fraction = 0.8;
+                f.m[i].work_rate_end = i < 3 ? work_a[i] : work_b[i - 3];
+        }
+        assert_int_equal(group(&f), 2);
+        assert_true(analysis_group_regulated(&f.g[0]) && analysis_group_regulated(&f.g[1]));
+        assert_int_equal(analysis_verdict_metric(&f.g[0], &f.g[1]), ANALYSIS_METRIC_WORK_RATE);
+        assert_int_equal(analysis_verdict(&f.g[0], &f.g[1], ANALYSIS_METRIC_WORK_RATE, true, 0, &v), 0);
+        assert_true(v.regulated && v.conclusive && !v.equivalent);
+        assert_null(v.cooler);
+        assert_ptr_equal(v.better, &f.g[1]);
+        assert_near(v.difference, 100.0, 1e-9);
+        assert_near(v.margin, 0.02 * 800, 1e-9);
+        analysis_verdict_text(&v, text, sizeof text);
+        assert_non_null(strstr(text, "B sustains 12.5 % more work than A, both held by throttling (95 %: "));
+        assert_non_null(strstr(text, "; 3 runs each)"));
+        /* without work counts: the clock */
+        for (size_t i = 0; i < 6; i++) {
+                f.m[i].work_rate_end = NAN;
+                f.m[i].freq_mean_hz = 1.2e9;
+        }
+        group(&f);
+        assert_int_equal(analysis_verdict_metric(&f.g[0], &f.g[1]), ANALYSIS_METRIC_FREQ_MEAN);
+        /* one held, one not: the rise */
+        for (size_t i = 3; i < 6; i++)
+                f.m[i].regulated_c = NAN;
+        group(&f);
+        assert_false(analysis_group_regulated(&f.g[1]));
+        assert_int_equal(analysis_verdict_metric(&f.g[0], &f.g[1]), ANALYSIS_METRIC_RISE);
+}
+
 static void test_order_and_baseline_rise(void **state) {
         static const double hot[] = { 35.0, 35.4 }, cool[] = { 30.0, 30.2, 29.8 };
         struct fixture f = {};
@@ -295,6 +339,7 @@ int main(void) {
                 cmocka_unit_test(test_equivalence),
                 cmocka_unit_test(test_nan_skipped),
                 cmocka_unit_test(test_order_and_baseline_rise),
+                cmocka_unit_test(test_regulated_groups),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

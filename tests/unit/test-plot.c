@@ -173,6 +173,14 @@ static void test_run_golden(void **state) {
         free(again);
 }
 
+static size_t count_of(const char *text, const char *what) {
+        size_t n = 0;
+
+        for (const char *p = strstr(text, what); p; p = strstr(p + 1, what))
+                n++;
+        return n;
+}
+
 static void test_compare_golden(void **state) {
         static struct synthetic_run a, b;
         static double ta[RUN_N], tb[RUN_N];
@@ -197,6 +205,10 @@ static void test_compare_golden(void **state) {
         c[1].metrics.ambient_c = NAN;
         assert_int_equal(plot_compare_svg(c, 2, false, PLOT_WIDTH_DEFAULT, PLOT_HEIGHT_DEFAULT, &svg, &len), 0);
         assert_golden("compare.svg", svg, len);
+        /* an error bar per group: its mean, the dot, and its interval, in its first run's colour */
+        assert_int_equal(count_of(svg, "<circle "), 2);
+        assert_non_null(strstr(svg, "r=\"3.0\" fill=\"#0072B2\"/>"));
+        assert_non_null(strstr(svg, "r=\"3.0\" fill=\"#D55E00\"/>"));
         assert_non_null(strstr(svg, "case A: plateau 65.1 °C, t90 2.3 min"));
         assert_non_null(strstr(svg, "run 4 (10.0.0.7:8080)"));
         assert_non_null(strstr(svg, "-3.0 °C"));
@@ -209,12 +221,14 @@ static void test_compare_golden(void **state) {
         c[1].label = "case A";
         assert_int_equal(plot_compare_svg(c, 2, false, PLOT_WIDTH_DEFAULT, PLOT_HEIGHT_DEFAULT, &svg, &len), 0);
         assert_null(strstr(svg, "y=\"36.0\""));
+        assert_int_equal(count_of(svg, "<circle "), 1);       /* one group: one bar, of its two runs */
         free(svg);
         c[1].label = "";
         assert_int_equal(plot_compare_svg(c, 2, true, PLOT_WIDTH_DEFAULT, PLOT_HEIGHT_DEFAULT, &svg, &len), 0);
         assert_golden("compare-rise.svg", svg, len);
         assert_non_null(strstr(svg, "case A: rise 41.1 °C"));
         assert_non_null(strstr(svg, "(over baseline: no ambient)"));
+        assert_null(strstr(svg, "<circle "));  /* rises over ambient and over a baseline: no common bar */
         free(svg);
 }
 

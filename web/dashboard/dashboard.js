@@ -429,12 +429,17 @@ function renderRun(r) {
     (r.live && r.state === 'running' ? ` · now ${degC(r.live.temp_c)}, predicted plateau ${plateau(
       r.live.predicted_plateau_c, r.live.predicted_plateau_low_c, r.live.predicted_plateau_high_c,
       riseSoFar(r.live.temp_c, m.baseline_c))}` : '') +
-    (r.live && r.live.forecast && r.live.forecast.eta_s != null ? `, known in ${secs(r.live.forecast.eta_s)}` : '');
+    (r.live && r.live.forecast && r.live.forecast.eta_s != null ? `, known in ${secs(r.live.forecast.eta_s)}` : '') +
+    (r.repeat_of ? ` · run ${r.repeat_index} of ${r.repeat_count} of series ${r.repeat_of}` : '') +
+    (r.repeat_waiting === 'remount' ? ': remount the case, then continue' :
+      r.repeat_waiting ? ': the next starts back at the idle baseline' : '');
   $('#run-notes').textContent = r.notes || '';
   $('#run-notes').hidden = !r.notes;
-  const stop = $('#view-run .stop');
-  stop.hidden = r.state !== 'running';
+  const stop = $('#view-run .stop'), go = $('#view-run .continue');
+  stop.hidden = r.state !== 'running' && !r.repeat_waiting;
   stop.dataset.run = r.id;
+  go.hidden = r.repeat_waiting !== 'remount';
+  go.dataset.run = r.id;
   $('#run-csv').href = `/api/v1/runs/${r.id}/samples?format=csv`;
   $('#run-csv').download = `run${r.id}.csv`;
   $('#run-json').href = `/api/v1/runs/${r.id}/samples`;
@@ -462,11 +467,12 @@ async function loadRun(id) {
   }
 }
 
+// Stop a run (or the series waiting after it); continue a series waiting for a remount.
 async function stopRun(ev) {
-  const btn = ev.currentTarget;
+  const btn = ev.currentTarget, what = btn.classList.contains('continue') ? 'continue' : 'stop';
   btn.disabled = true;
   try {
-    await change('POST', `/api/v1/runs/${btn.dataset.run}/stop`, undefined, null);
+    await change('POST', `/api/v1/runs/${btn.dataset.run}/${what}`, undefined, null);
     showError(null, null);
   } catch (e) {
     showError(null, e);
@@ -809,7 +815,7 @@ function init() {
   });
   $('#auth-cancel').addEventListener('click', () => authDone && authDone(false));
   $('#refresh').addEventListener('click', loadAll);
-  document.querySelectorAll('.stop').forEach(b => b.addEventListener('click', stopRun));
+  document.querySelectorAll('.stop, .continue').forEach(b => b.addEventListener('click', stopRun));
   $('#compare-runs').addEventListener('change', updateCompare);
   $('#rise').addEventListener('change', updateCompare);
   $('#run-form').addEventListener('submit', submitRun);
