@@ -615,15 +615,20 @@ static void fit_chars(char *buf, size_t size, size_t max) {
                 snprintf(buf + cut, size - cut, "…");
 }
 
-/* The metrics of each run against the first. Narrower than TABLE_NARROW
- * (a phone), the differences are left out and the names cut, so no text
- * runs into the next column (0.6 em a character estimates a width). */
-static void draw_compare_table(struct svg *s, const struct plot_curve *curves, size_t n, double x, double y,
-                               double w) {
-        static const char *const head[] = { "run", "plateau", "Δ plateau", "t90 heat", "Δ t90", "τ cool", "Δ τ cool" };
+/* The metrics of each run against the first; with rise, the rise (over
+ * ambient, else baseline, as the curves) in place of the plateau. Narrower
+ * than TABLE_NARROW (a phone), the differences are left out and the names
+ * cut, so no text runs into the next column (0.6 em a character estimates
+ * a width). */
+static void draw_compare_table(struct svg *s, const struct plot_curve *curves, size_t n, bool rise, double x,
+                               double y, double w) {
+        const char *const head[] = { "run", rise ? "rise" : "plateau", rise ? "Δ rise" : "Δ plateau", "t90 heat",
+                                     "Δ t90", "τ cool", "Δ τ cool" };
         const double wide[] = { 0, 0.34, 0.45, 0.56, 0.67, 0.78, 0.89 }, narrow[] = { 0, 0.34, -1, 0.58, -1, 0.82, -1 };
         const double *col = w < TABLE_NARROW ? narrow : wide;
         const struct run_metrics *f = &curves[0].metrics;
+        bool first_ob = false, ob = false;
+        double first = f->plateau_c - (rise ? curve_reference(&curves[0], &first_ob) : 0);
 
         for (size_t k = 0; k < ELEMENTSOF(head); k++)
                 if (col[k] >= 0)
@@ -634,11 +639,14 @@ static void draw_compare_table(struct svg *s, const struct plot_curve *curves, s
                 double yy = y + TABLE_ROW * (double) (i + 1);
                 char cell[7][160];
 
+                double level = m->plateau_c - (rise ? curve_reference(&curves[i], &ob) : 0);
+
                 curve_name(&curves[i], cell[0], sizeof cell[0]);
-                fmt_c(cell[1], sizeof cell[1], m->plateau_c);
+                fmt_c(cell[1], sizeof cell[1], level);
                 fmt_duration(cell[3], sizeof cell[3], m->t90_heat_s);
                 fmt_duration(cell[5], sizeof cell[5], m->tau_cool_s);
-                fmt_diff(cell[2], sizeof cell[2], m->plateau_c, f->plateau_c, false);
+                /* a rise over its baseline against one over ambient is no difference of cases */
+                fmt_diff(cell[2], sizeof cell[2], level, ob == first_ob ? first : NAN, false);
                 fmt_diff(cell[4], sizeof cell[4], m->t90_heat_s, f->t90_heat_s, true);
                 fmt_diff(cell[6], sizeof cell[6], m->tau_cool_s, f->tau_cool_s, true);
                 if (i == 0)
@@ -802,7 +810,7 @@ int plot_compare_svg(const struct plot_curve *curves, size_t n, bool rise, unsig
         }
         draw_compare_bars(&s, bars, nbars, &p);
         draw_compare_legend(&s, curves, n, rise, &p);
-        draw_compare_table(&s, curves, n, p.x, p.y + p.h + 56, p.w);
+        draw_compare_table(&s, curves, n, rise, p.x, p.y + p.h + 56, p.w);
         return svg_end(&s, ret, ret_len);
 }
 

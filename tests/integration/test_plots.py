@@ -153,7 +153,10 @@ def test_compare_and_history_plots(two_runs, tmp_path):
         assert status == 200 and ctype.startswith("image/svg+xml"), (q, body[:300])
         words = " ".join(texts(parse_svg(body)))
         assert xmllint_ok(body, tmp_path)
-        assert "case B" in words and "Δ plateau" in words, words
+        # rise mode: the table's rises, as the curves (not the plateaus)
+        diff = "Δ rise" if "y=rise" in q else "Δ plateau"
+        assert "case B" in words and diff in words, words
+        assert ("Δ plateau" in words) == ("y=rise" not in q), words
     status, ctype, body = fetch(d, "/api/v1/history.svg?from=-1m&width=800&height=500")
     assert status == 200 and ctype.startswith("image/svg+xml")
     root = parse_svg(body)
