@@ -178,6 +178,13 @@ def test_the_recording_itself_and_errors(analyse, tmp_path):
     assert m["regulated_c"] == 80.0 and m["throttled_fraction"] is None, m
     table = analyse(str(held))
     assert "held by throttling at °C" in table.stdout, table.stdout
+    # real recordings (tests/data/PROVENANCE.md): Pi 3Bs with no case top, or a closed acrylic one,
+    # sit at the firmware's 80 C under load; a fan-cooled Pi 4 in the same test does not
+    for name, held_at in (("stressberry-rpi3b-naked.csv", 80.6), ("stressberry-rpi3b-acrylic.csv", 81.7),
+                          ("stressberry-rpi4b-icetower-fan-on.csv", None)):
+        r = analyse("--json", "-", input=recording_text(name))
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["regulated_c"] == held_at, (name, r.stdout)
 
     # a power column (named with --power, in W): the case's thermal resistance, °C/W over ambient
     power = tmp_path / "power.csv"
