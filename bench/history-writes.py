@@ -9,6 +9,10 @@ runs at the defaults (interval 1s, history 24h, history_save 5m) for MINUTES. Af
 an SD card is written. With --baseline OLD, an older heatcurved runs beside it on a copy of the
 same file, so both figures come from the same minutes of the same machine.
 
+The simulator's own tree (the board's sysfs, rewritten at every tick) is put on a tmpfs
+(TMPDIR=/dev/shm), as a real board's /sys is no disk; the daemon writes nothing else meanwhile,
+so write_bytes between two saves is what the save wrote.
+
 A day is extrapolated from the saves seen: the first save after a start writes the file whole
 (both versions); the mean of the later ones times the saves of a day, plus, where saves append,
 the whole rewrite that comes once the samples the ring dropped outnumber those in it (once per
@@ -36,6 +40,7 @@ os.environ.setdefault("HEATCURVE_BOARDS_DIR", os.path.join(SRC, "data", "boards"
 KINDS = {0: "temp", 1: "freq", 2: "load"}
 DAY_S = 86400
 RING = 86400            # samples: history 24h at interval 1s
+SIM_TMP = "/dev/shm"    # a tmpfs: the simulator's tree is not counted
 
 
 def free_port():
@@ -77,9 +82,12 @@ class Daemon:
         self.proc = None
 
     def start(self):
+        # The simulated board's sysfs tree, which the daemon writes at every tick, goes to a
+        # tmpfs (TMPDIR), as a board's /sys is no disk: write_bytes is then the history's.
+        env = dict(os.environ, TMPDIR=SIM_TMP)
         self.proc = subprocess.Popen([self.binary, "--config", self.conf, "--state-dir", self.state,
                                       "--listen", f"127.0.0.1:{self.port}"],
-                                     stdout=self.log, stderr=subprocess.STDOUT)
+                                     stdout=self.log, stderr=subprocess.STDOUT, env=env)
         for _ in range(100):
             if status(self.url):
                 return
