@@ -237,11 +237,18 @@ static int daemon_setup_alerts(struct daemon *d) {
 
 static int daemon_setup_history(struct daemon *d) {
         size_t cap = config_history_samples(&d->cfg);
+        char path[600];
         int r;
 
         r = history_new(cap, &d->hist);
         if (r < 0) {
                 log_error("Cannot allocate history for %zu samples: %s", cap, strerror(-r));
+                return r;
+        }
+        daemon_history_path(d, path, sizeof path);
+        r = history_saver_init(&d->saver, path);
+        if (r < 0) {
+                log_error("Cannot set up the history file %s: %s", path, strerror(-r));
                 return r;
         }
         daemon_setup_state_dir(d);
@@ -266,7 +273,7 @@ static void daemon_save_history(struct daemon *d) {
                         return;
                 d->history_blocked = false;
         }
-        r = history_save(d->hist, path);
+        r = history_saver_save(&d->saver, d->hist);
         if (r < 0) {
                 if (d->state_ok)
                         log_warning("Cannot save history to %s: %s, will retry", path, strerror(-r));
@@ -690,6 +697,7 @@ void daemon_free(struct daemon *d) {
         alerts_free(d->alerts);
         if (d->event)
                 daemon_save_history(d);
+        history_saver_done(&d->saver);
         http_free(d->http);
         api_free(d->api);
         sd_event_source_disable_unref(d->save_source);

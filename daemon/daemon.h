@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "history.h"
+#include "history-save.h"
 #include "record.h"
 #include "sensors.h"
 #include "simulate.h"
@@ -44,6 +45,7 @@ struct daemon {
         struct sensors *sensors;
         struct simulator *sim;
         struct history *hist;
+        struct history_saver saver;     /* history.bin in the state directory */
         struct recorder recorder;       /* feeds the history from the tick */
         struct runs *runs;
         struct alerts *alerts;

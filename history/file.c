@@ -1,4 +1,4 @@
-/* file.c — history.bin: the ring saved block by block with CRCs, replaced atomically, loaded back in two passes. */
+/* file.c — history.bin: the ring saved block by block with CRCs, new samples appended, loaded back in two passes. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -24,10 +24,20 @@
  *            bytes of streams
  *            (as in memory; stream k + 1 is file column k)
  *   end:     u32 0, u32 0
+ *   appended segments, zero or more, each: block records of the samples
+ *            begun since the save before (history_append_fd()), then
+ *            u32 0, u32 0 again
  * It is written and read one block at a time. A block whose CRC or content
  * does not check out is rejected and the others are kept; so is a block
  * that would make time go backwards. The newest samples of the head are
- * written as one more block.
+ * written as one more block. A save appends a segment instead of writing
+ * the file again, so an SD card is written the new samples and not the
+ * whole ring every few minutes; the file then holds samples older than the
+ * ring's, up to one ring more, and a load keeps the newest `capacity`. What
+ * a save cut short by a crash leaves at the end (a torn record, zeros,
+ * garbage) is left out without counting as damage: the samples of the
+ * saves before it are all there, and its whole blocks too. Releases before
+ * appended segments read a file up to its first end marker.
  */
 #define HISTORY_MAGIC "HCHIST"
 #define HISTORY_VERSION 4       /* 4: the symbols of codec; 3: Rice-coded value streams; 2, 3 are read too */
@@ -158,8 +168,8 @@ static void history_write_block(struct history_writer *w, const struct history_b
         writer_bytes(w, block_data(b), b->size);
 }
 
-static int history_write(const struct history *h, struct history_writer *w) {
-        history_write_header(h, w);
+/* The ring's blocks and its head as block records, then an end marker. */
+static int history_write_records(const struct history *h, struct history_writer *w) {
         for (size_t i = 0; i < h->n_blocks; i++)
                 history_write_block(w, h->blocks[i], i == 0 ? h->skip : 0);
         if (h->head_n > 0) {
@@ -177,18 +187,26 @@ static int history_write(const struct history *h, struct history_writer *w) {
         return w->error;
 }
 
-int history_write_fd(const struct history *h, int fd) {
-        struct history_writer *w;
-        int r;
+static struct history_writer *history_writer_new(int fd) {
+        struct history_writer *w = malloc(sizeof *w);
 
-        w = malloc(sizeof *w);
         if (!w)
-                return -ENOMEM;
+                return NULL;
         w->fd = fd;
         w->error = 0;
         w->len = 0;
         crc32_table(w->table);
-        r = history_write(h, w);
+        return w;
+}
+
+int history_write_fd(const struct history *h, int fd) {
+        struct history_writer *w = history_writer_new(fd);
+        int r;
+
+        if (!w)
+                return -ENOMEM;
+        history_write_header(h, w);
+        r = history_write_records(h, w);
         free(w);
         return r;
 }
@@ -383,15 +401,20 @@ static int history_file_note(struct history_file *f, bool ok) {
                 f->cap_records = cap;
         }
         f->ok[f->n_records++] = ok;
-        f->rejected += !ok;
         return 0;
 }
 
 /* First pass: check every record, decode it whole, note which are usable
- * and where each column last had a value. */
+ * and where each column last had a value. Before the first end marker a
+ * torn tail counts as a rejected record; after it, in the appended
+ * segments, a rejected record counts only when a good one follows it: at
+ * the end of the file, followed by nothing, zeros or garbage, it is what a
+ * save cut short by a crash or a power cut left, not damage. */
 static int history_file_scan(struct history_file *f) {
         int64_t t[HISTORY_BLOCK], last_ms = INT64_MIN;
         int16_t v[HISTORY_BLOCK];
+        bool appended = false;                  /* past the first end marker */
+        size_t pending = 0;                     /* rejected appended records since the last good one */
 
         for (;;) {
                 struct history_block *b;
@@ -400,13 +423,15 @@ static int history_file_scan(struct history_file *f) {
                 int r = history_file_record(f, &b, &skip);
 
                 if (r == -EIO) {
-                        f->rejected++;                  /* a torn tail: stop there */
+                        f->rejected += !appended;       /* a torn tail: stop there */
                         return 0;
                 }
                 if (r < 0 && r != -EBADMSG)
                         return r;
-                if (r == 0)
-                        return 0;
+                if (r == 0) {
+                        appended = true;
+                        continue;
+                }
                 ok = r > 0 && block_times(b, t) == 0 && t[skip] >= last_ms;
                 for (size_t c = 0; ok && c + 1 < b->n_streams; c++) {
                         ok = block_values(b, c, v) == 0;
@@ -421,6 +446,12 @@ static int history_file_scan(struct history_file *f) {
                         f->samples += b->n - skip;
                 }
                 free(b);
+                if (!ok && appended) {
+                        pending++;
+                } else {
+                        f->rejected += !ok + pending;
+                        pending = 0;
+                }
                 if ((r = history_file_note(f, ok)) < 0)
                         return r;
         }
@@ -490,8 +521,9 @@ static int history_file_fill(struct history *g, struct history_file *f, uint64_t
                 struct history_block *b;
                 size_t skip, first, n;
 
-                r = history_file_record(f, &b, &skip);
-                if (r == -EIO || r == 0)
+                while ((r = history_file_record(f, &b, &skip)) == 0)
+                        ;                               /* an end marker: the next segment follows */
+                if (r == -EIO)
                         r = -EBADMSG;                   /* the file changed under us */
                 if (r == -EBADMSG && !f->ok[rec])
                         r = 0;
@@ -542,10 +574,65 @@ int history_load(struct history *h, const char *path) {
                 *h = *g;
                 *g = tmp;
                 h->open = false;
+                h->serial = g->serial + h->capacity + 1;
                 r = (int) (f.rejected > INT_MAX ? INT_MAX : f.rejected);
         }
         history_free(g);
         free(map);
         history_file_done(&f);
+        return r;
+}
+
+/* The newest n samples of h into g, an empty ring of h's columns in h's
+ * order, blocks decoded with the loader's own code. */
+static int history_copy_newest(struct history *g, const struct history *h, size_t n,
+                               const int *map, struct stream_decoder *dec) {
+        size_t first = h->skip + (history_count(h) - n);   /* counted from blocks[0]'s first sample */
+        int r = 0;
+
+        for (size_t i = 0; i < h->n_blocks && r >= 0; i++) {
+                if (first < h->blocks[i]->n) {
+                        r = history_fill_block(g, h->blocks[i], first, map, dec);
+                        first = 0;
+                } else
+                        first -= h->blocks[i]->n;
+        }
+        for (size_t i = first; r >= 0 && i < h->head_n; i++) {
+                r = history_begin(g, h->head_ms[i]);
+                for (size_t c = 0; r >= 0 && c < h->n_columns; c++)
+                        g->columns[c].head[g->head_n - 1] = h->columns[c].head[i];
+        }
+        return r;
+}
+
+int history_append_fd(const struct history *h, int fd, size_t n) {
+        struct stream_decoder *dec = NULL;
+        struct history_writer *w = NULL;
+        struct history *g = NULL;
+        int *map = NULL, r;
+
+        if (!h || n > history_count(h))
+                return -EINVAL;
+        if (n == 0)
+                return 0;
+        r = history_new(n, &g);
+        for (size_t c = 0; r >= 0 && c < h->n_columns; c++)
+                r = history_column(g, h->columns[c].id, h->columns[c].kind);
+        if (r >= 0) {
+                map = malloc((h->n_columns ? h->n_columns : 1) * sizeof *map);
+                dec = calloc(h->n_columns ? h->n_columns : 1, sizeof *dec);
+                w = history_writer_new(fd);
+                r = map && dec && w ? 0 : -ENOMEM;
+        }
+        for (size_t c = 0; r >= 0 && c < h->n_columns; c++)
+                map[c] = (int) c;
+        if (r >= 0)
+                r = history_copy_newest(g, h, n, map, dec);
+        if (r >= 0)
+                r = history_write_records(g, w);
+        free(w);
+        free(dec);
+        free(map);
+        history_free(g);
         return r;
 }

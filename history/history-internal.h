@@ -41,6 +41,7 @@ struct history {
         int64_t *head_ms;               /* head_cap times, Unix ms */
         size_t head_n;                  /* samples in the head */
         bool open;                      /* the newest sample still takes history_set() */
+        uint64_t serial;                /* see history_serial() */
         struct history_column *columns;
         size_t n_columns;
 };

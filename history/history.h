@@ -73,6 +73,13 @@ void history_set(struct history *h, size_t col, double value);
 /* Drops every sample; columns stay. */
 void history_reset(struct history *h);
 
+/* A count that grows by one at every history_begin() and by more than the
+ * capacity when the samples are replaced (history_reset(), history_load()):
+ * for a value s read earlier, d = history_serial() - s is at most
+ * history_count() exactly when the newest d samples are the ones begun since
+ * s was read and the older ones are unchanged. A saver appends those. */
+uint64_t history_serial(const struct history *h);
+
 size_t history_count(const struct history *h);
 int64_t history_oldest_ms(const struct history *h);   /* 0 when empty */
 int64_t history_newest_ms(const struct history *h);
@@ -117,6 +124,13 @@ void history_result_free(struct history_result *r);
  * header and one per block. Making it replace a file atomically is the
  * caller's: history_save() (core/history-save.h). -errno. */
 int history_write_fd(const struct history *h, int fd);
+/* The newest n samples of h appended to a file history_write_fd() wrote with
+ * the same columns, at fd's offset (its end): their blocks, then an end
+ * marker, as one more segment (see file.c). What a crash leaves of a
+ * segment it cuts short is left out at load, silently, but for its whole
+ * blocks; the samples before it stay. Nothing
+ * is written for n == 0. -EINVAL when n is above history_count(h). -errno. */
+int history_append_fd(const struct history *h, int fd, size_t n);
 /* Loads samples into h (columns matched by id, capacity kept), reading the
  * file one block at a time (two passes, no whole-file buffer). -ENOENT when
  * absent. Replaces h's samples (the newest `capacity` of the file are kept);

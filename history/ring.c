@@ -222,6 +222,7 @@ int history_begin(struct history *h, int64_t time_ms) {
                 h->columns[i].head[h->head_n] = HISTORY_MISSING;
         h->head_n++;
         h->open = true;
+        h->serial++;
         return 0;
 }
 
@@ -338,6 +339,11 @@ void history_reset(struct history *h) {
         history_drop_blocks(h);
         h->head_n = 0;
         h->open = false;
+        h->serial += h->capacity + 1;
+}
+
+uint64_t history_serial(const struct history *h) {
+        return h ? h->serial : 0;
 }
 
 size_t history_memory_bytes(const struct history *h) {

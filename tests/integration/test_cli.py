@@ -420,11 +420,16 @@ def test_alerts_lists_rules_fans_and_transitions(start_daemon, fixture_copy, ctl
     r = ctl(d, "alerts")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[0].split() == ["RULE", "STATE", "SINCE", "SENSOR", "°C", "WARN", "°C", "CRIT", "°C"]
+    assert lines[0].split() == ["RULE", "STATE", "SINCE", "SENSOR", "°C", "WARN", "°C", "CRIT", "°C", "GPIO"]
     soc = lines[1].split()
     assert soc[0] == "soc" and soc[1] == "warn" and soc[4] == "thermal_zone0" and soc[5:8] == ["63.0", "60.0", "80.0"]
-    assert any(line.startswith("FAN") for line in lines)
+    assert soc[8] == "-"                                # no line
+    assert any(line.startswith("FAN") and line.split()[-1] == "GPIO" for line in lines)
     assert any(line.split()[:2] == ["case", "on"] for line in lines)
+    # no chip 9 here: the fan is on in the daemon's mind only, and the table says so
+    assert [line.split()[-1] for line in lines if line.startswith("case ")] == ["no"]
+    assert any(line.startswith("fan case: gpio gpiochip9:1: ") for line in lines), lines
+    assert max(len(line) for line in lines if not line.startswith("fan case: gpio")) <= 80, lines
     assert any("ok -> warn" in line and "thermal_zone0" in line for line in lines)
     # transitions a second apart are told apart: times to the second
     assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$", " ".join(soc[2:4])), soc
@@ -433,6 +438,29 @@ def test_alerts_lists_rules_fans_and_transitions(start_daemon, fixture_copy, ctl
     assert json.loads(r.stdout)["rules"][0]["name"] == "soc"
     r = ctl(d, "alerts", "extra")
     assert r.returncode == 2 and "unexpected argument" in r.stderr
+
+
+def test_alerts_say_whether_each_gpio_line_is_driven(ctl, fake_daemon):
+    """GPIO: yes where the line is held and its last setting took, no where not, - without a line
+    (gpio_driven of /api/v1/alerts); within 80 columns."""
+    rule = {"name": "soc", "state": "crit", "since_ms": 1700000000000, "sensor": "thermal_zone0",
+            "value_sensor": "thermal_zone0", "value_c": 86.5, "warn_c": 70.0, "crit_c": 85.0}
+    doc = {"rules": [dict(rule, gpio="gpiochip0:17", gpio_driven=True, gpio_error=None),
+                     dict(rule, name="gpu", state="ok", gpio="gpiochip0:18", gpio_driven=False,
+                          gpio_error="gpiochip0:18: Permission denied"),
+                     dict(rule, name="ddr", state="ok", gpio=None, gpio_driven=None, gpio_error=None)],
+           "fans": [{"name": "case", "on": True, "since_ms": 1700000000000, "value_sensor": "thermal_zone0",
+                     "value_c": 86.5, "gpio": "gpiochip0:4", "gpio_driven": True, "gpio_error": None}],
+           "transitions": []}
+    f = fake_daemon(200, json.dumps(doc).encode())
+    r = ctl(None, "alerts", url=f.url)
+    assert r.returncode == 0, r.stderr
+    rows = {line.split()[0]: line.split() for line in r.stdout.splitlines() if line.strip()}
+    assert rows["RULE"][-1] == "GPIO" and rows["FAN"][-1] == "GPIO"
+    assert rows["soc"][-1] == "yes" and rows["gpu"][-1] == "no" and rows["ddr"][-1] == "-"
+    assert rows["case"][-1] == "yes"
+    assert "rule gpu: gpio gpiochip0:18: gpiochip0:18: Permission denied" in r.stdout
+    assert max(len(line) for line in r.stdout.splitlines()) <= 80, r.stdout
 
 
 def test_a_disturbed_run_is_flagged_in_runs_show_and_compare(start_daemon, ctl):

@@ -215,6 +215,34 @@ def test_history_recovery_names_paths_to_trusted_clients_only(start_daemon, tmp_
     assert mine["storage"]["history_recovered"]["moved_to"].startswith(str(state / "history.bin.corrupt-"))
 
 
+@pytest.mark.slow
+def test_history_appended_then_killed(start_daemon, tmp_path):
+    """A save after the first appends the new samples to history.bin (the bytes before stay as
+    they were); a kill -9 then loses at most what came after the last save, and the file loads
+    back whole, not moved aside."""
+    state = tmp_path / "state"
+    conf = tmp_path / "save.conf"
+    conf.write_text("[daemon]\nhistory_save = 10s\n")
+    d = start_tree(start_daemon, fixture_path("rpi4"), "--config", str(conf), state_dir=str(state))
+    saved = lambda: d.get("/api/v1/status")[1]["storage"]["history_saved_ms"]
+    first = d.wait_for(saved, timeout=20, what="the first save")
+    whole = (state / "history.bin").read_bytes()
+    before = d.get("/api/v1/status")[1]["history"]      # all saved by the second save
+    d.wait_for(lambda: saved() != first, timeout=20, what="the second save")
+    appended = (state / "history.bin").read_bytes()
+    assert len(appended) > len(whole) and appended.startswith(whole)
+    d.signal(signal.SIGKILL)
+    d.proc.wait(10)
+
+    d2 = start_tree(start_daemon, fixture_path("rpi4"), "--config", str(conf), state_dir=str(state))
+    _, st = d2.get("/api/v1/status")
+    assert st["storage"]["history_recovered"] is None
+    assert st["history"]["oldest_ms"] == before["oldest_ms"]
+    # the ten seconds between the saves, 100 samples at 100 ms, came back too
+    assert st["history"]["samples"] >= before["samples"] + 50
+    assert not [p.name for p in state.iterdir() if ".corrupt-" in p.name]
+
+
 def test_two_damaged_histories_in_one_second_both_kept(start_daemon, tmp_path):
     """The aside name carries the second: when that name is taken (a second damaged file
     within the same second), the file gets a name of its own, it never replaces another."""

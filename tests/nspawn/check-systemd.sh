@@ -9,7 +9,8 @@
 # kept; a run's cpu, io and command loads stay in the service's cgroup and
 # nothing outlives stop; the watchdog restarts a SIGSTOPped daemon; socket
 # activation answers the first request and the socket filters addresses
-# itself; the service filter and the start-up hints; purge.
+# itself; the service filter and the start-up hints (the loopback notice only
+# while the unit's filter, read over D-Bus, lets in nothing else); purge.
 #
 # Network: the container has its own network namespace (--private-network).
 # A veth pair joins it (198.51.100.1) to a namespace this script creates
@@ -88,6 +89,10 @@ lan_http() {    # from the LAN namespace
 }
 prop() { in_ct systemctl show -p "$2" --value "$1"; }
 journal_has() { in_ct journalctl -q -u "$1" --no-pager | grep -qF -- "$2"; }
+invocation_has() {      # the journal of heatcurved.service's current invocation has the text
+    in_ct journalctl -q --no-pager _SYSTEMD_INVOCATION_ID="$(prop heatcurved.service InvocationID)" \
+        | grep -qF -- "$1"
+}
 is_running() { [ "$(prop heatcurved.service SubState)" = running ]; }
 set_conf() { in_ct sh -c "printf '$1' > /etc/heatcurve/heatcurved.conf"; }
 service_answers() { [ "$(http http://127.0.0.1:8080/api/v1/status)" = 200 ]; }
@@ -347,6 +352,10 @@ code=$(lan_http http://198.51.100.1:8080/api/v1/status)
     || fail "listen = :8080 answered the LAN with $code before any drop-in"
 journal_has heatcurved "IPAddressAllow=" && ok "the journal names the IPAddressAllow= drop-in" \
     || fail "no IPAddressAllow= hint in the journal"
+# the unit's filter as systemd tells it over D-Bus: only loopback, so the notice is firm
+wait_until 5 invocation_has "listen = *:8080 is not reachable beyond loopback: heatcurved.service has IPAddressDeny=any" \
+    && ok "the unit lets in only loopback (read over D-Bus): the notice says so" \
+    || fail "no notice that listen = :8080 is not reachable beyond loopback"
 journal_has heatcurved "ReadWritePaths=/srv/hc-stress" && ok "the journal names ReadWritePaths=/srv/hc-stress" \
     || fail "no ReadWritePaths= hint for a read-only stress_dir"
 in_ct sh -c 'printf "[Service]\nIPAddressAllow=198.51.100.0/24\n" > /etc/systemd/system/heatcurved.service.d/lan.conf'
@@ -356,6 +365,13 @@ wait_until 10 service_answers || true
 code=$(lan_http http://198.51.100.1:8080/api/v1/status)
 [ "$code" = 200 ] && ok "service drop-in IPAddressAllow=198.51.100.0/24: the LAN client gets 200" \
     || fail "service with IPAddressAllow=: the LAN got $code"
+lan_said() { invocation_has "listen = *:8080: heatcurved.service lets in only localhost and 198.51.100.0/24"; }
+if wait_until 5 lan_said && ! invocation_has "reachable beyond loopback"; then
+    ok "with the LAN allowed by a drop-in, no notice; the journal says what the unit lets in"
+else
+    in_ct journalctl -q --no-pager _SYSTEMD_INVOCATION_ID="$(prop heatcurved.service InvocationID)" | tail -n 20
+    fail "with the LAN allowed, the loopback notice is still logged (or the filter not told)"
+fi
 
 # ---- purge: units and user go, the state stays; a socket started by hand stops with them
 in_ct systemctl stop heatcurved
