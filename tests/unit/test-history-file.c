@@ -23,31 +23,6 @@ static void path_in_tmp(char *buf, size_t size, const char *name) {
         snprintf(buf, size, "%s/%s", tmpdir, name);
 }
 
-static uint8_t *read_file(const char *path, size_t *ret_size) {
-        FILE *f = fopen(path, "rb");
-        uint8_t *data;
-        long n;
-
-        assert_non_null(f);
-        fseek(f, 0, SEEK_END);
-        n = ftell(f);
-        rewind(f);
-        data = malloc((size_t) n + 1);
-        assert_non_null(data);
-        assert_int_equal(fread(data, 1, (size_t) n, f), (size_t) n);
-        fclose(f);
-        *ret_size = (size_t) n;
-        return data;
-}
-
-static void write_file(const char *path, const uint8_t *data, size_t size) {
-        FILE *f = fopen(path, "wb");
-
-        assert_non_null(f);
-        assert_int_equal(fwrite(data, 1, size, f), size);
-        fclose(f);
-}
-
 /* Bitwise CRC-32 (IEEE), independent of the table-driven one under test. */
 static uint32_t crc32_bitwise(const uint8_t *p, size_t n) {
         uint32_t crc = 0xffffffffu;
