@@ -188,12 +188,15 @@ int analysis_prior_from_taus(const double *tau_s, size_t n, size_t runs, struct 
  * span fewer than ANALYSIS_PRIOR_SPANS prior time constants, the model's
  * part of the interval is the profile of T_inf over fits whose slow time
  * constant lies in the prior's range (one exponential, or a rising fast
- * one beside it), when that is narrower. The prior is dropped
- * (ANALYSIS_PRIOR_CONTRADICTED) when the data contradict it: the best fit
- * in its range is worse than the free fit by more than the 95 % profile
- * threshold, or one exponential fits the data and its time constant's
- * 95 % region lies outside the range. The model-free bounds are kept as
- * they are. ret->prior_use says what happened.
+ * one beside it), at the 95 % threshold of T_inf and tau jointly, when
+ * that is narrower; the fit is then the best in the range. The prior is
+ * dropped (ANALYSIS_PRIOR_CONTRADICTED) when the data contradict it: the
+ * best fit in its range is worse than the free fit by more than the 95 %
+ * profile threshold, or the time constant of one exponential fitted to
+ * them has its 95 % region outside the range (widened downwards: a fast
+ * part beside the slow one makes it look faster). The model-free bounds
+ * are kept as they are. ret->prior_use says what happened. Coverage and
+ * width are measured by tests/unit/test-prior.c.
  */
 int analysis_fit_plateau_prior(const double *t_s, const double *temp_c, size_t n, double horizon_s,
                                const struct analysis_prior *prior, struct analysis_fit *ret);

@@ -24,10 +24,10 @@
 #define SEEDS           100
 #define HORIZON_S       3600.0
 #define QUANTUM_C       0.538
-#define MAX_N           2048
-#define N_CUTS          3
+#define MAX_N           2048            /* 8 of the slowest time constants */
+#define N_CUTS          4
 
-static const double cuts_tau[N_CUTS] = { 1.0, 1.5, 2.0 };
+static const double cuts_tau[N_CUTS] = { 1.0, 1.5, 2.0, 2.5 };
 
 struct curve {
         double base, rise, tau, tau_fast, share_fast, noise;
@@ -152,7 +152,7 @@ static void test_prior_not_needed(void **state) {
         (void) state;
 
         curve_make(&cv, &s);
-        size_t n = curve_sample(&cv, &s, t, y, 4 * cv.tau);
+        size_t n = curve_sample(&cv, &s, t, y, (ANALYSIS_PRIOR_SPANS + 0.5) * cv.tau);
         prior_make(cv.tau, &s, &p);
         assert_int_equal(analysis_fit_plateau_prior(t, y, n, HORIZON_S, &p, &f), 0);
         assert_int_equal(f.prior_use, ANALYSIS_PRIOR_NOT_NEEDED);
