@@ -161,6 +161,7 @@ double exp2_solve(double c11, double c22, double c12, double y1, double y2,
 
 struct exp2_params {
         double tinf, a_fast, a;
+        double v;               /* Var(T_inf) / sigma^2 at these time constants */
 };
 
 double exp2_sse(const struct series *s, double tau_fast, double tau, struct exp2_params *ret);
@@ -203,6 +204,8 @@ struct honest {
         double q, q_off;                /* C, reading step and its origin (0: not quantised) */
         double umin, umax;              /* ln tau search range */
         double horizon;                 /* s, slowest time constant the interval allows (INFINITY: no limit) */
+        double span;                    /* s, of the raw samples */
+        const struct analysis_prior *prior;     /* NULL: none */
         size_t k_horizon;               /* grid columns [0, k_horizon) are within the horizon */
         struct scan sc;
         double best_sse[3];             /* C^2, best grid point of one and two terms */
@@ -222,8 +225,12 @@ struct honest_stats {
 int honest_interval(struct honest *h, struct analysis_fit *f, const struct honest_stats *st);
 /* Both parts of an exp2 fit go the way of the rise. */
 bool honest_exp2_physical(const struct honest *h, const struct analysis_fit *f);
-/* analysis_fit_plateau() on a series with a horizon (INFINITY: none). */
-int honest_fit(const struct series *s, double horizon_s, struct analysis_fit *ret);
+/* analysis_fit_plateau() on a series with a horizon (INFINITY: none) and a prior (NULL: none). */
+int honest_fit(const struct series *s, double horizon_s, const struct analysis_prior *prior,
+               struct analysis_fit *ret);
+/* The interval of f under the prior, when the data do not contradict it
+ * and it is narrower; f->prior_use says what happened. (prior.c) */
+int honest_prior(const struct honest *h, struct analysis_fit *f, const struct honest_stats *st);
 
 /* ---- trailing windows (window.c) ---- */
 

@@ -42,6 +42,14 @@ enum analysis_model {
 /* "exp1", "exp2"; NULL for ANALYSIS_MODEL_NONE. */
 const char *analysis_model_to_string(enum analysis_model m);
 
+/* What the time constant learned from earlier runs did to a fit. */
+enum analysis_prior_use {
+        ANALYSIS_PRIOR_NONE,            /* no prior given */
+        ANALYSIS_PRIOR_USED,            /* it bounded the time constant: the interval is the prior model's */
+        ANALYSIS_PRIOR_NOT_NEEDED,      /* the data span enough time constants, or it did not narrow */
+        ANALYSIS_PRIOR_CONTRADICTED,    /* the data disagree with it: dropped */
+};
+
 /*
  * One fitted curve. t is measured from t_origin_s, the time of the first
  * fitted sample. Heating has a > 0, cooling a < 0 (T_inf is then the
@@ -84,6 +92,7 @@ struct analysis_fit {
         double rho;             /* lag-1 autocorrelation of the residuals */
         double runs_z;          /* runs test on residual signs; below -3: structured residuals */
         bool tau_at_bound;      /* a time constant ended on the search bounds */
+        enum analysis_prior_use prior_use;      /* what a prior time constant did (analysis_fit_plateau_prior()) */
         bool unbounded;         /* the model alone does not bound the plateau (no curvature yet): its
                                  * interval is infinite, or finite only by analysis_fit_plateau_horizon()'s cut */
 };
@@ -150,6 +159,48 @@ int analysis_fit_plateau(const double *t_s, const double *temp_c, size_t n, stru
 int analysis_fit_plateau_horizon(const double *t_s, const double *temp_c, size_t n, double horizon_s,
                                  struct analysis_fit *ret);
 
+/* ---- prior knowledge of a board's time constant (prior.c) ---- */
+
+#define ANALYSIS_PRIOR_SPREAD_MIN       0.15    /* ln tau: runs of one board agree no better than this */
+#define ANALYSIS_PRIOR_SPREAD_ONE       0.35    /* ln tau: the spread of a prior from a single run */
+#define ANALYSIS_PRIOR_RANGE            2.0     /* the fit may use tau within e^{+-this x spread} */
+#define ANALYSIS_PRIOR_SPANS            3.0     /* the prior is used while the data span fewer taus */
+
+/*
+ * A board's time constants do not change between runs: the slow time
+ * constant of earlier heat-ups and cool-downs of the same board and label
+ * (a cool-down shows the same ones as its heat-up), as prior knowledge.
+ */
+struct analysis_prior {
+        double tau_s;           /* s, the median of the runs' time constants; NaN: no prior */
+        double spread;          /* robust standard deviation of ln tau (1.4826 MAD), at least
+                                 * ANALYSIS_PRIOR_SPREAD_MIN, or _ONE for a single run */
+        double low_s, high_s;   /* s, the range a fit may use: tau_s e^{-+ANALYSIS_PRIOR_RANGE spread} */
+        size_t runs;            /* runs it came from */
+};
+
+/* The prior of tau_s[0..n) (NaN and non-positive values skipped), taken
+ * from `runs` runs: -ENODATA with no value (ret->tau_s NaN), -EINVAL. */
+int analysis_prior_from_taus(const double *tau_s, size_t n, size_t runs, struct analysis_prior *ret);
+
+/*
+ * analysis_fit_plateau_horizon() with a prior (NULL: none). While the data
+ * span fewer than ANALYSIS_PRIOR_SPANS prior time constants, the model's
+ * part of the interval is the profile of T_inf over fits whose slow time
+ * constant lies in the prior's range (one exponential, or a rising fast
+ * one beside it), at the 95 % threshold of T_inf and tau jointly, when
+ * that is narrower; the fit is then the best in the range. The prior is
+ * dropped (ANALYSIS_PRIOR_CONTRADICTED) when the data contradict it: the
+ * best fit in its range is worse than the free fit by more than the 95 %
+ * profile threshold, or the time constant of one exponential fitted to
+ * them has its 95 % region outside the range (widened downwards: a fast
+ * part beside the slow one makes it look faster). The model-free bounds
+ * are kept as they are. ret->prior_use says what happened. Coverage and
+ * width are measured by tests/unit/test-prior.c.
+ */
+int analysis_fit_plateau_prior(const double *t_s, const double *temp_c, size_t n, double horizon_s,
+                               const struct analysis_prior *prior, struct analysis_fit *ret);
+
 /* The fitted curve at absolute time t_s, C. */
 double analysis_fit_eval(const struct analysis_fit *f, double t_s);
 
@@ -194,6 +245,10 @@ int analysis_check_plateau_window(const double *t_s, const double *temp_c, size_
  * would keep loads shorter than the window from ever stopping). */
 int analysis_check_plateau_horizon(const double *t_s, const double *temp_c, size_t n, double window_s,
                                    double horizon_s, double tolerance_c, struct analysis_plateau *ret);
+/* The same with a prior time constant (analysis_fit_plateau_prior(); NULL: none). */
+int analysis_check_plateau_prior(const double *t_s, const double *temp_c, size_t n, double window_s,
+                                 double horizon_s, double tolerance_c, const struct analysis_prior *prior,
+                                 struct analysis_plateau *ret);
 
 /* The rise so far: the median of the last ANALYSIS_BASELINE_WINDOW_S less
  * that of the first, C (negative when cooling); NaN with no valid sample.
@@ -227,6 +282,7 @@ struct analysis_samples {
         const enum analysis_phase *phase;       /* phase kind of each sample */
         double ambient_c;                       /* C, given by the user or a sensor, NaN when unknown */
         double horizon_s;                       /* s, the plateau's horizon (the load phase's max); 0: the default */
+        const struct analysis_prior *prior;     /* the board's time constant from earlier runs; NULL: none */
         /* Taken over every sample of a run that keeps only some of them, in
          * place of what the samples given would show; NULL for those: */
         const struct analysis_load_freq *load_freq;     /* the load's frequency and throttling */
@@ -269,6 +325,7 @@ struct run_metrics {
         enum analysis_model fit_model;  /* heating fit */
         double cool_fit_residual_c;     /* C, RMS residual of the cooling fit */
         enum analysis_model cool_fit_model;
+        enum analysis_prior_use prior_use;      /* what the prior did to the heating fit (NONE without one) */
 };
 
 /*

@@ -41,9 +41,12 @@ double exp2_sse(const struct series *s, double tau_fast, double tau, struct exp2
         double sse = exp2_solve(s11 - s1 * s1 / W, s22 - s2 * s2 / W, s12 - s1 * s2 / W,
                                 s1y, s2y, s->syy, &b1, &b2);
         if (ret && isfinite(sse)) {
-                ret->tinf = s->ybar - b1 * (s1 / W + h1) - b2 * (s2 / W + h2);
+                double m1 = s1 / W + h1, m2 = s2 / W + h2, c11 = s11 - s1 * s1 / W, c22 = s22 - s2 * s2 / W;
+                double c12 = s12 - s1 * s2 / W;
+                ret->tinf = s->ybar - b1 * m1 - b2 * m2;
                 ret->a_fast = -b1;
                 ret->a = -b2;
+                ret->v = 1 / W + (c22 * m1 * m1 - 2 * c12 * m1 * m2 + c11 * m2 * m2) / (c11 * c22 - c12 * c12);
         }
         return sse;
 }

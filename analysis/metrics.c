@@ -84,8 +84,9 @@ static void metrics_heating(const struct analysis_samples *s, const struct segme
         double horizon = s->horizon_s > 0 ? s->horizon_s : ANALYSIS_PLATEAU_HORIZON_S;
         struct analysis_fit f;
 
-        if (analysis_fit_plateau_horizon(lt, ly, n, horizon, &f) < 0)
+        if (analysis_fit_plateau_prior(lt, ly, n, horizon, s->prior, &f) < 0)
                 return;
+        m->prior_use = f.prior_use;
         m->fit_model = f.model;
         m->fit_residual_c = f.rms_c;
         if (!f.tau_at_bound) {

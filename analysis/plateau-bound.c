@@ -181,6 +181,11 @@ static void plateau_bounds(const struct series *s, double left_s, double *lo, do
 
 int analysis_fit_plateau_horizon(const double *t_s, const double *temp_c, size_t n, double horizon_s,
                                  struct analysis_fit *ret) {
+        return analysis_fit_plateau_prior(t_s, temp_c, n, horizon_s, NULL, ret);
+}
+
+int analysis_fit_plateau_prior(const double *t_s, const double *temp_c, size_t n, double horizon_s,
+                               const struct analysis_prior *prior, struct analysis_fit *ret) {
         struct series s;
         double lo, hi;
         int r;
@@ -189,7 +194,7 @@ int analysis_fit_plateau_horizon(const double *t_s, const double *temp_c, size_t
                 return -EINVAL;
         r = series_init_stats(&s, t_s, temp_c, n, 4, false);
         if (r >= 0)
-                r = honest_fit(&s, horizon_s, ret);
+                r = honest_fit(&s, horizon_s, prior && isfinite(prior->tau_s) ? prior : NULL, ret);
         if (r >= 0 && isfinite(horizon_s)) {
                 /* under load the curve rises: a falling fit is no heated body's */
                 if (!(ret->a_c > 0) || (ret->model == ANALYSIS_MODEL_EXP2 && !(ret->a_fast_c > 0))) {

@@ -269,6 +269,7 @@ static int honest_run(struct honest *h, const struct series *s, struct analysis_
 
         h->t0 = s->t0;
         h->n_raw = s->n;
+        h->span = s->span;
         h->q = series_quantum(s, &h->q_off);
         r = bins_init_fraction(s, PLATEAU_BIN_FRACTION, &h->b);
         if (r < 0)
@@ -310,11 +311,15 @@ static int honest_run(struct honest *h, const struct series *s, struct analysis_
         ret->rms_c = sqrt((st->sse + h->within) / (double) h->n_raw);
         ret->rho = st->rho;
         ret->runs_z = st->runs_z;
-        return honest_interval(h, ret, st);
+        r = honest_interval(h, ret, st);
+        if (r >= 0 && h->prior)
+                r = honest_prior(h, ret, st);
+        return r;
 }
 
-int honest_fit(const struct series *s, double horizon_s, struct analysis_fit *ret) {
-        struct honest h = { .horizon = horizon_s };
+int honest_fit(const struct series *s, double horizon_s, const struct analysis_prior *prior,
+               struct analysis_fit *ret) {
+        struct honest h = { .horizon = horizon_s, .prior = prior };
         int r = honest_run(&h, s, ret);
 
         honest_free(&h);
@@ -329,7 +334,7 @@ int analysis_fit_plateau(const double *t_s, const double *temp_c, size_t n, stru
                 return -EINVAL;
         r = series_init_stats(&s, t_s, temp_c, n, 4, false);
         if (r >= 0)
-                r = honest_fit(&s, INFINITY, ret);
+                r = honest_fit(&s, INFINITY, NULL, ret);
         series_done(&s);
         return r;
 }

@@ -35,6 +35,12 @@ int analysis_check_plateau_window(const double *t_s, const double *temp_c, size_
 
 int analysis_check_plateau_horizon(const double *t_s, const double *temp_c, size_t n, double window_s,
                                    double horizon_s, double tolerance_c, struct analysis_plateau *ret) {
+        return analysis_check_plateau_prior(t_s, temp_c, n, window_s, horizon_s, tolerance_c, NULL, ret);
+}
+
+int analysis_check_plateau_prior(const double *t_s, const double *temp_c, size_t n, double window_s,
+                                 double horizon_s, double tolerance_c, const struct analysis_prior *prior,
+                                 struct analysis_plateau *ret) {
         int r;
 
         if (!ret)
@@ -50,7 +56,7 @@ int analysis_check_plateau_horizon(const double *t_s, const double *temp_c, size
                 horizon_s = ANALYSIS_PLATEAU_HORIZON_S;
         if (!(tolerance_c > 0))
                 tolerance_c = ANALYSIS_PLATEAU_TOLERANCE_C;
-        r = analysis_fit_plateau_horizon(t_s, temp_c, n, horizon_s, &ret->fit);
+        r = analysis_fit_plateau_prior(t_s, temp_c, n, horizon_s, prior, &ret->fit);
         if (r < 0)
                 return r;
         ret->low_c = ret->fit.low_c;

@@ -181,6 +181,7 @@ static void daemon_runs_settings(const struct daemon *d, struct runs_settings *r
         snprintf(ret->ambient_sensor, sizeof ret->ambient_sensor, "%s", d->cfg.ambient_sensor);
         ret->commands_allowed = d->token[0] != '\0';
         ret->root_loads_refused = geteuid() == 0 && !d->cfg.allow_root;
+        ret->own_load_only = d->cfg.simulate && strcmp(d->cfg.sim.load_source, "own") == 0;
         if (!d->state_dir_ok)
                 snprintf(ret->unusable, sizeof ret->unusable, "%s", d->state_error);
 }

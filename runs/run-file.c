@@ -501,6 +501,8 @@ int run_file_import(json_object *doc, const char *csv, size_t len, const char *s
         r->remount = false;
         /* kept as it is shown: valid UTF-8 that fits, so run.json reads back to the same */
         text_utf8_sanitize(rd.unit, r->work_unit, sizeof r->work_unit);
+        /* the other daemon's earlier runs are not this one's */
+        run_prior_clear(r);
         run_series_metrics_horizon(&rd.s, r->ambient_c, run_plateau_horizon_s(r), &r->metrics);
         run_quality_phases(r, &rd.s);
         r->n_samples = rd.s.lim.given;  /* the rows, not those kept in memory */

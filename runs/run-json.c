@@ -158,6 +158,27 @@ static json_object *run_imported_to_json(const struct run *r) {
         return o;
 }
 
+/* The metrics, and the prior time constant the heating fit was offered:
+ * tau_prior_s with its range, the runs it came from, and whether the
+ * plateau used it (null without a prior). */
+static json_object *run_metrics_to_json(const struct run *r) {
+        json_object *o = json_run_metrics(&r->metrics, r->work_unit), *ids = NULL;
+        const struct analysis_prior *p = run_prior(r);
+
+        if (p) {
+                ids = json_object_new_array();
+                for (size_t i = 0; i < r->n_prior_ids; i++)
+                        json_object_array_add(ids, json_object_new_int64(r->prior_ids[i]));
+        }
+        json_object_object_add(o, "tau_prior_s", json_new_number(r->prior.tau_s, 1));
+        json_object_object_add(o, "tau_prior_low_s", json_new_number(r->prior.low_s, 1));
+        json_object_object_add(o, "tau_prior_high_s", json_new_number(r->prior.high_s, 1));
+        json_object_object_add(o, "tau_prior_runs", ids);
+        json_object_object_add(o, "prior_used",
+                               p ? json_object_new_boolean(r->metrics.prior_use == ANALYSIS_PRIOR_USED) : NULL);
+        return o;
+}
+
 json_object *run_to_json(const struct run *r, bool live) {
         json_object *o = json_object_new_object(), *phases = json_object_new_array();
         bool running = r->state == RUN_RUNNING;
@@ -180,7 +201,7 @@ json_object *run_to_json(const struct run *r, bool live) {
         json_object_object_add(o, "sensor", json_object_new_string(r->sensor));
         json_object_object_add(o, "board", json_board(&r->board));
         json_object_object_add(o, "phases", phases);
-        json_object_object_add(o, "metrics", json_run_metrics(&r->metrics, r->work_unit));
+        json_object_object_add(o, "metrics", run_metrics_to_json(r));
         json_object_object_add(o, "quality", run_quality_to_json(r));
         json_object_object_add(o, "recording", recording_to_json(r));
         json_object_object_add(o, "clock_steps", json_object_new_int64(r->clock_steps));
@@ -321,6 +342,29 @@ static void repeat_from_json(json_object *doc, struct run *r) {
         r->remount = json_object_get_boolean(doc_get(doc, "remount"));
 }
 
+/* The prior of run_metrics_to_json(); a run.json from before has none. */
+static void run_prior_from_json(json_object *metrics, struct run *r) {
+        double tau = doc_number(metrics, "tau_prior_s"), lo = doc_number(metrics, "tau_prior_low_s");
+        double hi = doc_number(metrics, "tau_prior_high_s");
+        json_object *ids = doc_get(metrics, "tau_prior_runs"), *used = doc_get(metrics, "prior_used");
+
+        run_prior_clear(r);
+        if (!(tau > 0) || !(lo > 0 && lo <= tau) || !(hi >= tau && isfinite(hi)))
+                return;
+        for (size_t i = 0; json_object_is_type(ids, json_type_array) && i < json_object_array_length(ids) &&
+                           r->n_prior_ids < RUN_PRIOR_RUNS_MAX; i++) {
+                int64_t id = json_object_get_int64(json_object_array_get_idx(ids, i));
+                if (id > 0 && id <= UINT32_MAX)
+                        r->prior_ids[r->n_prior_ids++] = (unsigned) id;
+        }
+        r->prior = (struct analysis_prior) {
+                .tau_s = tau, .low_s = lo, .high_s = hi, .spread = log(hi / lo) / (2 * ANALYSIS_PRIOR_RANGE),
+                .runs = r->n_prior_ids,
+        };
+        if (json_object_is_type(used, json_type_boolean))
+                r->metrics.prior_use = json_object_get_boolean(used) ? ANALYSIS_PRIOR_USED : ANALYSIS_PRIOR_NOT_NEEDED;
+}
+
 static int record_from_json(json_object *doc, struct run *r, char *err, size_t errlen) {
         json_object *phases = doc_get(doc, "phases"), *rec = doc_get(doc, "recording");
         int state = lookup(states, ELEMENTSOF(states), doc_string(doc, "state"));
@@ -351,6 +395,7 @@ static int record_from_json(json_object *doc, struct run *r, char *err, size_t e
         doc_copy(doc, "sensor", r->sensor, sizeof r->sensor);
         board_from_json(doc_get(doc, "board"), &r->board);
         json_run_metrics_parse(doc_get(doc, "metrics"), &r->metrics, r->work_unit, sizeof r->work_unit);
+        run_prior_from_json(doc_get(doc, "metrics"), r);
         r->recording_ok = json_object_get_boolean(doc_get(rec, "ok"));
         doc_copy(rec, "error", r->recording_error, sizeof r->recording_error);
         r->n_samples = (size_t) doc_int(rec, "samples");

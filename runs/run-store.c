@@ -447,11 +447,25 @@ void run_series_metrics(const struct run_series *s, double ambient_c, struct run
 
 void run_series_metrics_horizon(const struct run_series *s, double ambient_c, double horizon_s,
                                 struct run_metrics *ret) {
+        run_series_metrics_prior(s, ambient_c, horizon_s, NULL, ret);
+}
+
+const struct analysis_prior *run_prior(const struct run *r) {
+        return isfinite(r->prior.tau_s) ? &r->prior : NULL;
+}
+
+void run_prior_clear(struct run *r) {
+        r->prior = (struct analysis_prior) { .tau_s = NAN, .spread = NAN, .low_s = NAN, .high_s = NAN };
+        r->n_prior_ids = 0;
+}
+
+void run_series_metrics_prior(const struct run_series *s, double ambient_c, double horizon_s,
+                              const struct analysis_prior *prior, struct run_metrics *ret) {
         struct analysis_samples in = {
                 .n = s->n, .t_s = s->t_s, .temp_c = s->temp_c, .freq_hz = s->freq_hz,
                 .max_allowed_hz = s->max_hz, .cooling_active = s->cooling,
                 .firmware_throttled = s->firmware_throttled, .work_rate = s->work_rate, .phase = s->phase,
-                .ambient_c = ambient_c, .horizon_s = horizon_s,
+                .ambient_c = ambient_c, .horizon_s = horizon_s, .prior = prior,
                 /* over every sample appended, not only those kept */
                 .load_freq = s->load_seen ? &s->load_freq : NULL, .baseline_c = s->load_seen ? &s->baseline_c : NULL,
         };
@@ -513,7 +527,7 @@ static void truncate_torn_tail(const char *dir) {
 /* The run ended with the daemon: interrupted, metrics from the samples kept. */
 static int recover_run_with(const char *dir, struct run *r, const struct run_series *s, int64_t last,
                             const char *why) {
-        run_series_metrics_horizon(s, r->ambient_c, run_plateau_horizon_s(r), &r->metrics);
+        run_series_metrics_prior(s, r->ambient_c, run_plateau_horizon_s(r), run_prior(r), &r->metrics);
         run_quality_phases(r, s);
         snprintf(r->abort_reason, sizeof r->abort_reason, "%s; %zu samples kept", why, s->lim.given);
         r->state = RUN_INTERRUPTED;

@@ -42,6 +42,7 @@ struct run *run_alloc(void) {
         r->predicted_plateau_c = r->plateau_ci95_c = r->plateau_low_c = r->plateau_high_c = NAN;
         r->forecast_plateau_c = r->forecast_eta_s = NAN;
         analysis_metrics_init(&r->metrics, NAN);
+        run_prior_clear(r);
         return r;
 }
 
@@ -268,7 +269,7 @@ static void run_phase_end(struct run *r, struct run_now now, const char *reason)
                 run_ambient_from_sensor(r, s);
         }
         /* what is known so far (baseline after idle, the heating fit after stress) */
-        run_series_metrics_horizon(s, r->ambient_c, run_plateau_horizon_s(r), &r->metrics);
+        run_series_metrics_prior(s, r->ambient_c, run_plateau_horizon_s(r), run_prior(r), &r->metrics);
         run_quality_phases(r, s);
         run_log(r, LOG_INFO, "phase %zu (%s) ended: %s", r->phase_index, phase_name(p), reason);
 }
@@ -276,7 +277,7 @@ static void run_phase_end(struct run *r, struct run_now now, const char *reason)
 static void run_finish(struct run *r, struct run_now now, enum run_state state) {
         r->state = state;
         r->ended_ms = now.wall_ms;
-        run_series_metrics_horizon(&r->series, r->ambient_c, run_plateau_horizon_s(r), &r->metrics);
+        run_series_metrics_prior(&r->series, r->ambient_c, run_plateau_horizon_s(r), run_prior(r), &r->metrics);
         run_quality_phases(r, &r->series);
         run_sync(r);
         if (r->csv_fd >= 0) {
@@ -497,6 +498,17 @@ static void run_update_forecast(struct run *r, struct run_now now) {
         r->forecast_eta_s = f.eta_s;
 }
 
+/* What the prior did to the last plateau check, in the metrics; the
+ * journal is told once when the data contradict it. */
+static void run_prior_note(struct run *r, enum analysis_prior_use use) {
+        r->metrics.prior_use = use;
+        if (use != ANALYSIS_PRIOR_CONTRADICTED || r->prior_contradiction_said)
+                return;
+        r->prior_contradiction_said = true;
+        run_log(r, LOG_NOTICE, "the samples contradict the time constant of the earlier runs (%.1f s, %.1f-%.1f s): "
+                "the plateau is fitted without it", r->prior.tau_s, r->prior.low_s, r->prior.high_s);
+}
+
 /* The reason the current phase is over, or NULL. */
 static const char *run_phase_done(struct run *r, struct run_now now) {
         struct run_phase *p = &r->phases[r->phase_index];
@@ -513,9 +525,11 @@ static const char *run_phase_done(struct run *r, struct run_now now) {
         if (elapsed >= p->max_ms)
                 return "max";
         if (p->until == UNTIL_PLATEAU && now.mono_ms - r->last_plateau_check_ms >= 1000 &&
-            analysis_check_plateau_horizon(t, y, n, window, (double) p->max_ms / 1000.0, p->tolerance_c, &pl) >= 0) {
+            analysis_check_plateau_prior(t, y, n, window, (double) p->max_ms / 1000.0, p->tolerance_c, run_prior(r),
+                                         &pl) >= 0) {
                 /* a fit per second at most: it costs milliseconds on long phases */
                 r->last_plateau_check_ms = now.mono_ms;
+                run_prior_note(r, pl.fit.prior_use);
                 r->predicted_plateau_c = pl.plateau_c;
                 r->plateau_ci95_c = pl.ci95_c;
                 r->plateau_low_c = pl.low_c;

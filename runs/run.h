@@ -25,6 +25,7 @@
 #define RUN_FIT_RESIDUAL_POOR_C 1.0     /* C: a fit this far off the samples is uncertain */
 #define RUN_PLATEAU_CI_WIDE_C 2.0       /* C: a plateau known no better than this is uncertain */
 #define RUN_CLOCK_STEP_MS 2000          /* a wall clock jump larger than this is noted as a step */
+#define RUN_PRIOR_RUNS_MAX 8            /* earlier runs a prior time constant is learned from: the newest */
 /* Samples a run keeps in memory, live or read back to recover it: 8 MB.
  * A longer run keeps every 2nd, 4th ... sample (struct samples_limit);
  * 36 h at 1 Hz or 3.6 h at 10 Hz fit whole. As many as one answer
@@ -151,6 +152,10 @@ struct run {
         unsigned repeat_index;          /* 1..repeat_count: which of the series; 0 for a single run */
         bool remount;                   /* the series waits for POST .../continue between its runs */
         double phase_load[RUN_PHASES_MAX];      /* mean CPU load (0..1) beyond the run's own, per phase; NaN unknown */
+        struct analysis_prior prior;    /* the board's time constant from earlier runs of its label and sensor
+                                         * (runs.c); tau_s NaN: none. Its use is metrics.prior_use */
+        unsigned prior_ids[RUN_PRIOR_RUNS_MAX]; /* the runs it came from, newest first */
+        size_t n_prior_ids;
 
         /* The engine: set while the run is live (host is NULL for a run read from disk). */
         struct run_host *host;
@@ -176,6 +181,7 @@ struct run {
         unsigned sensor_failures;       /* consecutive */
         size_t phase_start[RUN_PHASES_MAX];     /* index in series of each begun phase's first sample */
         int64_t last_plateau_check_ms;
+        bool prior_contradiction_said;  /* the journal was told the data contradict the prior */
         bool unsaved;                   /* the last run.json write failed: retried until it goes through */
         char dir[600];                  /* state_dir/runs/<id> */
         int csv_fd;                     /* samples.csv, O_APPEND; -1 when closed */
@@ -291,6 +297,13 @@ void run_series_metrics(const struct run_series *s, double ambient_c, struct run
 /* The same with the plateau over a horizon (s; 0: the default). */
 void run_series_metrics_horizon(const struct run_series *s, double ambient_c, double horizon_s,
                                 struct run_metrics *ret);
+/* The same with a prior time constant for the heating fit (NULL: none). */
+void run_series_metrics_prior(const struct run_series *s, double ambient_c, double horizon_s,
+                              const struct analysis_prior *prior, struct run_metrics *ret);
+/* The run's prior when it has one, else NULL. (run-store.c) */
+const struct analysis_prior *run_prior(const struct run *r);
+/* No prior: a run made elsewhere, or read back without one. */
+void run_prior_clear(struct run *r);
 /* The horizon of a run's plateau: the max of its first stress phase when
  * that runs until plateau, else 0 (ANALYSIS_PLATEAU_HORIZON_S). */
 double run_plateau_horizon_s(const struct run *r);

@@ -310,6 +310,38 @@ static int runs_check_loads(const struct runs *rs, const struct run *r, char *er
         return 0;
 }
 
+/* A board's time constants do not change between runs: the heat-up and
+ * cool-down time constants of the newest RUN_PRIOR_RUNS_MAX finished runs
+ * made here with r's label and sensor, where their phases were not
+ * disturbed (on a board only the runs heat, nothing disturbs), are the
+ * prior of r's plateau fit. */
+static bool runs_prior_takes(const struct runs *rs, const struct run *d, const char *metric) {
+        return rs->set.own_load_only || run_metric_quality(d, metric) != RUN_QUALITY_DISTURBED;
+}
+
+static void runs_prior_learn(const struct runs *rs, struct run *r) {
+        double taus[2 * RUN_PRIOR_RUNS_MAX];
+        size_t n = 0;
+
+        run_prior_clear(r);
+        for (size_t i = rs->n_done; i-- > 0 && r->n_prior_ids < RUN_PRIOR_RUNS_MAX; ) {
+                const struct run *d = rs->done[i];
+                size_t before = n;
+
+                if (d == r || d->state != RUN_FINISHED || d->imported_id || strcmp(d->label, r->label) != 0 ||
+                    strcmp(d->sensor, r->sensor) != 0)
+                        continue;
+                if (isfinite(d->metrics.tau_heat_s) && runs_prior_takes(rs, d, "tau_heat_s"))
+                        taus[n++] = d->metrics.tau_heat_s;
+                if (isfinite(d->metrics.tau_cool_s) && runs_prior_takes(rs, d, "tau_cool_s"))
+                        taus[n++] = d->metrics.tau_cool_s;
+                if (n > before)
+                        r->prior_ids[r->n_prior_ids++] = d->id;
+        }
+        if (analysis_prior_from_taus(taus, n, r->n_prior_ids, &r->prior) < 0)
+                run_prior_clear(r);
+}
+
 /* Parses and starts a definition: the run of series `of` (0: a new series
  * when it asks for repeats) with this index. */
 static int runs_start_def(struct runs *rs, const char *def_json, size_t len, unsigned of, unsigned index,
@@ -351,6 +383,8 @@ static int runs_start_def(struct runs *rs, const char *def_json, size_t len, uns
                 return e;
         }
         rs->next_id++;
+        if (r->state == RUN_RUNNING)
+                runs_prior_learn(rs, r);
         *ret = r;
         return 0;
 }

@@ -19,6 +19,8 @@ struct runs_settings {
         bool commands_allowed;          /* command loads may run: a token is configured, so a request
                                          * that got this far carried it */
         bool root_loads_refused;        /* heatcurved runs as root and [runs] allow_root is no: no load */
+        bool own_load_only;             /* the board is heated by the runs' loads alone (the simulator with
+                                         * load_source = own): other programs' load disturbs no run */
         double safety_limit_c;          /* C; 0 = from the trips */
         unsigned keep;                  /* ended runs kept, the newest; 0 = all */
         uint64_t keep_ms;               /* ms an ended run is kept after it ended; 0 = for ever */

@@ -209,6 +209,56 @@ static void test_busy_idle_is_flagged(void **state) {
         remove_tree(dir);
 }
 
+/* The prior time constant goes into run.json's metrics and comes back; a
+ * run.json from before has none. */
+static void test_prior_is_kept(void **state) {
+        static const char *const keys[] = { "tau_prior_s", "tau_prior_low_s", "tau_prior_high_s", "tau_prior_runs",
+                                            "prior_used" };
+        const double taus[] = { 40, 44 };
+        char dir[] = "/tmp/test-run-XXXXXX", err[600];
+        struct run *r, *back = NULL;
+        struct run_host host;
+        json_object *doc, *m, *v;
+
+        assert_non_null(mkdtemp(dir));
+        r = start_run("{\"phases\": [{\"kind\": \"idle\", \"duration\": \"2s\"}]}", &host, dir);
+        int64_t mono0 = r->created_mono_ms, wall0 = r->created_ms;
+        for (int s = 1; s <= 3; s++)
+                run_tick(r, wall0 + s * 1000, mono0 + s * 1000);
+        assert_int_equal(r->state, RUN_FINISHED);
+        doc = run_to_json(r, false);
+        assert_true(json_object_object_get_ex(doc, "metrics", &m));
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+                assert_true(json_object_object_get_ex(m, keys[k], &v) && v == NULL);
+        json_object_put(doc);
+        assert_int_equal(analysis_prior_from_taus(taus, 2, 1, &r->prior), 0);
+        r->prior_ids[0] = 7;
+        r->n_prior_ids = 1;
+        r->metrics.prior_use = ANALYSIS_PRIOR_USED;
+        doc = run_to_json(r, false);
+        assert_true(json_object_object_get_ex(doc, "metrics", &m));
+        assert_string_equal(json_object_to_json_string(json_object_object_get(m, "tau_prior_runs")), "[ 7 ]");
+        assert_true(json_object_get_boolean(json_object_object_get(m, "prior_used")));
+        assert_int_equal(run_from_json(doc, &back, err, sizeof err), 0);
+        assert_true(fabs(back->prior.tau_s - sqrt(40.0 * 44)) < 0.05);
+        assert_true(back->prior.low_s < back->prior.tau_s && back->prior.tau_s < back->prior.high_s);
+        assert_int_equal(back->n_prior_ids, 1);
+        assert_int_equal(back->prior_ids[0], 7);
+        assert_int_equal(back->metrics.prior_use, ANALYSIS_PRIOR_USED);
+        run_free(back);
+        back = NULL;
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+                json_object_object_del(m, keys[k]);
+        assert_int_equal(run_from_json(doc, &back, err, sizeof err), 0);
+        assert_true(isnan(back->prior.tau_s));
+        assert_int_equal(back->n_prior_ids, 0);
+        assert_int_equal(back->metrics.prior_use, ANALYSIS_PRIOR_NONE);
+        run_free(back);
+        json_object_put(doc);
+        run_free(r);
+        remove_tree(dir);
+}
+
 /* until=stable waits for a quiet board: a steady temperature under someone
  * else's load is no baseline. */
 static void test_stable_waits_for_a_quiet_board(void **state) {
@@ -881,6 +931,7 @@ int main(void) {
                 cmocka_unit_test(test_samples_time_as_strtoll),
                 cmocka_unit_test(test_series_time_is_monotonic),
                 cmocka_unit_test(test_busy_idle_is_flagged),
+                cmocka_unit_test(test_prior_is_kept),
                 cmocka_unit_test(test_live_peak_follows_samples),
                 cmocka_unit_test(test_complete_tail),
                 cmocka_unit_test(test_stable_waits_for_a_quiet_board),
