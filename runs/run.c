@@ -158,6 +158,10 @@ static int run_csv_header(struct run *r) {
         while (sensors_channel_next(s, &it, &ch)) {
                 temps += ch.kind == SENSOR_KIND_TEMPERATURE;
                 freqs += ch.kind == SENSOR_KIND_FREQUENCY;
+                if (ch.kind == SENSOR_KIND_POWER_DRAW && !r->power_id[0]) {
+                        snprintf(r->power_id, sizeof r->power_id, "%s", ch.id);
+                        r->power_ch = ch;
+                }
         }
         names = calloc(temps + freqs + 1, sizeof *names);
         r->csv_ids = calloc(temps + freqs + 1, sizeof *r->csv_ids);
@@ -185,7 +189,7 @@ static int run_csv_header(struct run *r) {
                 r->csv_ch[k] = ch;
                 names[k] = ch.kind == SENSOR_KIND_FREQUENCY ? s->policies[ch.index].id : ch.id;
         }
-        header = samples_header(names, temps, names + temps, freqs);
+        header = samples_header_power(names, temps, names + temps, freqs, r->power_id[0] != '\0');
         free(names);
         if (!header)
                 return -ENOMEM;
@@ -206,6 +210,8 @@ void run_sensors_changed(struct run *r) {
         for (size_t k = 0; r->csv_ch && k < r->csv_temps + r->csv_policies; k++)
                 if (sensors_channel_find(r->host->sensors, r->csv_ids[k], &r->csv_ch[k]) < 0)
                         r->csv_ch[k] = (struct sensor_channel) { .kind = _SENSOR_KIND_MAX };   /* gone */
+        if (r->power_id[0] && sensors_channel_find(r->host->sensors, r->power_id, &r->power_ch) < 0)
+                r->power_ch = (struct sensor_channel) { .kind = _SENSOR_KIND_MAX };
 }
 
 /* A column's value: its channel's, NaN when it is gone or not answering. */
@@ -380,6 +386,7 @@ static void run_csv_row(struct run *r, int64_t now_ms, const struct run_sample *
                 .t_since_load_s = run_since_load_s(r, x->t_s),
                 .firmware_arm_hz = sn->firmware.present && sn->firmware.ok ? (double) sn->firmware.arm_hz : NAN,
                 .firmware_throttled = x->firmware_throttled,
+                .has_power = x->has_power, .power_w = x->power_w,
         };
         off_t end;
         int len, ret;
@@ -423,6 +430,7 @@ static void run_record(struct run *r, struct run_now now) {
                 run_cooling_active(s) || r->host->fans_on > 0,
                 sensors_firmware_throttled(s),
                 r->phases[r->phase_index].kind,
+                r->power_id[0] != '\0', r->power_id[0] ? run_csv_value(s, &r->power_ch) : NAN,
         };
         halved = run_series_append(&r->series, &x);
         if (halved < 0) {

@@ -74,6 +74,8 @@ struct run_series {
         bool *cooling;
         signed char *firmware_throttled; /* the Pi firmware throttles or caps the clock: 1, 0, -1 unknown */
         enum analysis_phase *phase;
+        double *power_w;                /* W the board draws, NaN when unknown */
+        bool has_power;                 /* a sample came from a board with a power meter */
         struct samples_limit lim;       /* run_series_limit(); none when zeroed */
         /* Of every sample appended, kept or not: */
         double last_t_s;                /* the last one's t_s */
@@ -95,6 +97,8 @@ struct run_sample {
         bool cooling;
         int firmware_throttled;
         enum analysis_phase phase;
+        bool has_power;                 /* the board has a power meter: power_w is its reading */
+        double power_w;                 /* W, NaN when it failed */
 };
 
 struct run;
@@ -186,6 +190,8 @@ struct run {
                                                    * temperatures then frequencies */
         struct sensor_channel *csv_ch;  /* those channels in host->sensors, found again at a re-probe */
         size_t csv_temps, csv_policies;
+        char power_id[SENSORS_CHANNEL_ID_MAX];  /* the power meter of the power_w column, "" for none */
+        struct sensor_channel power_ch; /* that channel in host->sensors, found again at a re-probe */
 };
 
 /* A zeroed run with every "unknown" marked (NaN, no file open). */
