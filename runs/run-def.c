@@ -419,8 +419,8 @@ static int parse_start_at(json_object *def, struct run *r, char *err, size_t err
                 r->start_at_ms = json_object_get_int64(v);
                 return 0;
         }
-        if (json_object_is_type(v, json_type_string) && parse_iso8601_ms(json_object_get_string(v), &r->start_at_ms) == 0 &&
-            r->start_at_ms > 0)
+        if (json_object_is_type(v, json_type_string) &&
+            parse_iso8601_ms(json_object_get_string(v), &r->start_at_ms) == 0 && r->start_at_ms > 0)
                 return 0;
         return util_errorf(err, errlen, -EINVAL, "start_at: must be Unix ms or an ISO 8601 time "
                            "(\"2026-12-05T08:00:00Z\")");

@@ -790,7 +790,8 @@ int run_start(struct run *r, struct run_host *host, const struct run_settings *s
                 ret = sd_event_add_time(host->event, &r->start_timer, CLOCK_REALTIME,
                                         (uint64_t) r->start_at_ms * 1000u, 1000, run_wait_over, r);
                 if (ret >= 0) {
-                        run_log(r, LOG_INFO, "waits %.3f s for start_at", (double) (r->start_at_ms - now.wall_ms) / 1000.0);
+                        run_log(r, LOG_INFO, "waits %.3f s for start_at",
+                                (double) (r->start_at_ms - now.wall_ms) / 1000.0);
                         return 0;
                 }
                 r->waiting = false;

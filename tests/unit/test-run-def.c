@@ -177,15 +177,18 @@ static void test_start_at(void **state) {
         struct run *r = NULL;
 
         for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
-                snprintf(json, sizeof json, "{\"start_at\": %s, \"phases\": [{\"kind\": \"idle\", \"duration\": \"1s\"}]}",
+                snprintf(json, sizeof json, "{\"start_at\": %s, \"phases\": [{\"kind\": \"idle\", "
+                         "\"duration\": \"1s\"}]}",
                          good[i].json);
                 assert_int_equal(parse(json, &r, err, sizeof err), 0);
                 if (r->start_at_ms != good[i].ms)
-                        fail_msg("%s: %lld, want %lld", good[i].json, (long long) r->start_at_ms, (long long) good[i].ms);
+                        fail_msg("%s: %lld, want %lld", good[i].json, (long long) r->start_at_ms,
+                                 (long long) good[i].ms);
                 run_free(r);
         }
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-                snprintf(json, sizeof json, "{\"start_at\": %s, \"phases\": [{\"kind\": \"idle\", \"duration\": \"1s\"}]}",
+                snprintf(json, sizeof json, "{\"start_at\": %s, \"phases\": [{\"kind\": \"idle\", "
+                         "\"duration\": \"1s\"}]}",
                          bad[i]);
                 assert_int_equal(parse(json, &r, err, sizeof err), -EINVAL);
                 if (strncmp(err, "start_at: ", 10) != 0)
