@@ -186,3 +186,25 @@ def test_run_on_starts_every_board_on_the_same_second(start_daemon):
     started = [doc["started_ms"] for doc in docs]
     assert abs(started[0] - started[1]) < 1000, started
     assert all(0 <= s - at <= 100 for s in started), (started, at)      # the tick is 100 ms
+
+
+def test_a_waiting_run_can_be_stopped_and_survives_a_restart(start_daemon, tmp_path):
+    """A run waiting for start_at is the live run: another is refused, stop ends it, and a daemon stopped
+    while it waits ends it as interrupted, read back after the restart."""
+    state = str(tmp_path / "state")
+    d = start_tree(start_daemon, fixture_path("rpi4"), state_dir=state)
+    body = {"start_at": int(time.time() * 1000) + 30000, "phases": [{"kind": "idle", "duration": "1s"}]}
+    status, run = d.request("POST", "/api/v1/runs", body=body)
+    assert status == 201 and run["state"] == "waiting", run
+    status, other = d.request("POST", "/api/v1/runs", body={"phases": [{"kind": "idle", "duration": "1s"}]})
+    assert status == 409, other
+    status, _ = d.request("POST", f"/api/v1/runs/{run['id']}/stop")
+    assert status == 200
+    done = d.get(f"/api/v1/runs/{run['id']}")[1]
+    assert done["state"] == "aborted" and done["started_ms"] is None and done["start_at_ms"] == body["start_at"], done
+    status, run = d.request("POST", "/api/v1/runs", body=body)
+    assert status == 201 and run["state"] == "waiting", run
+    assert d.stop() == 0
+    d = start_tree(start_daemon, fixture_path("rpi4"), state_dir=state)
+    again = d.get(f"/api/v1/runs/{run['id']}")[1]
+    assert again["state"] == "interrupted" and again["start_at_ms"] == body["start_at"], again
