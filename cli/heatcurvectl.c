@@ -516,9 +516,12 @@ static int run_on_compare(struct client *c, char (*urls)[sizeof c->url], const u
         return r;
 }
 
-/* --on URL,URL...: the run started on each daemon, one after the other;
- * with --wait each followed to its end in turn, then the runs of all
- * compared. */
+/* --on URL,URL...: the run posted to each daemon, one after the other,
+ * with the same start_at, the next whole second at least
+ * RUN_ON_AHEAD_MS ahead: their first phases start on the same second of
+ * the wall clock (each daemon's own, so NTP keeps them together). With
+ * --wait each followed to its end in turn, then the runs of all compared. */
+#define RUN_ON_AHEAD_MS 2000
 static int run_on(struct client *c, const struct run_args *a) {
         char urls[RUN_ON_MAX][sizeof c->url], *copy = strdup(a->on), *save = NULL;
         unsigned first[RUN_ON_MAX], ids[RUN_ON_MAX * RUN_REPEAT_LIMIT];
@@ -528,6 +531,9 @@ static int run_on(struct client *c, const struct run_args *a) {
 
         if (!copy)
                 abort();
+        if (!json_object_object_get_ex(a->body, "start_at", NULL))
+                json_object_object_add(a->body, "start_at",
+                                       json_object_new_int64((util_now_ms() + RUN_ON_AHEAD_MS + 999) / 1000 * 1000));
         for (char *u = strtok_r(copy, ",", &save); u && r == 0; u = strtok_r(NULL, ",", &save)) {
                 long long id;
 

@@ -330,7 +330,8 @@ static void watch_format_end(char *line, size_t size, json_object *run) {
 /* Shows one polled document; returns true when the run has ended. */
 static bool watch_show_run(const struct client *c, struct watch_out *o, struct spark *sp, json_object *run,
                            unsigned flags) {
-        bool ended = strcmp(fmt_string(run, "state"), "running") != 0;
+        const char *state = fmt_string(run, "state");
+        bool ended = strcmp(state, "running") != 0 && strcmp(state, "waiting") != 0;   /* waiting: for start_at */
         json_object *live = json_get(run, "live"), *status = NULL;
         char line[WATCH_LINE_MAX], spark[SPARK_CELLS * 16], alerts[WATCH_LINE_MAX / 2];
 

@@ -27,6 +27,7 @@ static const char *const column_names[SAMPLES_FIXED_COLUMNS] = {
         [SAMPLES_T_SINCE_LOAD_S] = "t_since_load_s",
         [SAMPLES_FIRMWARE_ARM_HZ] = "firmware_arm_hz",
         [SAMPLES_FIRMWARE_THROTTLED] = "firmware_throttled",
+        [SAMPLES_POWER_W] = "power_w",
 };
 
 /* Longest field written for a number: sign, 20 digits, point, decimals. */
@@ -53,13 +54,18 @@ static void header_name(FILE *f, const char *id, const char *suffix) {
 }
 
 char *samples_header(const char *const *temp_ids, size_t n_temps, const char *const *policy_ids, size_t n_policies) {
+        return samples_header_power(temp_ids, n_temps, policy_ids, n_policies, false);
+}
+
+char *samples_header_power(const char *const *temp_ids, size_t n_temps, const char *const *policy_ids,
+                           size_t n_policies, bool power) {
         char *buf = NULL;
         size_t size = 0;
         FILE *f = open_memstream(&buf, &size);
 
         if (!f)
                 return NULL;
-        for (size_t c = 0; c < SAMPLES_FIXED_COLUMNS; c++)
+        for (size_t c = 0; c < SAMPLES_POWER_W + (size_t) power; c++)
                 fprintf(f, "%s%s", c ? "," : "", column_names[c]);
         for (size_t i = 0; i < n_temps; i++)
                 header_name(f, temp_ids[i], "_c");
@@ -108,6 +114,7 @@ static void put(struct row_buf *b, const char *format, ...) {
 #define DECIMALS_HZ 0
 #define DECIMALS_LOAD 4                 /* 0..1 */
 #define DECIMALS_RATE 1                 /* work units a second */
+#define DECIMALS_W 3                    /* watts */
 
 /* 10^0..10^22, each exact in a double. */
 static const double powers_of_ten[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
@@ -176,6 +183,8 @@ int samples_format_row(const struct samples_row *row, const double *temps_c, siz
                 put(&b, ",%d", row->firmware_throttled > 0);
         else
                 put(&b, ",");
+        if (row->has_power)
+                put_number(&b, row->power_w, DECIMALS_W);
         for (size_t i = 0; i < n_temps; i++)
                 put_number(&b, temps_c[i], DECIMALS_C);
         for (size_t i = 0; i < n_policies; i++)
@@ -237,6 +246,7 @@ void samples_row_as_read(struct samples_row *row) {
         row->work_rate = number_as_read(row->work_rate, DECIMALS_RATE);
         row->t_since_load_s = number_as_read(row->t_since_load_s, DECIMALS_S);
         row->firmware_arm_hz = number_as_read(row->firmware_arm_hz, DECIMALS_HZ);
+        row->power_w = row->has_power ? number_as_read(row->power_w, DECIMALS_W) : NAN;
 }
 
 size_t samples_header_fixed(const char *header) {
@@ -325,6 +335,8 @@ int samples_parse_row(char *line, size_t fixed, struct samples_row *ret) {
                 .t_since_load_s = field_number(f[SAMPLES_T_SINCE_LOAD_S]),
                 .firmware_arm_hz = field_number(f[SAMPLES_FIRMWARE_ARM_HZ]),
                 .firmware_throttled = isnan(throttled) ? -1 : throttled > 0,
+                .has_power = fixed > SAMPLES_POWER_W,
+                .power_w = field_number(f[SAMPLES_POWER_W]),
         };
         return 0;
 }

@@ -42,6 +42,9 @@ enum samples_column {
         /* 1 when the firmware throttles or caps the ARM clock (its
          * get_throttled bits 1 and 2), 0 when not; empty on other boards. */
         SAMPLES_FIRMWARE_THROTTLED,
+        /* W the board draws (its first hwmon power meter). Only in the
+         * files of a board that has one (samples_header_power()). */
+        SAMPLES_POWER_W,
         SAMPLES_FIXED_COLUMNS,
 };
 
@@ -59,6 +62,8 @@ struct samples_row {
         double t_since_load_s;
         double firmware_arm_hz;
         int firmware_throttled;         /* 1, 0, or -1 when not known */
+        bool has_power;                 /* the file has the power_w column */
+        double power_w;                 /* W, NaN when not known */
 };
 
 /* Header name of a fixed column. */
@@ -67,6 +72,10 @@ const char *samples_column_name(enum samples_column c);
 /* The header line, '\n' included, for these sensor and policy ids; caller
  * frees. NULL when out of memory. */
 char *samples_header(const char *const *temp_ids, size_t n_temps, const char *const *policy_ids, size_t n_policies);
+/* The same with the power_w column when power (a board with a power
+ * meter): its rows are then written with has_power set. */
+char *samples_header_power(const char *const *temp_ids, size_t n_temps, const char *const *policy_ids,
+                           size_t n_policies, bool power);
 
 /* One whole row, '\n' included, into buf: the fixed columns, then the
  * per-sensor values (NaN: empty). Returns its length, or -ENOBUFS when buf is

@@ -37,7 +37,7 @@ void recorder_set_interval(struct recorder *rec, uint64_t interval_ms) {
 }
 
 /* The history column of a channel, -1 for none: the history keeps
- * temperatures, frequencies and loads, not cooling states or flags. */
+ * temperatures, frequencies, loads and power draws, not cooling states or flags. */
 static int recorder_column(struct recorder *rec, const struct sensor_channel *ch) {
         enum history_kind kind;
 
@@ -51,6 +51,9 @@ static int recorder_column(struct recorder *rec, const struct sensor_channel *ch
         case SENSOR_KIND_CPU_LOAD:
         case SENSOR_KIND_LOAD:
                 kind = HISTORY_LOAD;
+                break;
+        case SENSOR_KIND_POWER_DRAW:
+                kind = HISTORY_POWER;
                 break;
         default:
                 return -1;

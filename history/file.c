@@ -302,7 +302,7 @@ static int history_file_header(struct history_file *f) {
                 if ((r = read_full(f->fd, col, 2)) < 0)
                         return r;
                 n = col[1];
-                if (col[0] > HISTORY_LOAD || n == 0 || (r = read_full(f->fd, col + 2, n)) < 0)
+                if (col[0] > HISTORY_POWER || n == 0 || (r = read_full(f->fd, col + 2, n)) < 0)
                         return r < 0 ? r : -EBADMSG;
                 if (memchr(col + 2, 0, n))
                         return -EBADMSG;

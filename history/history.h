@@ -11,6 +11,7 @@
  *   HISTORY_TEMP  centidegrees C   (-327.67 .. 327.67 C)
  *   HISTORY_FREQ  MHz              (0 .. 32767 MHz)
  *   HISTORY_LOAD  1/10000          (0 .. 1), kept to 0.1 % or a coarser step
+ *   HISTORY_POWER centiwatts       (0 .. 327.67 W)
  * INT16_MIN marks a missing value (sensor not ok, or column not yet present).
  * Values are clamped to -32767..32767 on the way in (INT16_MIN stays the
  * marker) and come back in the column's unit: degrees C, Hz, fraction.
@@ -34,6 +35,7 @@ enum history_kind {
         HISTORY_TEMP,
         HISTORY_FREQ,
         HISTORY_LOAD,
+        HISTORY_POWER,
 };
 
 struct history;

@@ -74,6 +74,8 @@ static double history_units(enum history_kind kind, double value) {
                 return value / 1e6;     /* Hz -> MHz */
         case HISTORY_LOAD:
                 return value * 10000.0; /* fraction -> 1/10000 */
+        case HISTORY_POWER:
+                return value * 100.0;   /* W -> centiwatts */
         }
         return NAN;
 }
@@ -89,7 +91,7 @@ int history_column(struct history *h, const char *id, enum history_kind kind) {
         int idx;
 
         if (!h || !id || id[0] == '\0' || strlen(id) > HISTORY_ID_MAX ||
-            (kind != HISTORY_TEMP && kind != HISTORY_FREQ && kind != HISTORY_LOAD))
+            (kind != HISTORY_TEMP && kind != HISTORY_FREQ && kind != HISTORY_LOAD && kind != HISTORY_POWER))
                 return -EINVAL;
         idx = history_find_column(h, id);
         if (idx >= 0)
@@ -262,6 +264,8 @@ double history_decode(enum history_kind kind, double v) {
                 return v * 1e6;
         case HISTORY_LOAD:
                 return v / 10000.0;
+        case HISTORY_POWER:
+                return v / 100.0;
         }
         return NAN;
 }

@@ -369,6 +369,63 @@ int run_check_texts(json_object *o, const char *where, const char **label, const
         return 0;
 }
 
+/* Days from 1970-01-01 to y-m-d of the proleptic Gregorian calendar
+ * (H. Hinnant's days_from_civil): no time_t, so 32-bit boards agree. */
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
+        y -= m <= 2;
+        int64_t era = (y >= 0 ? y : y - 399) / 400;
+        unsigned yoe = (unsigned) (y - era * 400);
+        unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+        unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+
+        return era * 146097 + (int64_t) doe - 719468;
+}
+
+/* "2026-12-05T08:00:00Z", "...:00.250Z" or "...:00+01:00": Unix ms. */
+static int parse_iso8601_ms(const char *text, int64_t *ret) {
+        unsigned y, mo, d, h, mi, s, oh = 0, om = 0;
+        int n = 0, ms = 0, sign = 0;
+        const char *p;
+
+        if (sscanf(text, "%4u-%2u-%2u%*1[Tt ]%2u:%2u:%2u%n", &y, &mo, &d, &h, &mi, &s, &n) != 6 || n != 19)
+                return -EINVAL;
+        p = text + n;
+        if (*p == '.') {
+                int scale = 100;
+                for (p++; *p >= '0' && *p <= '9'; p++, scale /= 10)
+                        ms += (*p - '0') * scale;
+        }
+        if (*p == '+' || *p == '-') {
+                sign = *p == '-' ? -1 : 1;
+                if (sscanf(p + 1, "%2u:%2u%n", &oh, &om, &n) != 2 || n != 5 || p[6] != '\0' || oh > 23 || om > 59)
+                        return -EINVAL;
+        } else if ((*p != 'Z' && *p != 'z') || p[1] != '\0')
+                return -EINVAL;
+        if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60)
+                return -EINVAL;
+        *ret = ((days_from_civil(y, mo, d) * 24 + h) * 3600 + mi * 60 + s - sign * (int64_t) (oh * 3600 + om * 60)) *
+               1000 + ms;
+        return 0;
+}
+
+/* "start_at": when the first phase starts, Unix ms or ISO 8601 (the window
+ * it must fall in is run_start()'s, which knows the time). */
+static int parse_start_at(json_object *def, struct run *r, char *err, size_t errlen) {
+        json_object *v;
+
+        if (!json_object_object_get_ex(def, "start_at", &v) || json_object_is_type(v, json_type_null))
+                return 0;
+        if (json_object_is_type(v, json_type_int) && json_object_get_int64(v) > 0) {
+                r->start_at_ms = json_object_get_int64(v);
+                return 0;
+        }
+        if (json_object_is_type(v, json_type_string) &&
+            parse_iso8601_ms(json_object_get_string(v), &r->start_at_ms) == 0 && r->start_at_ms > 0)
+                return 0;
+        return util_errorf(err, errlen, -EINVAL, "start_at: must be Unix ms or an ISO 8601 time "
+                           "(\"2026-12-05T08:00:00Z\")");
+}
+
 /* "repeat": N runs of the same definition, one after the other, a series;
  * "remount": true waits for the user between them. */
 static int parse_repeat(json_object *def, struct run *r, char *err, size_t errlen) {
@@ -390,7 +447,7 @@ static int parse_repeat(json_object *def, struct run *r, char *err, size_t errle
 
 static int parse_top(json_object *def, const struct sensors *s, struct run *r, char *err, size_t errlen) {
         static const char *const known[] = { "label", "notes", "ambient_c", "safety_limit_c", "sensor", "phases",
-                                            "repeat", "remount", NULL };
+                                            "repeat", "remount", "start_at", NULL };
         const char *label, *notes, *sensor;
         int ret;
 
@@ -401,7 +458,7 @@ static int parse_top(json_object *def, const struct sensors *s, struct run *r, c
             (ret = get_string(def, "sensor", "", &sensor, err, errlen)) < 0 ||
             (ret = get_number(def, "ambient_c", "", -40, 60, &r->ambient_c, err, errlen)) < 0 ||
             (ret = get_number(def, "safety_limit_c", "", 20, 150, &r->safety_limit_c, err, errlen)) < 0 ||
-            (ret = parse_repeat(def, r, err, errlen)) < 0)
+            (ret = parse_repeat(def, r, err, errlen)) < 0 || (ret = parse_start_at(def, r, err, errlen)) < 0)
                 return ret;
         snprintf(r->label, sizeof r->label, "%s", label ? label : "");
         r->notes = strdup(notes ? notes : "");

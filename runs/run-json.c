@@ -36,6 +36,10 @@ const char *run_state_to_string(enum run_state s) {
         return states[s];
 }
 
+const char *run_state_name(const struct run *r) {
+        return r->waiting ? "waiting" : states[r->state];
+}
+
 int run_phase_kind_from_string(const char *s) {
         return lookup(phase_kinds, ELEMENTSOF(phase_kinds), s);
 }
@@ -188,12 +192,14 @@ json_object *run_to_json(const struct run *r, bool live) {
         json_object_object_add(o, "id", json_object_new_int64(r->id));
         json_object_object_add(o, "label", json_object_new_string(r->label));
         json_object_object_add(o, "notes", json_object_new_string(r->notes ? r->notes : ""));
-        json_object_object_add(o, "state", json_object_new_string(states[r->state]));
+        json_object_object_add(o, "state", json_object_new_string(run_state_name(r)));
         json_object_object_add(o, "phase", running ? json_object_new_string(phase_kinds[r->phases[r->phase_index].kind]) : NULL);
         json_object_object_add(o, "phase_index", running ? json_object_new_int64((int64_t) r->phase_index) : NULL);
         json_object_object_add(o, "abort_reason", json_new_string_or_null(r->abort_reason));
         json_object_object_add(o, "created_ms", json_ms(r->created_ms));
         json_object_object_add(o, "started_ms", json_ms(r->phases[0].started_ms));
+        if (r->start_at_ms)
+                json_object_object_add(o, "start_at_ms", json_ms(r->start_at_ms));
         json_object_object_add(o, "ended_ms", json_ms(r->ended_ms));
         json_object_object_add(o, "ambient_c", json_new_number(r->ambient_c, 2));
         json_object_object_add(o, "ambient_sensor", json_new_string_or_null(r->ambient_sensor));
@@ -367,7 +373,9 @@ static void run_prior_from_json(json_object *metrics, struct run *r) {
 
 static int record_from_json(json_object *doc, struct run *r, char *err, size_t errlen) {
         json_object *phases = doc_get(doc, "phases"), *rec = doc_get(doc, "recording");
-        int state = lookup(states, ELEMENTSOF(states), doc_string(doc, "state"));
+        const char *name = doc_string(doc, "state");
+        /* a run that waited for start_at when the daemon stopped is a running one */
+        int state = lookup(states, ELEMENTSOF(states), name && strcmp(name, "waiting") == 0 ? "running" : name);
         char inner[256];
         int ret;
 
@@ -388,6 +396,7 @@ static int record_from_json(json_object *doc, struct run *r, char *err, size_t e
         r->phase_index = (size_t) doc_int(doc, "phase_index");
         doc_copy(doc, "abort_reason", r->abort_reason, sizeof r->abort_reason);
         r->created_ms = doc_int(doc, "created_ms");
+        r->start_at_ms = doc_int(doc, "start_at_ms");   /* 0 when it had none */
         r->ended_ms = doc_int(doc, "ended_ms");
         r->ambient_c = doc_number(doc, "ambient_c");
         doc_copy(doc, "ambient_sensor", r->ambient_sensor, sizeof r->ambient_sensor);

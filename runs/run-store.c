@@ -234,7 +234,7 @@ static int series_grow(struct run_series *s, size_t cap) {
                 s->field = p; \
         } while (0)
         GROW(t_s); GROW(temp_c); GROW(freq_hz); GROW(max_hz); GROW(work_rate); GROW(load); GROW(ambient_c); GROW(cooling);
-        GROW(firmware_throttled); GROW(phase);
+        GROW(firmware_throttled); GROW(phase); GROW(power_w);
 #undef GROW
         s->cap = cap;
         return 0;
@@ -248,7 +248,7 @@ void run_series_limit(struct run_series *s, size_t limit) {
 static void series_halve(struct run_series *s) {
 #define HALVE(field) samples_halve(s->field, sizeof *s->field, s->n)
         HALVE(t_s); HALVE(temp_c); HALVE(freq_hz); HALVE(max_hz); HALVE(work_rate); HALVE(load); HALVE(ambient_c);
-        HALVE(cooling); HALVE(firmware_throttled);
+        HALVE(cooling); HALVE(firmware_throttled); HALVE(power_w);
         s->n = HALVE(phase);
 #undef HALVE
 }
@@ -296,6 +296,8 @@ int run_series_append(struct run_series *s, const struct run_sample *x) {
         s->cooling[s->n] = x->cooling;
         s->firmware_throttled[s->n] = (signed char) (x->firmware_throttled < 0 ? -1 : x->firmware_throttled > 0);
         s->phase[s->n] = x->phase;
+        s->power_w[s->n] = x->has_power ? x->power_w : NAN;
+        s->has_power |= x->has_power;
         s->n++;
         return halved;
 }
@@ -304,7 +306,7 @@ int run_series_append_row(struct run_series *s, const struct samples_row *row, e
                           char *unit, size_t unitlen) {
         struct run_sample x = {
                 row->elapsed_s, row->temp_c, row->freq_hz, row->max_allowed_hz, row->work_rate, row->load, NAN,
-                row->cooling_active, row->firmware_throttled, phase,
+                row->cooling_active, row->firmware_throttled, phase, row->has_power, row->power_w,
         };
 
         if (run_series_append(s, &x) < 0)
@@ -343,6 +345,7 @@ static int each_as_read(const struct run_series *s, size_t step,
                         .max_allowed_hz = s->max_hz[i], .cooling_active = s->cooling[i], .load = s->load[i],
                         .work_rate = s->work_rate[i], .work_unit = "",
                         .firmware_throttled = s->firmware_throttled[i],
+                        .has_power = s->has_power, .power_w = s->power_w[i],
                 };
                 int e;
 
@@ -406,6 +409,7 @@ void run_series_free(struct run_series *s) {
         free(s->cooling);
         free(s->firmware_throttled);
         free(s->phase);
+        free(s->power_w);
         *s = (struct run_series) {};
 }
 
@@ -465,6 +469,7 @@ void run_series_metrics_prior(const struct run_series *s, double ambient_c, doub
                 .n = s->n, .t_s = s->t_s, .temp_c = s->temp_c, .freq_hz = s->freq_hz,
                 .max_allowed_hz = s->max_hz, .cooling_active = s->cooling,
                 .firmware_throttled = s->firmware_throttled, .work_rate = s->work_rate, .phase = s->phase,
+                .power_w = s->has_power ? s->power_w : NULL,
                 .ambient_c = ambient_c, .horizon_s = horizon_s, .prior = prior,
                 /* over every sample appended, not only those kept */
                 .load_freq = s->load_seen ? &s->load_freq : NULL, .baseline_c = s->load_seen ? &s->baseline_c : NULL,

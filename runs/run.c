@@ -69,6 +69,7 @@ void run_free(struct run *r) {
         free(r->csv_ids);
         free(r->csv_ch);
         free(r->notes);
+        sd_event_source_unref(r->start_timer);
         free(r);
 }
 
@@ -159,6 +160,10 @@ static int run_csv_header(struct run *r) {
         while (sensors_channel_next(s, &it, &ch)) {
                 temps += ch.kind == SENSOR_KIND_TEMPERATURE;
                 freqs += ch.kind == SENSOR_KIND_FREQUENCY;
+                if (ch.kind == SENSOR_KIND_POWER_DRAW && !r->power_id[0]) {
+                        snprintf(r->power_id, sizeof r->power_id, "%s", ch.id);
+                        r->power_ch = ch;
+                }
         }
         names = calloc(temps + freqs + 1, sizeof *names);
         r->csv_ids = calloc(temps + freqs + 1, sizeof *r->csv_ids);
@@ -186,7 +191,7 @@ static int run_csv_header(struct run *r) {
                 r->csv_ch[k] = ch;
                 names[k] = ch.kind == SENSOR_KIND_FREQUENCY ? s->policies[ch.index].id : ch.id;
         }
-        header = samples_header(names, temps, names + temps, freqs);
+        header = samples_header_power(names, temps, names + temps, freqs, r->power_id[0] != '\0');
         free(names);
         if (!header)
                 return -ENOMEM;
@@ -207,6 +212,8 @@ void run_sensors_changed(struct run *r) {
         for (size_t k = 0; r->csv_ch && k < r->csv_temps + r->csv_policies; k++)
                 if (sensors_channel_find(r->host->sensors, r->csv_ids[k], &r->csv_ch[k]) < 0)
                         r->csv_ch[k] = (struct sensor_channel) { .kind = _SENSOR_KIND_MAX };   /* gone */
+        if (r->power_id[0] && sensors_channel_find(r->host->sensors, r->power_id, &r->power_ch) < 0)
+                r->power_ch = (struct sensor_channel) { .kind = _SENSOR_KIND_MAX };
 }
 
 /* A column's value: its channel's, NaN when it is gone or not answering. */
@@ -311,6 +318,8 @@ static void run_end_early(struct run *r, struct run_now now, enum run_state stat
                           const char *reason) {
         if (r->state != RUN_RUNNING)
                 return;
+        r->start_timer = sd_event_source_unref(r->start_timer);
+        r->waiting = false;
         snprintf(r->abort_reason, sizeof r->abort_reason, "%s", reason);
         run_phase_end(r, now, end_reason);
         run_finish(r, now, state);
@@ -381,6 +390,7 @@ static void run_csv_row(struct run *r, int64_t now_ms, const struct run_sample *
                 .t_since_load_s = run_since_load_s(r, x->t_s),
                 .firmware_arm_hz = sn->firmware.present && sn->firmware.ok ? (double) sn->firmware.arm_hz : NAN,
                 .firmware_throttled = x->firmware_throttled,
+                .has_power = x->has_power, .power_w = x->power_w,
         };
         off_t end;
         int len, ret;
@@ -424,6 +434,7 @@ static void run_record(struct run *r, struct run_now now) {
                 run_cooling_active(s) || r->host->fans_on > 0,
                 sensors_firmware_throttled(s),
                 r->phases[r->phase_index].kind,
+                r->power_id[0] != '\0', r->power_id[0] ? run_csv_value(s, &r->power_ch) : NAN,
         };
         halved = run_series_append(&r->series, &x);
         if (halved < 0) {
@@ -586,7 +597,7 @@ void run_tick(struct run *r, int64_t wall_ms, int64_t mono_ms) {
         const char *reason;
 
         run_stress_release(r);
-        if (r->state != RUN_RUNNING)
+        if (r->state != RUN_RUNNING || r->waiting)
                 return;
         run_note_clock_step(r, now);
         run_record(r, now);
@@ -721,6 +732,52 @@ static int run_open_files(struct run *r, const struct run_settings *set, char *e
         return 0;
 }
 
+/* Phase 0 begins; a load that cannot start ends the run, which exists on
+ * disk by now, aborted with the reason. */
+static void run_begin(struct run *r, struct run_now now) {
+        int ret = run_phase_begin(r, now);
+
+        if (ret < 0) {
+                char msg[1100];
+                snprintf(msg, sizeof msg, "cannot start the load of phase 0: %s", strerror(-ret));
+                run_end_early(r, now, RUN_ABORTED, "aborted", msg);
+        }
+}
+
+/* start_at, on the wall clock: the run's time starts now. */
+static int run_wait_over(sd_event_source *src, uint64_t usec, void *userdata) {
+        struct run *r = userdata;
+        struct run_now now = run_now();
+
+        r->start_timer = sd_event_source_unref(r->start_timer);
+        r->waiting = false;
+        r->created_mono_ms = now.mono_ms;
+        r->clock_offset_ms = now.wall_ms - now.mono_ms;
+        run_begin(r, now);
+        return 0;
+}
+
+/* "start_at" within RUN_START_AT_LATE_MS before now and
+ * RUN_START_AT_AHEAD_MS after; a series' later runs start when it says. */
+static int run_check_start_at(struct run *r, struct run_now now, char *err, size_t errlen) {
+        if (r->repeat_index > 1)
+                r->start_at_ms = 0;
+        if (!r->start_at_ms)
+                return 0;
+        if (r->start_at_ms < now.wall_ms - RUN_START_AT_LATE_MS)
+                return util_errorf(err, errlen, -EINVAL, "start_at: %.3f s in the past",
+                                   (double) (now.wall_ms - r->start_at_ms) / 1000.0);
+        if (r->start_at_ms > now.wall_ms + RUN_START_AT_AHEAD_MS)
+                return util_errorf(err, errlen, -EINVAL, "start_at: %.3f s ahead, more than %d s",
+                                   (double) (r->start_at_ms - now.wall_ms) / 1000.0, RUN_START_AT_AHEAD_MS / 1000);
+        if (r->start_at_ms <= now.wall_ms)
+                return 0;
+        if (!r->host->event)
+                return util_errorf(err, errlen, -EINVAL, "start_at: no event loop to wait on");
+        r->waiting = true;
+        return 0;
+}
+
 int run_start(struct run *r, struct run_host *host, const struct run_settings *set, unsigned id,
               char *err, size_t errlen) {
         struct run_now now = run_now();
@@ -735,18 +792,26 @@ int run_start(struct run *r, struct run_host *host, const struct run_settings *s
         if (!r->label[0])
                 snprintf(r->label, sizeof r->label, "run %u", r->id);
         run_series_limit(&r->series, RUN_SERIES_MAX);
-        if ((ret = run_resolve_defaults(r, set, err, errlen)) < 0 ||
+        if ((ret = run_check_start_at(r, now, err, errlen)) < 0 ||
+            (ret = run_resolve_defaults(r, set, err, errlen)) < 0 ||
             (ret = run_resolve_io(r, set, err, errlen)) < 0 ||
             (ret = run_open_files(r, set, err, errlen)) < 0)
                 return ret;
         run_log(r, LOG_NOTICE, "started \"%s\": %zu phases, following %s, safety limit %.1f C",
                 r->label, r->n_phases, r->sensor, r->safety_limit_c);
-        ret = run_phase_begin(r, now);
-        if (ret < 0) {
-                /* the run exists on disk by now: it ends, aborted, with the reason */
-                char msg[1100];
-                snprintf(msg, sizeof msg, "cannot start the load of phase 0: %s", strerror(-ret));
-                run_end_early(r, now, RUN_ABORTED, "aborted", msg);
+        if (r->waiting) {
+                /* on the event loop: the wall clock's second, whatever the ticks */
+                ret = sd_event_add_time(host->event, &r->start_timer, CLOCK_REALTIME,
+                                        (uint64_t) r->start_at_ms * 1000u, 1000, run_wait_over, r);
+                if (ret >= 0) {
+                        run_log(r, LOG_INFO, "waits %.3f s for start_at",
+                                (double) (r->start_at_ms - now.wall_ms) / 1000.0);
+                        return 0;
+                }
+                r->waiting = false;
+                run_end_early(r, now, RUN_ABORTED, "aborted", "cannot wait for start_at: no timer");
+                return 0;
         }
+        run_begin(r, now);
         return 0;
 }

@@ -18,6 +18,8 @@
 #define RUN_ARGV_MAX 64                 /* strings of a command load */
 #define RUN_REASON_MAX 1024             /* bytes of an abort reason or recording error */
 #define RUN_REPEAT_MAX 20               /* runs one definition may ask for ("repeat") */
+#define RUN_START_AT_AHEAD_MS 60000     /* "start_at": at most this far ahead ... */
+#define RUN_START_AT_LATE_MS 1000       /* ... and no more than this in the past */
 #define RUN_SENSOR_LOSS_TICKS 3         /* consecutive failed reads of the run sensor under load */
 #define RUN_SAFETY_DEFAULT_C 85.0       /* without a hot/critical trip */
 #define RUN_SAFETY_MARGIN_C 5.0         /* below the lowest hot/critical trip */
@@ -75,6 +77,8 @@ struct run_series {
         bool *cooling;
         signed char *firmware_throttled; /* the Pi firmware throttles or caps the clock: 1, 0, -1 unknown */
         enum analysis_phase *phase;
+        double *power_w;                /* W the board draws, NaN when unknown */
+        bool has_power;                 /* a sample came from a board with a power meter */
         struct samples_limit lim;       /* run_series_limit(); none when zeroed */
         /* Of every sample appended, kept or not: */
         double last_t_s;                /* the last one's t_s */
@@ -96,6 +100,8 @@ struct run_sample {
         bool cooling;
         int firmware_throttled;
         enum analysis_phase phase;
+        bool has_power;                 /* the board has a power meter: power_w is its reading */
+        double power_w;                 /* W, NaN when it failed */
 };
 
 struct run;
@@ -192,6 +198,11 @@ struct run {
                                                    * temperatures then frequencies */
         struct sensor_channel *csv_ch;  /* those channels in host->sensors, found again at a re-probe */
         size_t csv_temps, csv_policies;
+        int64_t start_at_ms;            /* Unix ms the first phase starts at ("start_at"), 0: at once */
+        bool waiting;                   /* running, its first phase not begun until start_at_ms */
+        sd_event_source *start_timer;   /* CLOCK_REALTIME, at start_at_ms while waiting */
+        char power_id[SENSORS_CHANNEL_ID_MAX];  /* the power meter of the power_w column, "" for none */
+        struct sensor_channel power_ch; /* that channel in host->sensors, found again at a re-probe */
 };
 
 /* A zeroed run with every "unknown" marked (NaN, no file open). */
@@ -258,6 +269,8 @@ json_object *run_to_json(const struct run *r, bool live);
 /* A document run_to_json() wrote; err names what is wrong. The run has no host. */
 int run_from_json(json_object *doc, struct run **ret, char *err, size_t errlen);
 const char *run_state_to_string(enum run_state s);
+/* Its state's name, or "waiting" while it waits for start_at. */
+const char *run_state_name(const struct run *r);
 /* The live forecast of a run in a stress phase, {"plateau_c", "eta_s" (null
  * when not within reach), "tolerance_c"}; NULL (null) out of one. */
 json_object *run_forecast_to_json(const struct run *r);

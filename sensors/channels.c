@@ -18,6 +18,7 @@ static const char *const kind_names[_SENSOR_KIND_MAX] = {
         [SENSOR_KIND_LOAD] = "load",
         [SENSOR_KIND_POWER] = "power",
         [SENSOR_KIND_THROTTLE] = "throttle",
+        [SENSOR_KIND_POWER_DRAW] = "power_draw",
 };
 
 const char *sensors_kind_name(enum sensor_kind kind) {

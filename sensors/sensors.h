@@ -267,6 +267,11 @@ bool sensors_lowest_hot_trip(const struct sensors *s, int32_t *ret_mc);
  * the unit decision per sensor (unit_fixed). */
 int sensors_parse_temp(const char *text, int32_t *ret_mc, bool *ret_quirk);
 
+/* Watts of an hwmon power meter: power_uw (powerN_input, microwatts), or
+ * when NULL curr_ma (currN_input, milliamperes, its magnitude) times in_mv
+ * (inN_input, millivolts). -EBADMSG on garbage, -ERANGE outside 0..10 kW. */
+int sensors_parse_power(const char *power_uw, const char *curr_ma, const char *in_mv, double *ret_w);
+
 /* Limits like 65261850 or -273150 mean "no limit" on some chips; so does
  * anything at or below -273150 or above 1000000 (1000 C). */
 bool sensors_temp_is_sentinel(long long raw);
@@ -291,6 +296,7 @@ enum sensor_kind {
         SENSOR_KIND_LOAD,               /* all CPUs' busy fraction, "load:cpu" */
         SENSOR_KIND_POWER,              /* 1 while the supply is too low, "undervoltage" */
         SENSOR_KIND_THROTTLE,           /* 1 while the firmware throttles or caps the clock, "throttled" */
+        SENSOR_KIND_POWER_DRAW,         /* W the board draws, an hwmon power meter, "power:ina219/power1" */
         _SENSOR_KIND_MAX,               /* also: no channel (one a re-probe dropped), never read */
 };
 
@@ -336,7 +342,7 @@ int sensors_channel_find(const struct sensors *s, const char *id, struct sensor_
 enum sensor_kind sensors_id_kind(const char *id);
 
 /* A kind's name as the API shows it: "temperature", "cooling", "frequency",
- * "cpu_load", "load", "power", "throttle"; NULL for none. */
+ * "cpu_load", "load", "power", "throttle", "power_draw"; NULL for none. */
 const char *sensors_kind_name(enum sensor_kind kind);
 
 /* A channel's reading now, as the last sensors_read() left it, for a

@@ -11,6 +11,7 @@ extern const struct sensors_source cpufreq_source;
 extern const struct sensors_source load_source;
 extern const struct sensors_source power_source;
 extern const struct sensors_source vcio_source;
+extern const struct sensors_source power_draw_source;
 
 /*
  * The order is the channels' order (the history's and samples.csv's
@@ -30,6 +31,7 @@ const struct sensors_source *const sensors_sources[] = {
         &load_source,
         &power_source,
         &vcio_source,
+        &power_draw_source,
 };
 
 const size_t sensors_n_sources = sizeof sensors_sources / sizeof sensors_sources[0];

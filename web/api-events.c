@@ -27,7 +27,7 @@ static void api_events_run(struct api *a, const struct run *run) {
 
         json_object_object_add(o, "id", json_object_new_int64(run->id));
         json_object_object_add(o, "label", json_object_new_string(run->label));
-        json_object_object_add(o, "state", json_object_new_string(run_state_to_string(run->state)));
+        json_object_object_add(o, "state", json_object_new_string(run_state_name(run)));
         api_events_publish_json(a, "run", o);
 }
 

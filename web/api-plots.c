@@ -396,6 +396,17 @@ static enum plot_kind plot_kind_of(enum history_kind k) {
         return k == HISTORY_FREQ ? PLOT_KIND_FREQ : k == HISTORY_LOAD ? PLOT_KIND_LOAD : PLOT_KIND_TEMP;
 }
 
+/* The plot has panels for degrees, MHz and load: a power draw is in the
+ * JSON history only. */
+static void history_drop_power(const struct history *h, struct history_request *q) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < q->n_cols; i++)
+                if (history_column_kind(h, q->cols[i]) != HISTORY_POWER)
+                        q->cols[n++] = q->cols[i];
+        q->n_cols = n;
+}
+
 /* The buckets' per-column values as one array per series and statistic. */
 static int history_bands(const struct api *a, const struct history *h, const struct history_request *q, const struct history_result *res,
                          struct plot_band *bands, int64_t *t_ms, double **ret_values) {
@@ -517,6 +528,7 @@ void api_plot_history(struct api *a, struct http_request *r, unsigned id) {
                 http_reply_error(r, 400, "bad_parameter", "%s", err);
                 return;
         }
+        history_drop_power(h, &q);
         /* about one bucket per pixel column of the plot area */
         q.points = width > 2 * PLOT_BUCKETS_MAX ? PLOT_BUCKETS_MAX : width / 2;
         e = history_query(h, q.from_ms, q.to_ms, q.cols, q.n_cols, q.points, &res);

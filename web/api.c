@@ -395,6 +395,10 @@ static const char *api_kind_name(enum history_kind k, const char **unit, int *de
                 *unit = "hz";
                 *decimals = 0;
                 return "frequency";
+        case HISTORY_POWER:
+                *unit = "watts";
+                *decimals = 2;
+                return "power_draw";
         default:
                 *unit = "fraction";
                 *decimals = 4;

@@ -468,6 +468,23 @@ static const struct prom_family
         F_FW_FLAG = { "heatcurve_firmware_throttled_flag", "gauge",
                       "A get_throttled bit of the Raspberry Pi firmware: 1 when set now, or at any time since boot." };
 
+static const struct prom_family
+        F_POWER_DRAW = { "heatcurve_power_watts", "gauge",
+                         "Power the board draws, from an hwmon power meter. Ids as in /api/v1/history." };
+
+/* Every power meter that answered at the last read. */
+static void render_power_draw(struct prom_out *o, const struct sensors *s) {
+        struct sensors_iter it = SENSORS_ITER_INIT;
+        struct sensor_channel ch;
+
+        while (sensors_channel_next(s, &it, &ch))
+                if (ch.kind == SENSOR_KIND_POWER_DRAW && ch.has_value) {
+                        sample(o, &F_POWER_DRAW);
+                        label(o, "sensor", ch.id);
+                        value_double(o, ch.value);
+                }
+}
+
 static void render_power(struct prom_out *o, const struct sensors *s) {
         static const char *const flags[] = { "under_voltage", "frequency_capped", "throttled", "soft_temperature_limit" };
         const struct firmware_info *fw = &s->firmware;
@@ -477,6 +494,7 @@ static void render_power(struct prom_out *o, const struct sensors *s) {
                 sample(o, &F_UNDERVOLT);
                 value_text(o, low ? "1" : "0");
         }
+        render_power_draw(o, s);
         if (!fw->present || !fw->ok)
                 return;         /* no firmware, or it did not answer: unknown, not 0 */
         sample(o, &F_FW_ARM);

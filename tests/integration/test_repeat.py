@@ -2,6 +2,7 @@
 one after the other; "remount" waits for the user between them; a stop ends the series."""
 import os
 import subprocess
+import time
 
 import pytest
 
@@ -144,3 +145,66 @@ def test_heatcurvectl_run_on_other_daemons(start_daemon, tmp_path):
         assert [(x["label"], x["state"]) for x in runs] == [("case D", "finished")] * 2, runs
     group = [line.split() for line in r.stdout.splitlines() if line.startswith(("group ", "runs "))]
     assert group == [["group", "case", "D"], ["runs", "4"]], r.stdout
+
+
+def test_start_at_holds_the_run_until_that_second(start_daemon):
+    """"start_at": the run waits, on the event loop, for that wall-clock time; one too far ahead or in
+    the past is refused."""
+    d = start_tree(start_daemon, fixture_path("rpi4"))
+    now = int(time.time() * 1000)
+    for at, msg in ((now - 5000, "in the past"), (now + 120000, "ahead"), ("tomorrow", "ISO 8601")):
+        status, body = d.request("POST", "/api/v1/runs", body={"start_at": at, "phases": [{"kind": "idle", "duration": "1s"}]})
+        assert status == 400 and "start_at" in body["error"]["message"] and msg in body["error"]["message"], body
+    at = (now + 2500) // 1000 * 1000
+    iso = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at // 1000)) + "Z"
+    status, run = d.request("POST", "/api/v1/runs", body={"start_at": iso, "phases": [{"kind": "idle", "duration": "1s"}]})
+    assert status == 201, run
+    assert run["state"] == "waiting" and run["start_at_ms"] == at and run["started_ms"] is None, run
+    done = d.wait_for(lambda: (lambda doc: doc if doc["state"] == "finished" else None)(
+        d.get(f"/api/v1/runs/{run['id']}")[1]), timeout=15, what="the run started at start_at and finished")
+    assert 0 <= done["started_ms"] - at <= 100, (done["started_ms"], at)
+
+
+def test_run_on_starts_every_board_on_the_same_second(start_daemon):
+    """run --on: every daemon's first phase starts on the same wall-clock second, start_at."""
+    if not (HEATCURVECTL and os.access(HEATCURVECTL, os.X_OK)):
+        pytest.skip("HEATCURVECTL is not set to the built client (run through meson test)")
+    boards = [start_tree(start_daemon, fixture_path("rpi4")) for _ in range(2)]
+    before = time.time() * 1000
+    r = subprocess.run([HEATCURVECTL, "--url", boards[0].url, "run", "--on", ",".join(b.url for b in boards),
+                        "--label", "side by side", "--idle", "duration=1s"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    docs = []
+    for b in boards:
+        run = b.get("/api/v1/runs")[1]
+        run = (run["runs"] if isinstance(run, dict) else run)[0]
+        docs.append(b.wait_for(lambda: (lambda doc: doc if doc["state"] == "finished" else None)(
+            b.get(f"/api/v1/runs/{run['id']}")[1]), timeout=15, what="the run finished"))
+    at = docs[0]["start_at_ms"]
+    assert at % 1000 == 0 and at >= before + 2000, (at, before)
+    assert all(doc["start_at_ms"] == at for doc in docs), docs
+    started = [doc["started_ms"] for doc in docs]
+    assert abs(started[0] - started[1]) < 1000, started
+    assert all(0 <= s - at <= 100 for s in started), (started, at)      # the tick is 100 ms
+
+
+def test_a_waiting_run_can_be_stopped_and_survives_a_restart(start_daemon, tmp_path):
+    """A run waiting for start_at is the live run: another is refused, stop ends it, and a daemon stopped
+    while it waits ends it as interrupted, read back after the restart."""
+    state = str(tmp_path / "state")
+    d = start_tree(start_daemon, fixture_path("rpi4"), state_dir=state)
+    body = {"start_at": int(time.time() * 1000) + 30000, "phases": [{"kind": "idle", "duration": "1s"}]}
+    status, run = d.request("POST", "/api/v1/runs", body=body)
+    assert status == 201 and run["state"] == "waiting", run
+    status, other = d.request("POST", "/api/v1/runs", body={"phases": [{"kind": "idle", "duration": "1s"}]})
+    assert status == 409, other
+    status, _ = d.request("POST", f"/api/v1/runs/{run['id']}/stop")
+    assert status == 200
+    done = d.get(f"/api/v1/runs/{run['id']}")[1]
+    assert done["state"] == "aborted" and done["started_ms"] is None and done["start_at_ms"] == body["start_at"], done
+    status, run = d.request("POST", "/api/v1/runs", body=body)
+    assert status == 201 and run["state"] == "waiting", run
+    assert d.stop() == 0
+    d = start_tree(start_daemon, fixture_path("rpi4"), state_dir=state)
+    again = d.get(f"/api/v1/runs/{run['id']}")[1]
+    assert again["state"] == "interrupted" and again["start_at_ms"] == body["start_at"], again

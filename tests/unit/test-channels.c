@@ -18,7 +18,7 @@
 static const char *const kind_units[_SENSOR_KIND_MAX] = {
         [SENSOR_KIND_TEMPERATURE] = "celsius", [SENSOR_KIND_COOLING] = "state", [SENSOR_KIND_FREQUENCY] = "hz",
         [SENSOR_KIND_CPU_LOAD] = "fraction", [SENSOR_KIND_LOAD] = "fraction", [SENSOR_KIND_POWER] = "flag",
-        [SENSOR_KIND_THROTTLE] = "flag",
+        [SENSOR_KIND_THROTTLE] = "flag", [SENSOR_KIND_POWER_DRAW] = "watts",
 };
 
 /* A fixture board probed and read twice (a load needs two reads), or NULL
@@ -243,6 +243,83 @@ static void test_read_gone(void **state) {
         assert_int_equal(sensors_channel_read(&f.s, &none, &v), -1);
 }
 
+/* A power meter's watts: the board's draw, the last channel. */
+static void test_fixture_power_draw(void **state) {
+        static const char *const want[] = {
+                "thermal_zone0", "hwmon:cpu_thermal/temp1", "cpufreq:policy0", "load:cpu0", "load:cpu1",
+                "load:cpu2", "load:cpu3", "load:cpu", "undervoltage", "power:ina219/power1",
+        };
+        struct sensors *s = probe_board("rpi4-ina219");
+        struct sensor_channel ch;
+
+        if (!s)
+                skip();
+        assert_int_equal(check_channels(s, want, sizeof want / sizeof want[0]), 10);
+        assert_int_equal(sensors_channel_find(s, "power:ina219/power1", &ch), 0);
+        assert_int_equal(ch.kind, SENSOR_KIND_POWER_DRAW);
+        assert_true(ch.ok && ch.has_value && ch.counts_errors);
+        assert_true(ch.value == 5.095);
+        sensors_free(s);
+}
+
+static void put_file(const char *dir, const char *name, const char *text) {
+        char path[PATH_MAX];
+        FILE *f;
+
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        assert_non_null(f = fopen(path, "w"));
+        fputs(text, f);
+        fclose(f);
+}
+
+/* A chip without a power input: each current times the voltage of its
+ * index; a current with no voltage is no meter. */
+static void test_power_draw_current(void **state) {
+        char root[] = "/tmp/test-channels-XXXXXX", dir[PATH_MAX], cmd[PATH_MAX + 16];
+        struct sensors *s = NULL;
+        struct sensor_channel ch;
+
+        assert_non_null(mkdtemp(root));
+        snprintf(dir, sizeof dir, "%s/sys/class/hwmon/hwmon0", root);
+        snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
+        assert_int_equal(system(cmd), 0);
+        put_file(dir, "name", "ina3221\n");
+        put_file(dir, "curr1_input", "-250\n");
+        put_file(dir, "in1_input", "12000\n");
+        put_file(dir, "curr2_input", "100\n");
+        put_file(dir, "in4_input", "20\n");
+        assert_int_equal(sensors_probe(root, root, &s), 0);
+        assert_true(sensors_read(s, 1000) >= 0);
+        assert_int_equal(sensors_channel_find(s, "power:ina3221/curr1", &ch), 0);
+        assert_true(ch.ok && ch.has_value);
+        assert_true(ch.value == 3.0);
+        assert_int_equal(sensors_channel_find(s, "power:ina3221/curr2", &ch), -ENOENT);
+        sensors_free(s);
+        snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+        assert_int_equal(system(cmd), 0);
+}
+
+static void test_parse_power(void **state) {
+        double w = -1;
+
+        assert_int_equal(sensors_parse_power("5095000\n", NULL, NULL, &w), 0);
+        assert_true(w == 5.095);
+        assert_int_equal(sensors_parse_power("0", NULL, NULL, &w), 0);
+        assert_true(w == 0.0);
+        assert_int_equal(sensors_parse_power(NULL, "1003", "5080", &w), 0);
+        assert_true(fabs(w - 5.09524) < 1e-12);
+        assert_int_equal(sensors_parse_power(NULL, "-1003", "5080", &w), 0);  /* a shunt the other way round */
+        assert_true(fabs(w - 5.09524) < 1e-12);
+        assert_int_equal(sensors_parse_power("12x", NULL, NULL, &w), -EBADMSG);
+        assert_int_equal(sensors_parse_power("", NULL, NULL, &w), -EBADMSG);
+        assert_int_equal(sensors_parse_power(NULL, "1003", NULL, &w), -EBADMSG);
+        assert_int_equal(sensors_parse_power(NULL, "1003", "mV", &w), -EBADMSG);
+        assert_int_equal(sensors_parse_power("-5", NULL, NULL, &w), -ERANGE);
+        assert_int_equal(sensors_parse_power("20000000000", NULL, NULL, &w), -ERANGE);
+        assert_int_equal(sensors_parse_power(NULL, "-5", "-5000", &w), -ERANGE);
+        assert_true(fabs(w - 5.09524) < 1e-12);        /* untouched by a failure */
+}
+
 /* Ids kept from an earlier probe (the history's columns) still say their kind. */
 static void test_id_kind(void **state) {
         static const struct {
@@ -254,6 +331,7 @@ static void test_id_kind(void **state) {
                 { "cpufreq:policy4", SENSOR_KIND_FREQUENCY }, { "load:cpu", SENSOR_KIND_LOAD },
                 { "load:cpu0", SENSOR_KIND_CPU_LOAD }, { "load:cpu127", SENSOR_KIND_CPU_LOAD },
                 { "undervoltage", SENSOR_KIND_POWER }, { "throttled", SENSOR_KIND_THROTTLE },
+                { "power:ina219/power1", SENSOR_KIND_POWER_DRAW }, { "power:", SENSOR_KIND_TEMPERATURE },
                 { "load:cp", SENSOR_KIND_TEMPERATURE }, { "", SENSOR_KIND_TEMPERATURE },
         };
 
@@ -270,6 +348,9 @@ int main(void) {
                 cmocka_unit_test(test_ok_and_values),
                 cmocka_unit_test(test_read_gone),
                 cmocka_unit_test(test_id_kind),
+                cmocka_unit_test(test_fixture_power_draw),
+                cmocka_unit_test(test_power_draw_current),
+                cmocka_unit_test(test_parse_power),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

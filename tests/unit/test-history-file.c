@@ -524,7 +524,7 @@ static size_t build_file(struct builder *b, int variant) {
         b->len = 6;
         put(b, version[variant], 2);
         put(b, variant == 3 ? 5000 : 2, 4);                     /* columns */
-        put_id(b, variant == 4 ? 3 : HISTORY_TEMP, "thermal_zone0");
+        put_id(b, variant == 4 ? HISTORY_POWER + 1 : HISTORY_TEMP, "thermal_zone0");  /* 4: no kind */
         if (variant == 5)
                 put_id(b, HISTORY_FREQ, "thermal_zone0");
         else if (variant == 6)

@@ -156,6 +156,46 @@ static void test_bad_definitions(void **state) {
         }
 }
 
+/* "start_at": Unix ms, or ISO 8601 in UTC or with an offset, to the ms. */
+static void test_start_at(void **state) {
+        static const struct {
+                const char *json;
+                int64_t ms;
+        } good[] = {
+                { "1764921600000", INT64_C(1764921600000) },
+                { "\"2025-12-05T08:00:00Z\"", INT64_C(1764921600000) },
+                { "\"2025-12-05T08:00:00.250Z\"", INT64_C(1764921600250) },
+                { "\"2025-12-05T09:00:00+01:00\"", INT64_C(1764921600000) },
+                { "\"2025-12-05 07:30:00-00:30\"", INT64_C(1764921600000) },
+                { "\"2000-02-29T00:00:00Z\"", INT64_C(951782400000) },
+                { "\"2038-01-19T03:14:08Z\"", INT64_C(2147483648000) },  /* past 32-bit time_t */
+        };
+        static const char *const bad[] = { "0", "-5", "true", "\"now\"", "\"2025-12-05T08:00:00\"",
+                                           "\"2025-13-05T08:00:00Z\"", "\"2025-12-05T08:00:00Zx\"",
+                                           "\"2025-12-05T08:00:00+1\"" };
+        char json[256], err[600];
+        struct run *r = NULL;
+
+        for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+                snprintf(json, sizeof json, "{\"start_at\": %s, \"phases\": [{\"kind\": \"idle\", "
+                         "\"duration\": \"1s\"}]}",
+                         good[i].json);
+                assert_int_equal(parse(json, &r, err, sizeof err), 0);
+                if (r->start_at_ms != good[i].ms)
+                        fail_msg("%s: %lld, want %lld", good[i].json, (long long) r->start_at_ms,
+                                 (long long) good[i].ms);
+                run_free(r);
+        }
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+                snprintf(json, sizeof json, "{\"start_at\": %s, \"phases\": [{\"kind\": \"idle\", "
+                         "\"duration\": \"1s\"}]}",
+                         bad[i]);
+                assert_int_equal(parse(json, &r, err, sizeof err), -EINVAL);
+                if (strncmp(err, "start_at: ", 10) != 0)
+                        fail_msg("%s: \"%s\"", bad[i], err);
+        }
+}
+
 static void test_argv_limit(void **state) {
         char json[2048], err[600];
         struct run *r = NULL;
@@ -537,6 +577,7 @@ int main(void) {
                 cmocka_unit_test(test_argv_limit),
                 cmocka_unit_test(test_label_and_notes_limits),
                 cmocka_unit_test(test_defaults),
+                cmocka_unit_test(test_start_at),
                 cmocka_unit_test(test_every_field),
                 cmocka_unit_test(test_plateau_tolerance),
                 cmocka_unit_test(test_json_round_trip),

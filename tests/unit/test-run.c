@@ -365,12 +365,45 @@ static void test_samples_header_quotes_ids(void **state) {
         header[strlen(header) - 1] = '\0';
         for (rest = header; rest; n++) {
                 const char *f = samples_field_next(&rest);
-                if (n == SAMPLES_FIXED_COLUMNS + 1)
+                if (n == SAMPLES_POWER_W + 1)   /* no power_w: a board without a power meter */
                         assert_string_equal(f, "hwmon:core,\"x\"/temp1_c");
                 last = (char *) f;
         }
-        assert_int_equal(n, SAMPLES_FIXED_COLUMNS + 3);
+        assert_int_equal(n, SAMPLES_POWER_W + 3);
         assert_string_equal(last, "policy,0_hz");
+        free(header);
+}
+
+/* A board with a power meter: power_w after the other fixed columns, read
+ * back; a file without it reads as no power known. */
+static void test_samples_power_column(void **state) {
+        const char *ids[] = { "thermal_zone0" }, *policies[] = { "policy0" };
+        char *header = samples_header_power(ids, 1, policies, 1, true), line[1024];
+        struct samples_row row = { .time_ms = 1000, .elapsed_s = 1, .phase = "stress", .temp_c = 50, .hottest_c = 50,
+                                   .freq_hz = NAN, .max_allowed_hz = NAN, .load = NAN, .work_rate = NAN,
+                                   .t_since_load_s = NAN, .firmware_arm_hz = NAN, .firmware_throttled = -1,
+                                   .has_power = true, .power_w = 5.0954 }, x;
+        double t = 50.5, hz = 1.5e9;
+
+        assert_non_null(header);
+        assert_non_null(strstr(header, ",firmware_throttled,power_w,thermal_zone0_c,policy0_hz\n"));
+        assert_int_equal(samples_header_fixed(header), SAMPLES_FIXED_COLUMNS);
+        assert_true(samples_format_row(&row, &t, 1, &hz, 1, line, sizeof line) > 0);
+        assert_non_null(strstr(line, ",,5.095,50.500,1500000000\n"));
+        line[strlen(line) - 1] = '\0';
+        assert_int_equal(samples_parse_row(line, SAMPLES_FIXED_COLUMNS, &x), 0);
+        assert_true(x.has_power && x.power_w == 5.095);
+        free(header);
+
+        header = samples_header(ids, 1, policies, 1);
+        assert_null(strstr(header, "power_w"));
+        assert_int_equal(samples_header_fixed(header), SAMPLES_POWER_W);
+        row.has_power = false;
+        assert_true(samples_format_row(&row, &t, 1, &hz, 1, line, sizeof line) > 0);
+        assert_non_null(strstr(line, ",,50.500,1500000000\n"));
+        line[strlen(line) - 1] = '\0';
+        assert_int_equal(samples_parse_row(line, SAMPLES_POWER_W, &x), 0);
+        assert_true(!x.has_power && isnan(x.power_w));
         free(header);
 }
 
@@ -927,6 +960,7 @@ int main(void) {
                 cmocka_unit_test(test_wall_clock_steps_do_not_time_phases),
                 cmocka_unit_test(test_run_file_split_decodes_as_json_c),
                 cmocka_unit_test(test_samples_header_quotes_ids),
+                cmocka_unit_test(test_samples_power_column),
                 cmocka_unit_test(test_samples_numbers_as_printf),
                 cmocka_unit_test(test_samples_time_as_strtoll),
                 cmocka_unit_test(test_series_time_is_monotonic),

@@ -342,6 +342,8 @@ const comparePlot = new Plot($('#compare-plot'));
 const runName = r => `#${r.id}` + (r.label ? ` ${r.label}` : '');
 
 function runState(r) {
+  if (r.state === 'waiting')
+    return `waiting to start at ${when(r.start_at_ms)} UTC`;
   if (r.state !== 'running')
     return r.state + (r.abort_reason ? `: ${r.abort_reason}` : '');
   return `running, ${r.phase} (phase ${r.phase_index + 1} of ${r.phases.length})`;
@@ -372,7 +374,7 @@ function renderRuns() {
       td(degC(m.rise_over_ambient_c), 'num'), td(secs(m.tau_heat_s), 'num'),
       td(secs(m.tau_cool_s), 'num'), td(pct(m.throttled_fraction), 'num'));
   }));
-  const cur = runs.find(r => r.state === 'running');
+  const cur = runs.find(r => r.state === 'running' || r.state === 'waiting');
   $('#current').hidden = !cur;
   if (cur) {
     $('#current-text').replaceChildren('Running: ', h('a', { href: `#/runs/${cur.id}` }, runName(cur)),
@@ -436,7 +438,7 @@ function renderRun(r) {
   $('#run-notes').textContent = r.notes || '';
   $('#run-notes').hidden = !r.notes;
   const stop = $('#view-run .stop'), go = $('#view-run .continue');
-  stop.hidden = r.state !== 'running' && !r.repeat_waiting;
+  stop.hidden = r.state !== 'running' && r.state !== 'waiting' && !r.repeat_waiting;
   stop.dataset.run = r.id;
   go.hidden = r.repeat_waiting !== 'remount';
   go.dataset.run = r.id;
