@@ -122,8 +122,8 @@ print(int(json.load(sys.stdin)["sensors"]["hottest"]["celsius"] or 0))' 2>/dev/n
         [ "$hot" -ge 72 ] && break
         sleep 0.2
 done
-shot dashboard 1200 1450 ""
+shot dashboard 1200 1520 ""
 shot dashboard-phone 360 1400 ""
-shot run 1200 940 "#/runs/4"
+shot run 1100 900 "#/runs/4"
 shot compare 1200 1150 "#/compare?runs=1,2,3,4"
 "$ctl" --url "$url" stop 5 >/dev/null
