@@ -52,7 +52,7 @@ ENSURE  := tests/scripts/ensure-debs.sh
 
 # Steps run in the order written; ninja and meson test parallelise inside.
 .NOTPARALLEL:
-.PHONY: all deps deps-build deps-test deps-bench deps-fuzz build build-san demo test check \
+.PHONY: all deps deps-build deps-test deps-bench deps-fuzz build build-san demo test check screenshots \
         check-san check-slow check-cross check-gpiod2 check-qemu fuzz deb deb-cross check-systemd clean help
 
 all: build
@@ -77,6 +77,8 @@ help:
 	@echo "make fuzz         build the libFuzzer targets with clang ($(BUILD_FUZZ)/) and run each"
 	@echo "                  for FUZZ_SECONDS=$(FUZZ_SECONDS) s (or FUZZ_RUNS executions);"
 	@echo "                  FUZZ_TARGETS=\"$(FUZZ_TARGETS)\""
+	@echo "make screenshots  retake README's pictures (docs/*.png) on the simulated board with"
+	@echo "                  headless Chromium (contrib/screenshots.sh, about 3 min)"
 	@echo "make deps | deps-build | deps-bench | build | clean"
 
 deps-build:
@@ -134,6 +136,10 @@ demo: deps-build build
 	    echo "  As root, runs with a load are refused: ARGS=--allow-root allows them."; fi; \
 	echo ""; \
 	set -x; HEATCURVE_BOARDS_DIR=$(CURDIR)/data/boards exec ./$(BUILD)/heatcurved $$mode --state-dir $(STATE) $$listen $(ARGS)
+
+screenshots: deps-build build
+	@$(ENSURE) chromium curl python3
+	contrib/screenshots.sh $(BUILD) docs
 
 test: deps build
 	@echo "===== quick tests: unit, fuzz seeds, HTTP API ($(BUILD)/) ====="

@@ -104,19 +104,24 @@ static bool is_null(json_object *o) {
 
 const char *fmt_plateau(char *buf, size_t size, json_object *plateau, json_object *low, json_object *high,
                         double rise_c) {
+        return fmt_plateau_unit(buf, size, plateau, low, high, rise_c, " °C");
+}
+
+const char *fmt_plateau_unit(char *buf, size_t size, json_object *plateau, json_object *low, json_object *high,
+                             double rise_c, const char *unit) {
         char a[32], b[32], c[32];
 
         if (is_null(plateau))
                 return "-";
         if (is_null(low) || is_null(high)) {
-                snprintf(buf, size, "%s °C", fmt_number(a, sizeof a, plateau, 1, 1));
+                snprintf(buf, size, "%s%s", fmt_number(a, sizeof a, plateau, 1, 1), unit);
                 return buf;
         }
         double lo = json_object_get_double(low), hi = json_object_get_double(high);
         if (!(hi - lo <= fabs(rise_c) || isnan(rise_c)))
                 return "not known yet";
-        snprintf(buf, size, "%s °C (%s–%s)", fmt_number(a, sizeof a, plateau, 1, 1), fmt_number(b, sizeof b, low, 1, 1),
-                 fmt_number(c, sizeof c, high, 1, 1));
+        snprintf(buf, size, "%s%s (%s–%s)", fmt_number(a, sizeof a, plateau, 1, 1), unit,
+                 fmt_number(b, sizeof b, low, 1, 1), fmt_number(c, sizeof c, high, 1, 1));
         return buf;
 }
 

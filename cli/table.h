@@ -30,6 +30,10 @@ const char *fmt_number(char *buf, size_t size, json_object *o, double scale, int
  * "-" when there is no plateau. */
 const char *fmt_plateau(char *buf, size_t size, json_object *plateau, json_object *low, json_object *high,
                         double rise_c);
+/* The same with unit after the plateau instead of " °C": "" for the
+ * short form, "61.5 (60.9–62.3)", where the unit is said elsewhere. */
+const char *fmt_plateau_unit(char *buf, size_t size, json_object *plateau, json_object *low, json_object *high,
+                             double rise_c, const char *unit);
 /* Member `key` of o as text, "-" when null or absent; control characters
  * escaped and cut after 200 characters. Valid until 16 more calls. */
 const char *fmt_string(json_object *o, const char *key);

@@ -248,17 +248,18 @@ static const char *work_text(char *buf, size_t size, json_object *live) {
         return buf;
 }
 
-static const char *plateau_text(char *buf, size_t size, json_object *live) {
-        json_object *p = json_get(live, "predicted_plateau_c"), *ci = json_get(live, "predicted_plateau_ci95_c");
-        char a[32], b[32];
+/* The predicted plateau as heatcurvectl show gives it, without its unit:
+ * "61.5 (60.9–62.3)", "not known yet" while the interval is wider than the
+ * rise so far (now less the run's idle baseline). */
+static const char *plateau_text(char *buf, size_t size, json_object *run) {
+        json_object *live = json_get(run, "live"), *now = json_get(live, "temp_c");
+        json_object *base = json_get(json_get(run, "metrics"), "baseline_c");
+        double rise = json_is_null(now) || json_is_null(base) ? NAN :
+                      json_object_get_double(now) - json_object_get_double(base);
 
-        if (json_is_null(p))
-                return "-";
-        if (json_is_null(ci))
-                snprintf(buf, size, "%s °C", fmt_number(a, sizeof a, p, 1, 1));
-        else
-                snprintf(buf, size, "%s ±%s °C", fmt_number(a, sizeof a, p, 1, 1), fmt_number(b, sizeof b, ci, 1, 1));
-        return buf;
+        return fmt_plateau_unit(buf, size, json_get(live, "predicted_plateau_c"),
+                                json_get(live, "predicted_plateau_low_c"), json_get(live, "predicted_plateau_high_c"),
+                                rise, "");
 }
 
 /* Under load: "  eta 4m10s", the time until the plateau is known ("eta -"
@@ -275,7 +276,7 @@ static const char *eta_text(char *buf, size_t size, json_object *live) {
 }
 
 /* "run 3 stress 2/3  1m05s / 2m10s  temp 61.2 °C ▃▅▆▇▇  hottest 62.0 °C  1500 MHz throttled  load 100 %
- *  work 58.2M ops/s  plateau 68.3 ±0.4 °C  eta 4m10s" */
+ *  work 58.2M ops/s  plateau 68.3 (67.9–68.7)  eta 4m10s" */
 static void watch_format_run(char *line, size_t size, json_object *run, const char *spark) {
         json_object *live = json_get(run, "live");
         char pe[32], te[32], temp[32], hot[32], mhz[32], load[32], work[64], plateau[64], eta[48];
@@ -291,7 +292,7 @@ static void watch_format_run(char *line, size_t size, json_object *run, const ch
                  fmt_number(hot, sizeof hot, json_get(live, "hottest_c"), 1, 1),
                  fmt_number(mhz, sizeof mhz, json_get(live, "freq_hz"), 1e-6, 0), throttled ? " throttled" : "",
                  fmt_number(load, sizeof load, json_get(live, "load"), 100, 0),
-                 work_text(work, sizeof work, live), plateau_text(plateau, sizeof plateau, live),
+                 work_text(work, sizeof work, live), plateau_text(plateau, sizeof plateau, run),
                  eta_text(eta, sizeof eta, live));
 }
 

@@ -1101,11 +1101,23 @@ static void draw_history_alerts(struct svg *s, const struct panel *p, const stru
         svg_raw(s, "</g>\n");
 }
 
-static void draw_history_key(struct svg *s, const struct panel *p, const struct history_plot *h) {
+/* "throttled" under the temperature panel's legend: at the top right it
+ * ran into the labels of the trips near the top (and stays there above
+ * another kind's panel, whose legend may be a strip's). */
+static void draw_history_key(struct svg *s, const struct panel *p, enum plot_kind kind,
+                             const struct history_plot *h) {
+        double x = p->x + p->w - 92, y = p->y + 16;
+
         if (!h->any_throttled)
                 return;
-        svg_rect(s, p->x + p->w - 84, p->y + 7, 16, 10, LEVEL_COLOUR, 0.25);
-        svg_text(s, p->x + p->w - 64, p->y + 16, "start", FONT_SMALL, AXIS, "throttled");
+        if (kind == PLOT_KIND_TEMP) {
+                x = p->x + 8;
+                for (size_t i = 0; i < h->n_bands; i++)
+                        if (h->bands[i].kind == kind)
+                                y += 15;
+        }
+        svg_rect(s, x, y - 9, 22, 10, LEVEL_COLOUR, 0.25);
+        svg_text(s, x + 28, y, "start", FONT_SMALL, AXIS, "throttled");
 }
 
 static int history_check(const int64_t *t_ms, size_t n_buckets, int64_t bucket_ms, int64_t from_ms,
@@ -1180,7 +1192,7 @@ int plot_history_svg(const int64_t *t_ms, size_t n_buckets, int64_t bucket_ms, i
         if (n_panels) {
                 draw_history_runs(&s, &ps[0], &h);
                 draw_history_alerts(&s, &ps[0], &h);
-                draw_history_key(&s, &ps[0], &h);
+                draw_history_key(&s, &ps[0], kinds[0], &h);
         }
         free(h.x);
         free(h.throttled);

@@ -596,6 +596,52 @@ def test_watch_shows_alert_states_at_80_columns(start_daemon, fixture_copy, ctl,
         subprocess.run([tmux, "-S", sock, "kill-server"], capture_output=True)
 
 
+@pytest.mark.slow      # the simulated board rises for about 10 s before the plateau is known
+def test_watch_shows_the_plateau_interval_as_show_does(start_daemon, ctl, tmp_path):
+    """The predicted plateau with the ends of its interval, "61.5 (60.9–62.3)", not ± its larger
+    half (the interval is not symmetric), and still every field within an 80x24 tmux pane."""
+    import shutil
+    conf = tmp_path / "sim.conf"
+    conf.write_text("[simulate]\nboard = rpi4\nambient = 25\ntau = 3s\nrise = 150\nquantize = no\n"
+                    "load_source = own\n")
+    d = start_daemon("--config", str(conf), "--simulate", "--interval", "200ms")
+    # the live plateau is an until=plateau phase's: min keeps it going once known
+    status, run = d.request("POST", "/api/v1/runs", {"phases": [
+        {"kind": "idle", "duration": "2s"},
+        {"kind": "stress", "until": "plateau", "min": "40s", "max": "60s", "load": {"type": "cpu", "duty": 20}}]})
+    assert status == 201, run
+
+    def live():
+        return d.get(f"/api/v1/runs/{run['id']}")[1]["live"]
+
+    def known(x):
+        low, high = x["predicted_plateau_low_c"], x["predicted_plateau_high_c"]
+        return low is not None and high - low < 2.0
+    d.wait_for(lambda: known(live()), timeout=40, what="a predicted plateau known within 2 °C")
+    shape = re.compile(r"\bplateau (\d+\.\d) \((\d+\.\d)–(\d+\.\d)\)")
+    r = ctl(d, "watch", "--count", "1")
+    assert r.returncode == 0 and "±" not in r.stdout, r.stdout
+    m = shape.search(r.stdout)
+    assert m, r.stdout
+    low, plateau, high = float(m[2]), float(m[1]), float(m[3])
+    assert low <= plateau <= high and high - low < 3.0, r.stdout
+    assert abs(plateau - live()["predicted_plateau_c"]) < 2.0, (r.stdout, live())
+    tmux = shutil.which("tmux")
+    if not tmux:
+        pytest.skip("tmux is not installed (Debian package tmux)")
+    sock = str(tmp_path / "tmux.sock")
+    try:
+        screen = capture_watch(tmux, sock, f"{HEATCURVECTL} --url {d.url} watch {run['id']}; sleep 30",
+                               lambda s: shape.search(s) is not None)
+        text = " ".join(line for line in screen.splitlines() if line.strip())
+        assert shape.search(text) and "±" not in text, screen
+        for field in ("run 1 stress 2/2", "temp ", "hottest ", " MHz", "load ", "work "):
+            assert field in text, (field, screen)
+        assert all(len(line) <= 80 for line in screen.splitlines()), screen
+    finally:
+        subprocess.run([tmux, "-S", sock, "kill-server"], capture_output=True)
+
+
 def test_watch_sparkline_starts_from_the_history(start_daemon, ctl):
     """watch started on a board that has been sampling shows the minutes before it, not one cell."""
     d = board(start_daemon, "rpi4")
