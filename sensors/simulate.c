@@ -42,6 +42,9 @@ struct simulator {
         double temp_c;                  /* model temperature, degrees C */
         double load;                    /* fraction 0..1 */
         double commanded;               /* fraction 0..1: own_load's, simulator_set_load() */
+        int own_stat_fd;                /* own_load: the copy's proc/stat, written at each step; -1 */
+        unsigned n_cpus;                /* own_load: the cpuN lines of the board's proc/stat */
+        double busy_j, idle_j;          /* own_load: jiffies of one CPU so far */
 
         struct sim_file *files;
         size_t n_files;
@@ -290,6 +293,50 @@ static int link_host_stat(const char *root, const char *host_stat) {
         return r;
 }
 
+/* With own_load the board's proc/stat stays a file of the copy, its CPUs
+ * busy by the commanded load: the load the daemon reads is the board's own,
+ * as the heat is, whatever else this machine runs. */
+static int open_own_stat(struct simulator *s) {
+        char path[PATH_MAX], buf[4096], *line;
+        int r;
+
+        if (sysfs_path(path, sizeof path, "%s/proc/stat", s->root) < 0)
+                return -ENAMETOOLONG;
+        s->own_stat_fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+        if (s->own_stat_fd < 0)
+                return -errno;
+        r = read_text_fd(s->own_stat_fd, buf, sizeof buf);
+        if (r < 0)
+                return r;
+        for (line = buf; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+                if (strncmp(line, "cpu", 3) == 0 && line[3] >= '0' && line[3] <= '9')
+                        s->n_cpus++;
+        if (s->n_cpus == 0)
+                s->n_cpus = 1;
+        return 0;
+}
+
+/* The board's CPUs dt_s further on, busy by s->load (USER_HZ jiffies). */
+static int write_own_stat(struct simulator *s, double dt_s) {
+        char buf[4096];
+        ssize_t w;
+        int n;
+
+        s->busy_j += s->load * dt_s * 100.0;
+        s->idle_j += (1.0 - s->load) * dt_s * 100.0;
+        n = snprintf(buf, sizeof buf, "cpu  %.0f 0 0 %.0f 0 0 0 0 0 0\n", s->busy_j * s->n_cpus,
+                     s->idle_j * s->n_cpus);
+        for (unsigned i = 0; i < s->n_cpus && n > 0 && (size_t) n < sizeof buf; i++)
+                n += snprintf(buf + n, sizeof buf - (size_t) n, "cpu%u %.0f 0 0 %.0f 0 0 0 0 0 0\n", i, s->busy_j,
+                              s->idle_j);
+        if (n < 0 || (size_t) n >= sizeof buf)
+                return -ENOBUFS;
+        w = pwrite(s->own_stat_fd, buf, (size_t) n, 0);
+        if (w < 0 || ftruncate(s->own_stat_fd, (off_t) n) < 0)
+                return -errno;
+        return w == n ? 0 : -EIO;
+}
+
 static int make_copy(struct simulator *s, const char *boards_dir, const char *host_stat) {
         char tmpl[PATH_MAX], board[PATH_MAX];
         const char *tmp = getenv("TMPDIR");
@@ -322,7 +369,7 @@ static int make_copy(struct simulator *s, const char *boards_dir, const char *ho
         close(dst);
         if (r < 0)
                 return r;
-        return link_host_stat(s->root, host_stat);
+        return s->p.own_load ? open_own_stat(s) : link_host_stat(s->root, host_stat);
 }
 
 /* ---- finding the files to write ---- */
@@ -729,7 +776,7 @@ int simulator_step(struct simulator *s, int64_t now_ms) {
         s->last_ms = now_ms;
         if (s->p.own_load) {
                 s->load = s->commanded;
-                r = 0;
+                r = write_own_stat(s, dt_s);
         } else
                 r = update_load(s);
         target = s->p.ambient_c + s->p.rise_c * s->load;
@@ -784,6 +831,8 @@ static int simulator_setup(struct simulator *s, const char *boards_dir, const ch
         if (r < 0)
                 return r;
         find_cooling_device(s);
+        if (s->p.own_load && (r = write_own_stat(s, 0)) < 0)
+                return r;
         return write_state(s);
 }
 
@@ -806,6 +855,7 @@ int simulator_new(const char *boards_dir, const char *host_procfs, const struct 
                 return -ENOMEM;
         s->p = *p;
         s->stat_fd = -1;
+        s->own_stat_fd = -1;
         s->fd_cooling = -1;
         s->last_ms = now_ms;
         s->temp_c = p->ambient_c;
@@ -832,6 +882,8 @@ void simulator_free(struct simulator *s) {
                 close(s->fd_cooling);
         if (s->stat_fd >= 0)
                 close(s->stat_fd);
+        if (s->own_stat_fd >= 0)
+                close(s->own_stat_fd);
         if (s->root[0])
                 remove_tree(s->root);
         free(s->files);

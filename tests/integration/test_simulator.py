@@ -139,6 +139,9 @@ def test_own_load_source_heats_only_with_the_runs_loads(start_daemon, tmp_path):
     d = start_daemon("--config", str(conf), "--simulate", "--interval", "100ms")
     sim = d.get("/api/v1/status")[1]["simulator"]
     assert sim["load_source"] == "own" and sim["host_load"] == 0 and sim["model_celsius"] == 25, sim
+    # the board's CPU load is its own as well: idle, whatever this machine runs
+    board_load = lambda: next(c["value"] for c in d.get("/api/v1/sensors")[1]["channels"] if c["id"] == "load:cpu")
+    d.wait_for(lambda: board_load() == 0, timeout=5, what="an idle board")
     status, run = post_run(d, {"label": "own", "ambient_c": 25,
                                "phases": [{"kind": "stress", "duration": "30s",
                                            "load": {"type": "cpu", "duty": 25}}]})
@@ -146,6 +149,7 @@ def test_own_load_source_heats_only_with_the_runs_loads(start_daemon, tmp_path):
     d.wait_for(lambda: d.get("/api/v1/status")[1]["simulator"]["host_load"] == 0.25, timeout=5,
                what="the commanded load fed to the model")
     d.wait_for(lambda: hottest(d) >= 34.5, timeout=10, what="the board at ambient + 40 x 0.25")
+    assert abs(board_load() - 0.25) < 0.02, board_load()
     d.request("POST", f"/api/v1/runs/{run['id']}/stop")
     d.wait_for(lambda: d.get("/api/v1/status")[1]["simulator"]["host_load"] == 0, timeout=5,
                what="no load once the run stopped")
