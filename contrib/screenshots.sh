@@ -8,8 +8,9 @@
 # 127.0.0.1 port; runs two cases twice each ("stock case", then after a
 # restart with a smaller rise "heatsink"), then a third run hot enough to
 # cross the board's passive trip and an alert's warn; while it runs, takes
-# the dashboard (1200 px and 360 px wide), a run page and the compare page
-# of the four runs with /?live=0, which renders once and finishes loading.
+# the dashboard (1200 px and 360 px wide), a run page, the compare page of
+# the four runs and that of one run each (the verdict then not conclusive)
+# with /?live=0, which renders once and finishes loading.
 # About three minutes; everything is stopped and removed on exit, and the
 # whole script is cut off after SCREENSHOTS_TIMEOUT seconds (default 480).
 set -eu
@@ -126,4 +127,5 @@ shot dashboard 1200 1520 ""
 shot dashboard-phone 360 1400 ""
 shot run 1100 900 "#/runs/4"
 shot compare 1200 1150 "#/compare?runs=1,2,3,4"
+shot compare-one-each 1200 1150 "#/compare?runs=1,3"
 "$ctl" --url "$url" stop 5 >/dev/null
