@@ -34,16 +34,28 @@ bool analysis_rise_over_ambient(const struct run_metrics *const *runs, size_t n)
         return true;
 }
 
-/* A run's value of metric m, and the half-width of its own 95 % interval
- * (NaN for none) into *own. */
-static double metric_value(const struct run_metrics *r, enum analysis_metric m, bool over_ambient, double *own) {
-        *own = NAN;
+/* How far a run's own 95 % interval of its plateau reaches below and above
+ * it: the interval's ends when the run has them (it is not symmetric), else
+ * its larger half-width both ways; NaN for none. */
+static void plateau_reach(const struct run_metrics *r, double *below, double *above) {
+        if (isfinite(r->plateau_low_c) && isfinite(r->plateau_high_c) && r->plateau_low_c <= r->plateau_c &&
+            r->plateau_c <= r->plateau_high_c) {
+                *below = r->plateau_c - r->plateau_low_c;
+                *above = r->plateau_high_c - r->plateau_c;
+        } else
+                *below = *above = r->plateau_ci95_c;
+}
+
+/* A run's value of metric m, and how far its own 95 % interval reaches
+ * below and above it (NaN for none) into own[0] and own[1]. */
+static double metric_value(const struct run_metrics *r, enum analysis_metric m, bool over_ambient, double own[2]) {
+        own[0] = own[1] = NAN;
         switch (m) {
         case ANALYSIS_METRIC_RISE:
-                *own = r->plateau_ci95_c;
+                plateau_reach(r, &own[0], &own[1]);
                 return over_ambient ? r->rise_over_ambient_c : r->rise_c;
         case ANALYSIS_METRIC_PLATEAU:
-                *own = r->plateau_ci95_c;
+                plateau_reach(r, &own[0], &own[1]);
                 return r->plateau_c;
         case ANALYSIS_METRIC_TAU_HEAT:
                 return r->tau_heat_s;
@@ -68,10 +80,10 @@ static double metric_value(const struct run_metrics *r, enum analysis_metric m, 
 struct stat_acc {
         size_t n;
         double mean, m2;
-        double own;             /* the last value's own half-width */
+        double below, above;    /* how far the last value's own interval reaches */
 };
 
-static void acc_add(struct stat_acc *a, double x, double own) {
+static void acc_add(struct stat_acc *a, double x, double below, double above) {
         double delta;
 
         if (!isfinite(x))
@@ -80,7 +92,8 @@ static void acc_add(struct stat_acc *a, double x, double own) {
         delta = x - a->mean;
         a->mean += delta / (double) a->n;
         a->m2 += delta * (x - a->mean);
-        a->own = own;
+        a->below = below;
+        a->above = above;
 }
 
 static void acc_finish(const struct stat_acc *a, struct analysis_stat *ret) {
@@ -91,9 +104,9 @@ static void acc_finish(const struct stat_acc *a, struct analysis_stat *ret) {
                 return;
         ret->mean = a->mean;
         if (a->n == 1) {
-                if (isfinite(a->own) && a->own >= 0) {
-                        ret->low = a->mean - a->own;
-                        ret->high = a->mean + a->own;
+                if (isfinite(a->below) && a->below >= 0 && isfinite(a->above) && a->above >= 0) {
+                        ret->low = a->mean - a->below;
+                        ret->high = a->mean + a->above;
                         ret->single_run = true;
                 }
                 return;
@@ -105,25 +118,25 @@ static void acc_finish(const struct stat_acc *a, struct analysis_stat *ret) {
 }
 
 void analysis_stat_compute(const double *values, const double *own_ci95, size_t n, struct analysis_stat *ret) {
-        struct stat_acc a = { .own = NAN };
+        struct stat_acc a = { .below = NAN, .above = NAN };
 
         for (size_t i = 0; i < n; i++)
-                acc_add(&a, values[i], own_ci95 ? own_ci95[i] : NAN);
+                acc_add(&a, values[i], own_ci95 ? own_ci95[i] : NAN, own_ci95 ? own_ci95[i] : NAN);
         acc_finish(&a, ret);
 }
 
 static void group_compute(struct analysis_group *g, const struct run_metrics *const *runs,
                           const char *const *labels, size_t n, bool over_ambient) {
         for (enum analysis_metric m = 0; m < ANALYSIS_METRIC_MAX; m++) {
-                struct stat_acc a = { .own = NAN };
+                struct stat_acc a = { .below = NAN, .above = NAN };
 
                 for (size_t i = 0; i < n; i++) {
-                        double own, v;
+                        double own[2], v;
 
                         if (strcmp(labels[i], g->label) != 0)
                                 continue;
-                        v = metric_value(runs[i], m, over_ambient, &own);
-                        acc_add(&a, v, own);
+                        v = metric_value(runs[i], m, over_ambient, own);
+                        acc_add(&a, v, own[0], own[1]);
                 }
                 acc_finish(&a, &g->stat[m]);
         }
@@ -174,22 +187,22 @@ static void verdict_welch(const struct analysis_stat *sa, const struct analysis_
 }
 
 /*
- * Two single runs, each with its own 95 % interval (the plateau's): the
- * half-widths are added, not added in quadrature as independent errors
- * would be. The sum covers the difference whenever both intervals cover
- * their runs (at least 90 % of the time whatever their shapes, by
- * Bonferroni; about 99 % for two normal errors of similar size), where the
- * quadrature sum would claim 95 % from intervals that are themselves only
- * approximate. Even so a run's interval knows the error of its fit, not the
+ * Two single runs, each with its own 95 % interval (the plateau's, not
+ * symmetric): the difference reaches from one's lowest against the other's
+ * highest to the other way round, the reaches added, not added in
+ * quadrature as independent errors would be. The sum covers the difference
+ * whenever both intervals cover their runs (at least 90 % of the time
+ * whatever their shapes, by Bonferroni; about 99 % for two normal errors of
+ * similar size), where the quadrature sum would claim 95 % from intervals
+ * that are themselves only approximate. Even so a run's interval knows the error of its fit, not the
  * spread between runs (remounting the case, the room): only repeats
  * measure that, so the verdict says it came from single runs.
  */
 static void verdict_single_runs(const struct analysis_stat *sa, const struct analysis_stat *sb,
                                 struct analysis_verdict *v) {
-        double half = (sa->high - sa->low) / 2 + (sb->high - sb->low) / 2;
-
-        v->low = v->difference - half;
-        v->high = v->difference + half;
+        /* b - a: from b's lowest against a's highest to b's highest against a's lowest */
+        v->low = sb->low - sa->high;
+        v->high = sb->high - sa->low;
         v->single_runs = true;
 }
 

@@ -194,6 +194,34 @@ static void test_group_of_one(void **state) {
         assert_string_equal(text, "C and B: not conclusive: repeat for confidence (3 and 1 runs)");
 }
 
+/* A single run's own interval is not symmetric (a rising curve's plateau
+ * is known better from below): the group keeps its ends, and two single
+ * runs' difference reaches from one's lowest against the other's highest. */
+static void test_group_of_one_asymmetric(void **state) {
+        static const double a = 30.0, b = 25.0;
+        struct fixture f = {};
+        struct analysis_verdict v;
+
+        (void) state;
+        add_runs(&f, "A", &a, 1, 6.0);
+        add_runs(&f, "B", &b, 1, 2.0);
+        f.m[0].plateau_low_c = 49.5;            /* 50 C: 0.5 below, 6 above */
+        f.m[0].plateau_high_c = 56.0;
+        f.m[1].plateau_low_c = 44.0;            /* 45 C: 1 below, 2 above */
+        f.m[1].plateau_high_c = 47.0;
+        assert_int_equal(group(&f), 2);
+        assert_near(f.g[0].stat[ANALYSIS_METRIC_PLATEAU].low, 49.5, 1e-9);
+        assert_near(f.g[0].stat[ANALYSIS_METRIC_PLATEAU].high, 56.0, 1e-9);
+        assert_near(f.g[0].stat[ANALYSIS_METRIC_RISE].low, 29.5, 1e-9);
+        assert_near(f.g[0].stat[ANALYSIS_METRIC_RISE].high, 36.0, 1e-9);
+        assert_int_equal(analysis_verdict(&f.g[0], &f.g[1], ANALYSIS_METRIC_RISE, true, 0, &v), 0);
+        /* B - A from 24 - 36 to 27 - 29.5: symmetric half-widths (6 and 2) would give -13 to 3 */
+        assert_near(v.low, -12.0, 1e-9);
+        assert_near(v.high, -2.5, 1e-9);
+        assert_true(v.single_runs && v.conclusive);
+        assert_ptr_equal(v.cooler, &f.g[1]);
+}
+
 /* Close means and little spread: the interval lies inside +-1 C. The
  * bound shown is rounded up. A narrower margin does not hold it. */
 static void test_equivalence(void **state) {
@@ -336,6 +364,7 @@ int main(void) {
                 cmocka_unit_test(test_welch_sleep_data),
                 cmocka_unit_test(test_welch_by_hand),
                 cmocka_unit_test(test_group_of_one),
+                cmocka_unit_test(test_group_of_one_asymmetric),
                 cmocka_unit_test(test_equivalence),
                 cmocka_unit_test(test_nan_skipped),
                 cmocka_unit_test(test_order_and_baseline_rise),
