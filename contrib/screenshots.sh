@@ -1,16 +1,18 @@
 #!/bin/sh
-# screenshots.sh — retakes README's pictures (docs/*.png) from a built tree: heatcurved on the simulated board, two cases, headless Chromium.
+# screenshots.sh — retakes README's pictures (docs/*.png) from a built tree: heatcurved on the simulated board, three cases, headless Chromium.
 #
 #   contrib/screenshots.sh [BUILD_DIR [OUT_DIR]]      (default: build docs; or `make screenshots`)
 #
 # Starts heatcurved --simulate (the ODROID-C2 board, heated only by its own
 # runs: load_source = own, tau 3 s) in a temporary state directory on a free
 # 127.0.0.1 port; runs two cases twice each ("stock case", then after a
-# restart with a smaller rise "heatsink"), then a third run hot enough to
-# cross the board's passive trip and an alert's warn; while it runs, takes
+# restart with a smaller rise "heatsink"), a third case once, then a run
+# hot enough to cross the board's passive trip and an alert's warn; while
+# it runs, takes
 # the dashboard (1200 px and 360 px wide), a run page, the compare page of
-# the four runs and that of one run each (the verdict then not conclusive)
-# with /?live=0, which renders once and finishes loading.
+# the four runs, and that of one "heatsink" run against one of a third case
+# barely warmer ("thin heatsink": not conclusive) with /?live=0, which
+# renders once and finishes loading.
 # About three minutes; everything is stopped and removed on exit, and the
 # whole script is cut off after SCREENSHOTS_TIMEOUT seconds (default 480).
 set -eu
@@ -91,9 +93,9 @@ start_daemon() {
         return 1
 }
 
-runs() {        # LABEL: two runs of a case, one after the other
+runs() {        # LABEL N: N runs of a case, one after the other
         "$ctl" --url "$url" run --label "$1" --ambient "$ambient" --idle duration=4s \
-                --stress cpu,duration=16s,duty=20 --cooldown until=baseline,max=20s --repeat 2 --wait >/dev/null
+                --stress cpu,duration=16s,duty=20 --cooldown until=baseline,max=20s --repeat "$2" --wait >/dev/null
 }
 
 shot() {        # NAME WIDTH HEIGHT PAGE
@@ -107,11 +109,15 @@ shot() {        # NAME WIDTH HEIGHT PAGE
 mkdir -p "$tmp/state"
 write_conf stock 150
 write_conf heatsink 125
+write_conf thin 128
 start_daemon stock
-runs "stock case"
+runs "stock case" 2
 stop_daemon
 start_daemon heatsink
-runs "heatsink"
+runs "heatsink" 2
+stop_daemon
+start_daemon thin       # a case barely warmer than "heatsink": one run of each cannot tell them apart
+runs "thin heatsink" 1
 
 # The dashboard while a run is hot: duty 40 % rises 50 °C, past the
 # board's 70 °C passive trip and the alert's warn.
@@ -127,5 +133,5 @@ shot dashboard 1200 1520 ""
 shot dashboard-phone 360 1400 ""
 shot run 1100 900 "#/runs/4"
 shot compare 1200 1150 "#/compare?runs=1,2,3,4"
-shot compare-one-each 1200 1150 "#/compare?runs=1,3"
-"$ctl" --url "$url" stop 5 >/dev/null
+shot compare-one-each 1200 1150 "#/compare?runs=3,5"
+"$ctl" --url "$url" stop 6 >/dev/null
