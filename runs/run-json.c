@@ -168,6 +168,7 @@ static json_object *run_imported_to_json(const struct run *r) {
 static json_object *run_metrics_to_json(const struct run *r) {
         json_object *o = json_run_metrics(&r->metrics, r->work_unit), *ids = NULL;
         const struct analysis_prior *p = run_prior(r);
+        bool used;
 
         if (p) {
                 ids = json_object_new_array();
@@ -178,8 +179,9 @@ static json_object *run_metrics_to_json(const struct run *r) {
         json_object_object_add(o, "tau_prior_low_s", json_new_number(r->prior.low_s, 1));
         json_object_object_add(o, "tau_prior_high_s", json_new_number(r->prior.high_s, 1));
         json_object_object_add(o, "tau_prior_runs", ids);
-        json_object_object_add(o, "prior_used",
-                               p ? json_object_new_boolean(r->metrics.prior_use == ANALYSIS_PRIOR_USED) : NULL);
+        /* used: it bounds the reported interval, or it bounded the one until: plateau stopped on */
+        used = r->metrics.prior_use == ANALYSIS_PRIOR_USED || r->prior_stopped;
+        json_object_object_add(o, "prior_used", p ? json_object_new_boolean(used) : NULL);
         return o;
 }
 

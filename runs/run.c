@@ -545,8 +545,10 @@ static const char *run_phase_done(struct run *r, struct run_now now) {
                 r->plateau_ci95_c = pl.ci95_c;
                 r->plateau_low_c = pl.low_c;
                 r->plateau_high_c = pl.high_c;
-                if (pl.reached && elapsed >= p->min_ms)
+                if (pl.reached && elapsed >= p->min_ms) {
+                        r->prior_stopped = pl.fit.prior_use == ANALYSIS_PRIOR_USED;
                         return "plateau";
+                }
         }
         if (elapsed < p->min_ms)
                 return NULL;

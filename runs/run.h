@@ -188,6 +188,7 @@ struct run {
         size_t phase_start[RUN_PHASES_MAX];     /* index in series of each begun phase's first sample */
         int64_t last_plateau_check_ms;
         bool prior_contradiction_said;  /* the journal was told the data contradict the prior */
+        bool prior_stopped;             /* until: plateau stopped on an interval the prior bounded */
         bool unsaved;                   /* the last run.json write failed: retried until it goes through */
         char dir[600];                  /* state_dir/runs/<id> */
         int csv_fd;                     /* samples.csv, O_APPEND; -1 when closed */
