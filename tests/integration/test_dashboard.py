@@ -610,6 +610,36 @@ def test_phone_width_and_dark_mode(page, start_daemon):
     assert page.problems() == []
 
 
+def test_a_disturbed_run_says_so_above_its_page(page, start_daemon, fixture_copy):
+    """A run whose idle phase was busy with other programs (an imported copy of a clean run with 60 %
+    load in its samples) has a banner naming the phase; the clean run (a fixture tree: no load) has none."""
+    d = start_tree(start_daemon, fixture_copy("rpi4"))
+    status, run = d.request("POST", "/api/v1/runs", body={"label": "clean",
+                                                          "phases": [{"kind": "idle", "duration": "2s"}]})
+    assert status == 201, run
+    d.wait_for(lambda: run_state(d, run["id"]) == "finished", what="the run's end")
+    _, doc = d.get(f"/api/v1/runs/{run['id']}/export")
+    header, *lines = doc["samples_csv"].splitlines(keepends=True)
+    col = header.rstrip("\n").split(",").index("load")
+    busy = []
+    for line in lines:                  # a cron job during the idle phase: 60 % of the CPUs
+        cells = line.rstrip("\n").split(",")
+        cells[col] = "0.6"
+        busy.append(",".join(cells) + "\n")
+    doc["samples_csv"], doc["run"]["label"] = header + "".join(busy), "busy"
+    status, imported = d.request("POST", "/api/v1/runs/import", body=doc)
+    assert status == 201 and imported["quality"]["ok"] is False, imported.get("quality")
+
+    page.open(d.url, f"?live=0#/runs/{imported['id']}")
+    page.wait(lambda: page.text("#run-title") == "Run #2 busy", what="the busy run's page")
+    page.wait(lambda: page.visible("#run-quality"), what="the banner")
+    assert page.text("#run-quality").startswith("Disturbed: other programs loaded the board during idle (phase 1)")
+    page.open(d.url, f"?live=0#/runs/{run['id']}")
+    page.wait(lambda: page.text("#run-title") == "Run #1 clean", what="the clean run's page")
+    assert not page.visible("#run-quality")
+    assert page.problems() == []
+
+
 CELLS = """return [...document.querySelectorAll(arguments[0])].map(c => { const r = c.getBoundingClientRect();
 return [c.dataset.label, c.textContent, r.width > 0 && r.left >= 0 && r.right <= window.innerWidth]; })"""
 NO_SIDEWAYS = "return [document.documentElement.scrollWidth, window.innerWidth]"

@@ -437,6 +437,7 @@ function renderRun(r) {
       r.repeat_waiting ? ': the next starts back at the idle baseline' : '');
   $('#run-notes').textContent = r.notes || '';
   $('#run-notes').hidden = !r.notes;
+  runQuality(r, q);
   const stop = $('#view-run .stop'), go = $('#view-run .continue');
   stop.hidden = r.state !== 'running' && r.state !== 'waiting' && !r.repeat_waiting;
   stop.dataset.run = r.id;
@@ -456,6 +457,20 @@ function renderRun(r) {
   runPlot.show(`/api/v1/runs/${r.id}/plot.svg?${plotSize(img, 400, 0.6)}`);
   if (ended)
     runPlot.load();
+}
+
+// A disturbed or uncertain run says so above everything else on its page.
+function runQuality(r, q) {
+  const phases = (r.quality && r.quality.phases) || [];
+  const busy = (r.phases || []).map((p, i) => phases[i] && phases[i].disturbed ? `${p.kind} (phase ${i + 1})` : null)
+    .filter(Boolean);
+  const unsure = Object.keys(q).filter(k => q[k] === 'uncertain').length;
+  const el = $('#run-quality');
+  el.textContent = busy.length ? `Disturbed: other programs loaded the board during ${busy.join(', ')}; ` +
+      'the metrics marked (disturbed) are not this case\'s alone.' :
+    unsure ? `Uncertain: the fits do not pin down ${unsure} of the metrics, marked (uncertain); ` +
+      'a longer or a repeated run will.' : '';
+  el.hidden = !el.textContent;
 }
 
 // The run's plot too: drawn again at once for another run, throttled for the same one.
