@@ -271,3 +271,20 @@ def burner():
     start.stop = stop
     yield start
     stop()
+
+
+def import_busy_copy(d, run_id, label="busy"):
+    """Run run_id exported and imported again as label, its samples showing 60 % load from other
+    programs throughout (a cron job, apt): a disturbed run. The imported run's document."""
+    _, doc = d.get(f"/api/v1/runs/{run_id}/export")
+    header, *lines = doc["samples_csv"].splitlines(keepends=True)
+    col = header.rstrip("\n").split(",").index("load")
+    busy = []
+    for line in lines:
+        cells = line.rstrip("\n").split(",")
+        cells[col] = "0.6"
+        busy.append(",".join(cells) + "\n")
+    doc["samples_csv"], doc["run"]["label"] = header + "".join(busy), label
+    status, imported = d.request("POST", "/api/v1/runs/import", doc)
+    assert status == 201 and imported["quality"]["ok"] is False, imported.get("quality")
+    return imported

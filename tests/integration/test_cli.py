@@ -11,7 +11,7 @@ import urllib.request
 
 import pytest
 
-from conftest import fixture_path, start_tree, write_in_place
+from conftest import fixture_path, import_busy_copy, start_tree, write_in_place
 
 HEATCURVECTL = os.environ.get("HEATCURVECTL", "")
 
@@ -471,18 +471,7 @@ def test_a_disturbed_run_is_flagged_in_runs_show_and_compare(start_daemon, ctl):
                                                      "phases": [{"kind": "idle", "duration": "2s"}]})
     assert status == 201, run
     d.wait_for(lambda: d.get("/api/v1/runs/1")[1]["state"] == "finished", what="the run's end")
-    _, doc = d.get("/api/v1/runs/1/export")
-    header, *lines = doc["samples_csv"].splitlines(keepends=True)
-    col = header.rstrip("\n").split(",").index("load")
-    busy = []
-    for line in lines:                  # a cron job during the idle phase: 60 % of the CPUs
-        cells = line.rstrip("\n").split(",")
-        cells[col] = "0.6"
-        busy.append(",".join(cells) + "\n")
-    doc["samples_csv"] = header + "".join(busy)
-    doc["run"]["label"] = "busy"
-    status, imported = d.request("POST", "/api/v1/runs/import", doc)
-    assert status == 201 and imported["quality"]["ok"] is False, imported.get("quality")
+    import_busy_copy(d, 1)             # a cron job during the idle phase: 60 % of the CPUs
 
     r = ctl(d, "runs")
     assert r.returncode == 0, r.stderr

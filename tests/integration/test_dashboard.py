@@ -17,7 +17,7 @@ import urllib.request
 
 import pytest
 
-from conftest import HEATCURVED, Daemon, start_tree, with_token, write_in_place
+from conftest import HEATCURVED, Daemon, import_busy_copy, start_tree, with_token, write_in_place
 
 pytestmark = pytest.mark.slow      # every test drives a browser
 
@@ -618,17 +618,7 @@ def test_a_disturbed_run_says_so_above_its_page(page, start_daemon, fixture_copy
                                                           "phases": [{"kind": "idle", "duration": "2s"}]})
     assert status == 201, run
     d.wait_for(lambda: run_state(d, run["id"]) == "finished", what="the run's end")
-    _, doc = d.get(f"/api/v1/runs/{run['id']}/export")
-    header, *lines = doc["samples_csv"].splitlines(keepends=True)
-    col = header.rstrip("\n").split(",").index("load")
-    busy = []
-    for line in lines:                  # a cron job during the idle phase: 60 % of the CPUs
-        cells = line.rstrip("\n").split(",")
-        cells[col] = "0.6"
-        busy.append(",".join(cells) + "\n")
-    doc["samples_csv"], doc["run"]["label"] = header + "".join(busy), "busy"
-    status, imported = d.request("POST", "/api/v1/runs/import", body=doc)
-    assert status == 201 and imported["quality"]["ok"] is False, imported.get("quality")
+    imported = import_busy_copy(d, run["id"])
 
     page.open(d.url, f"?live=0#/runs/{imported['id']}")
     page.wait(lambda: page.text("#run-title") == "Run #2 busy", what="the busy run's page")
