@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "analysis.h"
+#include "analysis-corpus.h"
 
 /*
  * A heated body under constant load: baseline + rise (1 - sum_k share_k
@@ -32,42 +33,22 @@ struct curve {
         double base, rise, tau[3], share[3], noise, drift, drift_phase;
 };
 
-static uint64_t rng_next(uint64_t *s) {
-        uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-        z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-        z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-        return z ^ (z >> 31);
-}
-
-static double rng_uniform(uint64_t *s) {
-        return ((double) (rng_next(s) >> 11) + 0.5) / 9007199254740992.0;
-}
-
-static double rng_gauss(uint64_t *s) {
-        double u1 = rng_uniform(s), u2 = rng_uniform(s);
-        return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
-}
-
-static double rng_log(uint64_t *s, double lo, double hi) {
-        return lo * exp(rng_uniform(s) * log(hi / lo));
-}
-
 static void curve_make(struct curve *c, unsigned n_exp, uint64_t seed) {
         uint64_t s = seed * 7919 + n_exp;
-        double slow = 0.3 + 0.5 * rng_uniform(&s);
+        double slow = 0.3 + 0.5 * corpus_uniform(&s);
 
         *c = (struct curve) { .n_exp = n_exp };
-        c->base = 35 + 10 * rng_uniform(&s);
-        c->rise = 10 + 25 * rng_uniform(&s);
-        c->noise = 0.05 + 0.25 * rng_uniform(&s);
-        c->drift = 0.1 + 0.1 * rng_uniform(&s);
-        c->drift_phase = 2 * M_PI * rng_uniform(&s);
-        c->tau[0] = rng_log(&s, 5, 20);
-        c->tau[n_exp - 1] = rng_log(&s, 300, 600);
+        c->base = 35 + 10 * corpus_uniform(&s);
+        c->rise = 10 + 25 * corpus_uniform(&s);
+        c->noise = 0.05 + 0.25 * corpus_uniform(&s);
+        c->drift = 0.1 + 0.1 * corpus_uniform(&s);
+        c->drift_phase = 2 * M_PI * corpus_uniform(&s);
+        c->tau[0] = corpus_loguniform(&s, 5, 20);
+        c->tau[n_exp - 1] = corpus_loguniform(&s, 300, 600);
         c->share[n_exp - 1] = slow;
         if (n_exp == 3) {
-                c->tau[1] = rng_log(&s, 3 * c->tau[0], c->tau[2] / 3);
-                c->share[0] = (1 - slow) * (0.2 + 0.6 * rng_uniform(&s));
+                c->tau[1] = corpus_loguniform(&s, 3 * c->tau[0], c->tau[2] / 3);
+                c->share[0] = (1 - slow) * (0.2 + 0.6 * corpus_uniform(&s));
                 c->share[1] = 1 - slow - c->share[0];
         } else
                 c->share[0] = 1 - slow;
@@ -90,7 +71,7 @@ static void curve_samples(const struct curve *c, uint64_t seed, double *t, doubl
 
         for (size_t i = 0; i < n; i++) {
                 t[i] = (double) i;
-                y[i] = QUANTUM_C * round((curve_at(c, t[i]) + c->noise * rng_gauss(&s) - 0.138) / QUANTUM_C) + 0.138;
+                y[i] = QUANTUM_C * round((curve_at(c, t[i]) + c->noise * corpus_gauss(&s) - 0.138) / QUANTUM_C) + 0.138;
         }
 }
 

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "analysis.h"
+#include "analysis-corpus.h"
 
 /*
  * A heated body under constant load: baseline + rise (1 - s e^{-t/tau_f}
@@ -33,29 +34,13 @@ struct curve {
         double base, rise, tau, tau_fast, share_fast, noise;
 };
 
-static uint64_t rng_next(uint64_t *s) {
-        uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-        z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-        z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-        return z ^ (z >> 31);
-}
-
-static double rng_uniform(uint64_t *s) {
-        return ((double) (rng_next(s) >> 11) + 0.5) / 9007199254740992.0;
-}
-
-static double rng_gauss(uint64_t *s) {
-        double u1 = rng_uniform(s), u2 = rng_uniform(s);
-        return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
-}
-
 static void curve_make(struct curve *c, uint64_t *s) {
-        c->base = 35 + 10 * rng_uniform(s);
-        c->rise = 10 + 20 * rng_uniform(s);
-        c->tau = 60 * exp(rng_uniform(s) * log(4.0));
-        c->tau_fast = c->tau / (5 + 10 * rng_uniform(s));
-        c->share_fast = 0.2 * rng_uniform(s);
-        c->noise = 0.05 + 0.25 * rng_uniform(s);
+        c->base = 35 + 10 * corpus_uniform(s);
+        c->rise = 10 + 20 * corpus_uniform(s);
+        c->tau = 60 * exp(corpus_uniform(s) * log(4.0));
+        c->tau_fast = c->tau / (5 + 10 * corpus_uniform(s));
+        c->share_fast = 0.2 * corpus_uniform(s);
+        c->noise = 0.05 + 0.25 * corpus_uniform(s);
 }
 
 static double curve_at(const struct curve *c, double t) {
@@ -67,7 +52,7 @@ static size_t curve_sample(const struct curve *c, uint64_t *s, double *t, double
         size_t n = 0;
 
         for (double x = 0; x <= span && n < MAX_N; x += 1.0, n++) {
-                double v = curve_at(c, x) + c->noise * rng_gauss(s);
+                double v = curve_at(c, x) + c->noise * corpus_gauss(s);
                 t[n] = x;
                 y[n] = 0.138 + QUANTUM_C * round((v - 0.138) / QUANTUM_C);
         }
@@ -78,7 +63,7 @@ static void prior_make(double tau, uint64_t *s, struct analysis_prior *ret) {
         double taus[3];
 
         for (int k = 0; k < 3; k++)
-                taus[k] = tau * exp(0.05 * rng_gauss(s));
+                taus[k] = tau * exp(0.05 * corpus_gauss(s));
         assert_int_equal(analysis_prior_from_taus(taus, 3, 3, ret), 0);
 }
 
