@@ -294,6 +294,8 @@ struct run_metrics {
         double baseline_c;              /* C, median of the last 60 s of idle before the load */
         double ambient_c;               /* C, as given */
         double peak_c;                  /* C, highest temperature of the run */
+        double temp_step_c;             /* C, the step of the sensor's readings (1 on whole-degree sensors,
+                                         * 0.538 on the Pi 3's), 0 when finer than 0.05 C; NaN for none */
         double plateau_c;               /* C, analysis_fit_plateau_horizon() on the load: what until: plateau saw at
                                          * its end; NaN when the model does not bound it */
         double plateau_ci95_c;          /* C, the larger half-width of its 95 % interval (NaN, and plateau_c too,
@@ -415,8 +417,12 @@ struct analysis_stat {
         size_t n;               /* runs with the metric; a run without it (NaN) does not count */
         double mean;            /* in the metric's unit; NaN when n is 0 */
         double sd;              /* sample standard deviation; NaN when n < 2 */
-        double low, high;       /* 95 % interval of the mean: Student t for n >= 2, the run's own interval
-                                 * for n = 1 when it has one; NaN when there is none */
+        double sd_floor;        /* the least SD the intervals use: runs that agree more closely than
+                                 * their values resolve (the sensor's step, the digits written) tell
+                                 * nothing finer; step / sqrt(12), the SD of a rounding */
+        double low, high;       /* 95 % interval of the mean: Student t for n >= 2 with an SD of at
+                                 * least sd_floor, the run's own interval for n = 1 when it has one;
+                                 * NaN when there is none */
         bool single_run;        /* n = 1, and low/high are that run's own interval */
 };
 

@@ -7,16 +7,21 @@
 
 #include "analysis-internal.h"
 
-static const char *const metric_names[ANALYSIS_METRIC_MAX] = {
-        [ANALYSIS_METRIC_RISE] = "rise_over_ambient_c",
-        [ANALYSIS_METRIC_PLATEAU] = "plateau_c",
-        [ANALYSIS_METRIC_TAU_HEAT] = "tau_heat_s",
-        [ANALYSIS_METRIC_T90_HEAT] = "t90_heat_s",
-        [ANALYSIS_METRIC_TAU_COOL] = "tau_cool_s",
-        [ANALYSIS_METRIC_THROTTLED] = "throttled_fraction",
-        [ANALYSIS_METRIC_FREQ_MEAN] = "freq_mean_hz",
-        [ANALYSIS_METRIC_WORK_RATE] = "work_rate_end",
-        [ANALYSIS_METRIC_THERMAL_RESISTANCE] = "thermal_resistance_c_per_w",
+/* Each metric's name, and the step its values are written with (run.json,
+ * the API): the finest difference between two runs read back. */
+static const struct {
+        const char *name;
+        double written_step;
+} metric_info[ANALYSIS_METRIC_MAX] = {
+        [ANALYSIS_METRIC_RISE] = { "rise_over_ambient_c", 0.01 },
+        [ANALYSIS_METRIC_PLATEAU] = { "plateau_c", 0.01 },
+        [ANALYSIS_METRIC_TAU_HEAT] = { "tau_heat_s", 0.1 },
+        [ANALYSIS_METRIC_T90_HEAT] = { "t90_heat_s", 0.1 },
+        [ANALYSIS_METRIC_TAU_COOL] = { "tau_cool_s", 0.1 },
+        [ANALYSIS_METRIC_THROTTLED] = { "throttled_fraction", 1e-4 },
+        [ANALYSIS_METRIC_FREQ_MEAN] = { "freq_mean_hz", 1 },
+        [ANALYSIS_METRIC_WORK_RATE] = { "work_rate_end", 0.1 },
+        [ANALYSIS_METRIC_THERMAL_RESISTANCE] = { "thermal_resistance_c_per_w", 1e-3 },
 };
 
 const char *analysis_metric_name(enum analysis_metric m, bool over_ambient) {
@@ -24,7 +29,7 @@ const char *analysis_metric_name(enum analysis_metric m, bool over_ambient) {
                 return NULL;
         if (m == ANALYSIS_METRIC_RISE && !over_ambient)
                 return "rise_c";
-        return metric_names[m];
+        return metric_info[m].name;
 }
 
 bool analysis_rise_over_ambient(const struct run_metrics *const *runs, size_t n) {
@@ -46,16 +51,22 @@ static void plateau_reach(const struct run_metrics *r, double *below, double *ab
                 *below = *above = r->plateau_ci95_c;
 }
 
-/* A run's value of metric m, and how far its own 95 % interval reaches
- * below and above it (NaN for none) into own[0] and own[1]. */
-static double metric_value(const struct run_metrics *r, enum analysis_metric m, bool over_ambient, double own[2]) {
+/* A run's value of metric m; how far its own 95 % interval reaches
+ * below and above it (NaN for none) into own[0] and own[1]; the step it
+ * is resolved to into *step: the digits it is written with, for a
+ * temperature the sensor's step when coarser. */
+static double metric_value(const struct run_metrics *r, enum analysis_metric m, bool over_ambient, double own[2],
+                           double *step) {
         own[0] = own[1] = NAN;
+        *step = metric_info[m].written_step;
         switch (m) {
         case ANALYSIS_METRIC_RISE:
                 plateau_reach(r, &own[0], &own[1]);
+                *step = fmax(*step, isfinite(r->temp_step_c) ? r->temp_step_c : 0);
                 return over_ambient ? r->rise_over_ambient_c : r->rise_c;
         case ANALYSIS_METRIC_PLATEAU:
                 plateau_reach(r, &own[0], &own[1]);
+                *step = fmax(*step, isfinite(r->temp_step_c) ? r->temp_step_c : 0);
                 return r->plateau_c;
         case ANALYSIS_METRIC_TAU_HEAT:
                 return r->tau_heat_s;
@@ -81,14 +92,16 @@ struct stat_acc {
         size_t n;
         double mean, m2;
         double below, above;    /* how far the last value's own interval reaches */
+        double step;            /* the coarsest step of the values */
 };
 
-static void acc_add(struct stat_acc *a, double x, double below, double above) {
+static void acc_add(struct stat_acc *a, double x, double below, double above, double step) {
         double delta;
 
         if (!isfinite(x))
                 return;
         a->n++;
+        a->step = fmax(a->step, step);
         delta = x - a->mean;
         a->mean += delta / (double) a->n;
         a->m2 += delta * (x - a->mean);
@@ -99,7 +112,7 @@ static void acc_add(struct stat_acc *a, double x, double below, double above) {
 static void acc_finish(const struct stat_acc *a, struct analysis_stat *ret) {
         double half;
 
-        *ret = (struct analysis_stat) { .n = a->n, .mean = NAN, .sd = NAN, .low = NAN, .high = NAN };
+        *ret = (struct analysis_stat) { .n = a->n, .mean = NAN, .sd = NAN, .sd_floor = 0, .low = NAN, .high = NAN };
         if (a->n == 0)
                 return;
         ret->mean = a->mean;
@@ -112,7 +125,8 @@ static void acc_finish(const struct stat_acc *a, struct analysis_stat *ret) {
                 return;
         }
         ret->sd = sqrt(fmax(a->m2, 0) / (double) (a->n - 1));
-        half = analysis_t_quantile(0.975, (double) (a->n - 1)) * ret->sd / sqrt((double) a->n);
+        ret->sd_floor = a->step / sqrt(12.0);
+        half = analysis_t_quantile(0.975, (double) (a->n - 1)) * fmax(ret->sd, ret->sd_floor) / sqrt((double) a->n);
         ret->low = a->mean - half;
         ret->high = a->mean + half;
 }
@@ -121,7 +135,7 @@ void analysis_stat_compute(const double *values, const double *own_ci95, size_t 
         struct stat_acc a = { .below = NAN, .above = NAN };
 
         for (size_t i = 0; i < n; i++)
-                acc_add(&a, values[i], own_ci95 ? own_ci95[i] : NAN, own_ci95 ? own_ci95[i] : NAN);
+                acc_add(&a, values[i], own_ci95 ? own_ci95[i] : NAN, own_ci95 ? own_ci95[i] : NAN, 0);
         acc_finish(&a, ret);
 }
 
@@ -131,12 +145,12 @@ static void group_compute(struct analysis_group *g, const struct run_metrics *co
                 struct stat_acc a = { .below = NAN, .above = NAN };
 
                 for (size_t i = 0; i < n; i++) {
-                        double own[2], v;
+                        double own[2], step, v;
 
                         if (strcmp(labels[i], g->label) != 0)
                                 continue;
-                        v = metric_value(runs[i], m, over_ambient, own);
-                        acc_add(&a, v, own[0], own[1]);
+                        v = metric_value(runs[i], m, over_ambient, own, &step);
+                        acc_add(&a, v, own[0], own[1], step);
                 }
                 acc_finish(&a, &g->stat[m]);
         }
@@ -171,12 +185,16 @@ int analysis_groups(const struct run_metrics *const *runs, const char *const *la
  * own variance (the cases need not scatter alike), with the
  * Welch-Satterthwaite degrees of freedom
  *   df = (va + vb)^2 / (va^2 / (na - 1) + vb^2 / (nb - 1)),  v = sd^2 / n,
- * a fraction in general. Two groups whose runs agree exactly (both SDs 0)
- * give no interval: there is no spread to judge by.
+ * a fraction in general. Each SD is at least its group's sd_floor: runs
+ * that agree to the last step their values resolve (a whole-degree sensor,
+ * a simulator that repeats itself exactly) still differ by up to that
+ * step, unseen. Without a floor either (values given by hand) two groups
+ * that agree exactly give no interval: there is no spread to judge by.
  */
 static void verdict_welch(const struct analysis_stat *sa, const struct analysis_stat *sb,
                           struct analysis_verdict *v) {
-        double va = sa->sd * sa->sd / (double) sa->n, vb = sb->sd * sb->sd / (double) sb->n, half;
+        double sda = fmax(sa->sd, sa->sd_floor), sdb = fmax(sb->sd, sb->sd_floor);
+        double va = sda * sda / (double) sa->n, vb = sdb * sdb / (double) sb->n, half;
 
         if (!(va + vb > 0))
                 return;

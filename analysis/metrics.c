@@ -108,6 +108,17 @@ static void metrics_heating(const struct analysis_samples *s, const struct segme
                         s->t_s[load->start];
 }
 
+/* The step of the sensor's readings over the whole run (series_quantum()). */
+static void metrics_temp_step(const struct analysis_samples *s, struct run_metrics *m) {
+        struct series ser;
+        double off;
+
+        if (series_init_stats(&ser, s->t_s, s->temp_c, s->n, 2, false) < 0)
+                return;
+        m->temp_step_c = series_quantum(&ser, &off);
+        series_done(&ser);
+}
+
 static void metrics_cooling(const struct analysis_samples *s, const struct segment *cool, struct run_metrics *m) {
         const double *t = s->t_s + cool->start, *y = s->temp_c + cool->start;
         size_t len = cool->end - cool->start;
@@ -263,7 +274,7 @@ double analysis_idle_baseline(const double *t_s, const double *temp_c, const enu
 
 void analysis_metrics_init(struct run_metrics *m, double ambient_c) {
         *m = (struct run_metrics) {
-                .baseline_c = NAN, .ambient_c = ambient_c, .peak_c = NAN,
+                .baseline_c = NAN, .ambient_c = ambient_c, .peak_c = NAN, .temp_step_c = NAN,
                 .plateau_c = NAN, .plateau_ci95_c = NAN, .plateau_low_c = NAN, .plateau_high_c = NAN, .rise_c = NAN, .rise_over_ambient_c = NAN,
                 .tau_heat_s = NAN, .tau_heat_fast_s = NAN, .heat_fast_fraction = NAN, .t90_heat_s = NAN,
                 .tau_cool_s = NAN, .tau_cool_fast_s = NAN, .t_back_to_baseline_s = NAN,
@@ -289,6 +300,7 @@ int analysis_compute_metrics(const struct analysis_samples *s, struct run_metric
         for (size_t i = 0; i < s->n; i++)
                 if (isfinite(s->temp_c[i]) && (isnan(ret->peak_c) || s->temp_c[i] > ret->peak_c))
                         ret->peak_c = s->temp_c[i];
+        metrics_temp_step(s, ret);
         has_load = segment_find(s->phase, s->n, ANALYSIS_PHASE_STRESS, 0, &load);
         ret->baseline_c = s->baseline_c ? *s->baseline_c :
                           analysis_idle_baseline(s->t_s, s->temp_c, s->phase, has_load ? load.start : s->n);

@@ -13,6 +13,7 @@ static const struct metric metrics[] = {
         { "baseline_c", "baseline °C", 1, 1 },
         { "ambient_c", "ambient °C", 1, 1 },
         { "peak_c", "peak °C", 1, 1 },
+        { "temp_step_c", "sensor step °C", 1, 3, true },
         { "plateau_c", "plateau °C", 1, 1 },
         { "plateau_ci95_c", "plateau ±95% °C", 1, 2, true },   /* two widths subtracted */
         { "plateau_low_c", "plateau low °C", 1, 2 },

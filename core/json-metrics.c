@@ -17,7 +17,7 @@ static const struct {
         int decimals;
 } metric_fields[] = {
 #define F(name, dec) { #name, offsetof(struct run_metrics, name), dec }
-        F(baseline_c, 2), F(ambient_c, 2), F(peak_c, 2), F(plateau_c, 2), F(plateau_ci95_c, 2),
+        F(baseline_c, 2), F(ambient_c, 2), F(peak_c, 2), F(temp_step_c, 3), F(plateau_c, 2), F(plateau_ci95_c, 2),
         F(plateau_low_c, 2), F(plateau_high_c, 2),
         F(rise_c, 2), F(rise_over_ambient_c, 2), F(tau_heat_s, 1), F(tau_heat_fast_s, 1),
         F(heat_fast_fraction, 3), F(t90_heat_s, 1), F(tau_cool_s, 1), F(tau_cool_fast_s, 1),

@@ -708,9 +708,11 @@ def test_back_to_back_loads_each_stop_on_their_own(start_daemon):
     cols = samples["columns"]
     phase, rate, unit = cols.index("phase"), cols.index("work_rate_per_s"), cols.index("work_unit")
     memory = [row for row in samples["rows"] if row[unit] == "bytes"]
-    # the memory load worked through its whole phase (a sample every 100 ms for 3 s)
+    # the memory load worked through its whole phase (a sample every 100 ms for 3 s): a rate in
+    # every row, and work done in its last half second (a tick on a busy machine may see none)
     assert len(memory) >= 20 and all(row[phase] == "stress" for row in memory)
-    assert all(row[rate] for row in memory[-10:]), memory[-10:]
+    assert all(row[rate] is not None for row in memory), memory
+    assert sum(row[rate] for row in memory[-5:]) > 0, memory[-5:]
 
 
 def descendants(pid):

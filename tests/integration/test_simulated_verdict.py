@@ -50,7 +50,8 @@ def test_two_simulated_cases_repeated_three_times_give_a_conclusive_verdict(star
         rise = g["metrics"]["rise_over_ambient_c"]
         assert rise["mean"] == pytest.approx(RISES[g["label"]], abs=0.5), (g["label"], rise)
     [v] = doc["verdicts"]
-    assert (v["a"], v["b"], v["metric"]) == ("A", "B", "rise_over_ambient_c"), v
-    assert v["conclusive"] and v["cooler"] == "B" and not v["equivalent"], v
-    assert v["low_c"] <= -4.0 <= v["high_c"], v
-    assert v["high_c"] - v["low_c"] < 2.0, v
+    why = (v, [(g["label"], g["metrics"]["rise_over_ambient_c"]) for g in doc["groups"]])
+    assert (v["a"], v["b"], v["metric"]) == ("A", "B", "rise_over_ambient_c"), why
+    assert v["conclusive"] and v["cooler"] == "B" and not v["equivalent"], why
+    assert v["low_c"] <= -4.0 <= v["high_c"], why
+    assert v["high_c"] - v["low_c"] < 2.0, why

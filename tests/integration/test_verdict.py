@@ -19,8 +19,10 @@ from conftest import fixture_path, start_tree, write_in_place
 HEATCURVECTL = os.environ.get("HEATCURVECTL", "")
 AMBIENT_C = 25.0                # given with each run
 IDLE_C = 35.0                   # the board's temperature before the load
-TAU_S = 0.25                    # heating time constant
-IDLE_S, STRESS_S = 0.3, 1.3     # phases: the load lasts more than 5 tau, so the plateau is known
+TAU_S = 0.6                     # heating time constant: 6 samples, so a tick or a write late on a busy
+                                # machine (three daemons and their boards at once, under ASan) is small
+IDLE_S, STRESS_S = 0.3, 4.2     # phases: the load lasts 7 tau, so the plateau is known even when the
+                                # heat starts half a second after the load
 # the rise above idle of each run of each case: a few tenths apart, as remounted cases are
 RISES = {
     "case A": [20.0, 20.3, 19.8],
@@ -145,7 +147,7 @@ def check_the_cooler_case(cases):
         assert rise["n"] == 3 and rise["low"] <= expected <= rise["high"], (g["label"], rise, expected)
         assert rise["mean"] == pytest.approx(expected, abs=0.3), rise
         assert 0 < rise["sd"] < 1, rise
-        assert g["metrics"]["tau_heat_s"]["mean"] == pytest.approx(TAU_S, abs=0.1), g["metrics"]["tau_heat_s"]
+        assert g["metrics"]["tau_heat_s"]["mean"] == pytest.approx(TAU_S, rel=0.2), g["metrics"]["tau_heat_s"]
         assert g["metrics"]["plateau_c"]["n"] == 3
     [v] = doc["verdicts"]
     truth = true_difference("case A", "case B")          # b - a: B runs about 4 C cooler

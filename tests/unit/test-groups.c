@@ -249,6 +249,44 @@ static void test_equivalence(void **state) {
         assert_int_equal(analysis_verdict(&f.g[0], &f.g[1], ANALYSIS_METRIC_TAU_HEAT, true, 0, &v), -EINVAL);
 }
 
+/* Runs that repeat each other exactly (a simulator, a whole-degree sensor
+ * whose curves land on the same steps): the SD is 0, and the intervals use
+ * the step the values resolve, step / sqrt 12, instead. With the sensor's
+ * 1 C step: t(4) = 2.7764 * sqrt(2 / 12 / 3) = 0.6544 either side of -4.
+ * With no step known, the 0.01 C the rise is written with. */
+static void test_identical_runs(void **state) {
+        static const double a[] = { 30.12, 30.12, 30.12 }, b[] = { 26.12, 26.12, 26.12 };
+        struct fixture f = {};
+        struct analysis_verdict v;
+
+        (void) state;
+        add_runs(&f, "A", a, 3, 2.0);
+        add_runs(&f, "B", b, 3, 2.0);
+        for (size_t i = 0; i < f.n; i++)
+                f.m[i].temp_step_c = 1.0;
+        group(&f);
+        assert_near(f.g[0].stat[ANALYSIS_METRIC_RISE].sd, 0, 1e-9);
+        assert_near(f.g[0].stat[ANALYSIS_METRIC_RISE].sd_floor, 1 / sqrt(12), 1e-12);
+        /* the group's own interval: t(2) = 4.303 * 0.2887 / sqrt 3 */
+        assert_near(f.g[0].stat[ANALYSIS_METRIC_RISE].high - 30.12, 4.302653 / sqrt(12) / sqrt(3), 1e-5);
+        assert_int_equal(analysis_verdict(&f.g[0], &f.g[1], ANALYSIS_METRIC_RISE, true, 0, &v), 0);
+        assert_near(v.df, 4.0, 1e-9);
+        assert_near(v.low, -4.0 - 0.654414, 1e-5);
+        assert_near(v.high, -4.0 + 0.654414, 1e-5);
+        assert_true(v.conclusive);
+        assert_ptr_equal(v.cooler, &f.g[1]);
+        /* tau_heat_s has its spread (100, 101, 102): the floor (0.1 s written) does not touch it */
+        assert_near(f.g[0].stat[ANALYSIS_METRIC_TAU_HEAT].sd, 1.0, 1e-12);
+
+        for (size_t i = 0; i < f.n; i++)
+                f.m[i].temp_step_c = NAN;
+        group(&f);
+        assert_near(f.g[0].stat[ANALYSIS_METRIC_RISE].sd_floor, 0.01 / sqrt(12), 1e-12);
+        assert_int_equal(analysis_verdict(&f.g[0], &f.g[1], ANALYSIS_METRIC_RISE, true, 0, &v), 0);
+        assert_near(v.high - v.low, 2 * 0.00654414, 1e-7);
+        assert_true(v.conclusive);
+}
+
 /* A run without the metric does not count in n; the others are the group. */
 static void test_nan_skipped(void **state) {
         static const double a[] = { 30.0, NAN, 31.0, 32.0 }, b[] = { NAN };
@@ -366,6 +404,7 @@ int main(void) {
                 cmocka_unit_test(test_group_of_one),
                 cmocka_unit_test(test_group_of_one_asymmetric),
                 cmocka_unit_test(test_equivalence),
+                cmocka_unit_test(test_identical_runs),
                 cmocka_unit_test(test_nan_skipped),
                 cmocka_unit_test(test_order_and_baseline_rise),
                 cmocka_unit_test(test_regulated_groups),
