@@ -27,7 +27,8 @@
 #define ANALYSIS_BASELINE_WINDOW_S      10.0            /* median over this trailing window */
 #define ANALYSIS_BASELINE_IDLE_S        60.0            /* baseline: median of the last 60 s of idle */
 #define ANALYSIS_WORK_RATE_WINDOW_S     30.0            /* work rate: median of first/last 30 s of load */
-#define ANALYSIS_REGULATED_SHARE        0.5             /* throttled for at least half the load: held by throttling */
+#define ANALYSIS_REGULATED_SHARE        0.5             /* throttled for at least half the load, or of its
+                                                         * last minute: held by throttling */
 #define ANALYSIS_REGULATED_NEAR_C       2.0             /* without a clock: a flat top this near a firmware limit */
 #define ANALYSIS_REGULATED_WINDOW_S     60.0            /* the top: the last minute of the load */
 #define ANALYSIS_REGULATED_MIN_C        60.0            /* no board throttles for heat below this (the Pi 3B+'s
@@ -332,8 +333,10 @@ struct run_metrics {
 
 /*
  * Whether throttling, not the case, held the run's temperature: throttled
- * for at least ANALYSIS_REGULATED_SHARE of the load and held at
- * ANALYSIS_REGULATED_MIN_C or more; or, when the samples
+ * for at least ANALYSIS_REGULATED_SHARE of the load, or of its last
+ * ANALYSIS_REGULATED_WINDOW_S (a short load spends most of its time
+ * heating up to the limit), and held at ANALYSIS_REGULATED_MIN_C or more;
+ * or, when the samples
  * say nothing of throttling (a recording without a clock column), the last
  * minute of the load flat (within ANALYSIS_REGULATED_NEAR_C) and its last
  * 30 s within ANALYSIS_REGULATED_NEAR_C of a firmware limit (the Raspberry Pi's 80 and 85 C): "possibly
@@ -341,6 +344,14 @@ struct run_metrics {
  */
 bool analysis_regulated(const struct run_metrics *m);
 bool analysis_regulated_possibly(const struct run_metrics *m);
+
+/* What a run held by throttling reports instead of a plateau, into buf
+ * (truncated to size), with deg the degree sign to use ("°C", or "C" for
+ * the journal): "regulated at 80.0 °C, throttled 82 %, work -12.0 %" (the
+ * work part only with a work count), or "possibly regulated at 80.6 °C
+ * (flat at a firmware limit, no clock recorded)"; "" for a run not held.
+ * Returns what snprintf does. */
+int analysis_regulated_text(const struct run_metrics *m, const char *deg, char *buf, size_t size);
 
 /* Every metric unknown (NaN, ANALYSIS_MODEL_NONE) but ambient_c. */
 void analysis_metrics_init(struct run_metrics *m, double ambient_c);

@@ -1,6 +1,7 @@
 /* metrics.c — the metrics of a run from its samples: baseline, plateau, time constants, throttling, work rate. */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 
 #include "analysis-internal.h"
 
@@ -169,16 +170,16 @@ void analysis_load_freq_metrics(const struct analysis_load_freq *a, struct run_m
                 m->throttled_fraction = (double) a->throttled / (double) a->known;
 }
 
-/* Throttled share and frequencies under load. */
-static void metrics_freq(const struct analysis_samples *s, const struct segment *load, struct run_metrics *m) {
-        struct analysis_load_freq a = {};
+/* Throttled share and frequencies of samples [a, b) into m. */
+static void freq_over(const struct analysis_samples *s, size_t a, size_t b, struct run_metrics *m) {
+        struct analysis_load_freq f = {};
 
-        for (size_t i = load->start; i < load->end; i++)
-                analysis_load_freq_add(&a, s->freq_hz ? s->freq_hz[i] : NAN,
+        for (size_t i = a; i < b; i++)
+                analysis_load_freq_add(&f, s->freq_hz ? s->freq_hz[i] : NAN,
                                        s->max_allowed_hz ? s->max_allowed_hz[i] : NAN, s->cooling_active != NULL,
                                        s->cooling_active && s->cooling_active[i],
                                        s->firmware_throttled ? s->firmware_throttled[i] : -1);
-        analysis_load_freq_metrics(&a, m);
+        analysis_load_freq_metrics(&f, m);
 }
 
 static void metrics_work(const struct analysis_samples *s, const struct segment *load, struct run_metrics *m) {
@@ -203,6 +204,15 @@ static void metrics_work(const struct analysis_samples *s, const struct segment 
  * limit) and caps harder at 85 C. */
 static const double firmware_limits_c[] = { 80.0, 85.0 };
 
+/* The share of samples [a, b) that say they were throttled, of those that
+ * say either way; NaN for none. */
+static double top_throttled_share(const struct analysis_samples *s, size_t a, size_t b) {
+        struct run_metrics m = { .throttled_fraction = NAN };
+
+        freq_over(s, a, b, &m);
+        return m.throttled_fraction;
+}
+
 /* The load's last ANALYSIS_REGULATED_WINDOW_S: regulated_c when throttling
  * held it (analysis_regulated() says when). */
 static void metrics_regulated(const struct analysis_samples *s, const struct segment *load, struct run_metrics *m) {
@@ -217,7 +227,9 @@ static void metrics_regulated(const struct analysis_samples *s, const struct seg
         if (median_range(y, last, load->end, &held) < 0 || !isfinite(held))
                 return;
         if (isfinite(m->throttled_fraction)) {
-                if (m->throttled_fraction >= ANALYSIS_REGULATED_SHARE && held >= ANALYSIS_REGULATED_MIN_C)
+                if ((m->throttled_fraction >= ANALYSIS_REGULATED_SHARE ||
+                     top_throttled_share(s, top, load->end) >= ANALYSIS_REGULATED_SHARE) &&
+                    held >= ANALYSIS_REGULATED_MIN_C)
                         m->regulated_c = held;
                 return;
         }
@@ -259,6 +271,22 @@ bool analysis_regulated(const struct run_metrics *m) {
 
 bool analysis_regulated_possibly(const struct run_metrics *m) {
         return analysis_regulated(m) && !isfinite(m->throttled_fraction);
+}
+
+int analysis_regulated_text(const struct run_metrics *m, const char *deg, char *buf, size_t size) {
+        int k;
+
+        if (!analysis_regulated(m))
+                return snprintf(buf, size, "%s", "");
+        if (analysis_regulated_possibly(m))
+                return snprintf(buf, size, "possibly regulated at %.1f %s (flat at a firmware limit, no clock "
+                                "recorded)", round(m->regulated_c * 10) / 10, deg);
+        k = snprintf(buf, size, "regulated at %.1f %s, throttled %.0f %%", round(m->regulated_c * 10) / 10, deg,
+                     round(m->throttled_fraction * 100) + 0.0);
+        if (k >= 0 && (size_t) k < size && isfinite(m->work_rate_drop_pct))
+                k += snprintf(buf + k, size - (size_t) k, ", work %+.1f %%",
+                              round(-m->work_rate_drop_pct * 10) / 10 + 0.0);
+        return k;
 }
 
 double analysis_idle_baseline(const double *t_s, const double *temp_c, const enum analysis_phase *phase, size_t n) {
@@ -312,7 +340,7 @@ int analysis_compute_metrics(const struct analysis_samples *s, struct run_metric
         if (s->load_freq)
                 analysis_load_freq_metrics(s->load_freq, ret);
         else
-                metrics_freq(s, &load, ret);
+                freq_over(s, load.start, load.end, ret);
         metrics_work(s, &load, ret);
         metrics_regulated(s, &load, ret);
         metrics_power(s, &load, ret);

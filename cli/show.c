@@ -5,7 +5,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "analysis.h"
 #include "cli.h"
+#include "json-metrics.h"
 #include "table.h"
 #include "util.h"
 
@@ -59,7 +61,24 @@ static double metrics_rise_so_far(json_object *ms) {
         return json_object_get_double(peak) - json_object_get_double(base);
 }
 
+/* What a run held by throttling reports instead of a plateau
+ * (analysis_regulated_text()); "" for any other run. */
+static const char *metrics_regulated(char *buf, size_t size, json_object *ms) {
+        struct run_metrics m;
+
+        buf[0] = '\0';
+        if (!ms || json_is_null(json_get(ms, "regulated_c")))
+                return buf;
+        analysis_metrics_init(&m, NAN);
+        json_run_metrics_parse(ms, &m, NULL, 0);
+        analysis_regulated_text(&m, "°C", buf, size);
+        return buf;
+}
+
+/* The plateau with its interval, or what a run held by throttling has instead. */
 static const char *metrics_plateau(char *buf, size_t size, json_object *ms) {
+        if (*metrics_regulated(buf, size, ms))
+                return buf;
         return fmt_plateau(buf, size, json_get(ms, "plateau_c"), json_get(ms, "plateau_low_c"),
                            json_get(ms, "plateau_high_c"), metrics_rise_so_far(ms));
 }
@@ -67,9 +86,9 @@ static const char *metrics_plateau(char *buf, size_t size, json_object *ms) {
 static void metric_cell(struct table *t, const struct metric *m, json_object *ms) {
         json_object *v = json_get(ms, m->key);
         const char *unit = fmt_string(ms, "work_unit");
-        char buf[64];
+        char buf[128];
 
-        if (strcmp(m->key, "plateau_c") == 0 && json_get(ms, "plateau_low_c"))
+        if (strcmp(m->key, "plateau_c") == 0 && (json_get(ms, "plateau_low_c") || !json_is_null(json_get(ms, "regulated_c"))))
                 table_cell(t, metrics_plateau(buf, sizeof buf, ms));
         else if (json_is_null(v))
                 table_cell(t, "-");
@@ -247,8 +266,12 @@ static void runs_row(struct table *t, json_object *r) {
         table_cell(t, fmt_time(a, sizeof a, json_get(r, "started_ms")));
         table_cell(t, json_is_null(json_get(r, "started_ms")) ? "-" : fmt_seconds(b, sizeof b, run_duration_s(r)));
         table_cell(t, fmt_number(c, sizeof c, json_get(m, "baseline_c"), 1, 1));
-        table_cell(t, json_get(m, "plateau_low_c") ? metrics_plateau(d, sizeof d, m) :
-                      fmt_number(d, sizeof d, json_get(m, "plateau_c"), 1, 1));
+        if (!json_is_null(json_get(m, "regulated_c")))        /* the table's short form: the temperature */
+                table_cellf(t, "%sregulated at %s °C", json_is_null(json_get(m, "throttled_fraction")) ?
+                            "possibly " : "", fmt_number(d, sizeof d, json_get(m, "regulated_c"), 1, 1));
+        else
+                table_cell(t, json_get(m, "plateau_low_c") ? metrics_plateau(d, sizeof d, m) :
+                              fmt_number(d, sizeof d, json_get(m, "plateau_c"), 1, 1));
         table_cell(t, fmt_number(e, sizeof e, json_get(m, "rise_c"), 1, 1));
         table_cell(t, fmt_number(f, sizeof f, json_get(m, "tau_heat_s"), 1, 0));
         table_cell(t, fmt_number(g, sizeof g, json_get(m, "throttled_fraction"), 100, 1));
@@ -327,19 +350,10 @@ static void phases_print(json_object *phases) {
 /* A run held by throttling: its plateau is the firmware's limit, what
  * differs is the clock and the work. */
 static void show_held(json_object *m) {
-        char at[32], share[32], drop[32];
+        char held[128];
 
-        if (json_is_null(json_get(m, "regulated_c")))
-                return;
-        fmt_number(at, sizeof at, json_get(m, "regulated_c"), 1, 1);
-        if (json_is_null(json_get(m, "throttled_fraction"))) {
-                printf("held     possibly regulated at %s °C (a flat top at a firmware limit; no clock recorded)\n",
-                       at);
-                return;
-        }
-        printf("held     regulated at %s °C, throttled %s %%, work drop %s %%: its plateau is the limit, not "
-               "the case's\n", at, fmt_number(share, sizeof share, json_get(m, "throttled_fraction"), 100, 0),
-               fmt_number(drop, sizeof drop, json_get(m, "work_rate_drop_pct"), 1, 1));
+        if (*metrics_regulated(held, sizeof held, m))
+                printf("held     %s: its plateau is the limit, not the case's\n", held);
 }
 
 static void show_header(json_object *run) {

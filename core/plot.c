@@ -1,4 +1,4 @@
-/* plot.c — the three plots (a run, runs compared, the history) as SVG, from plain data: no I/O, no daemon. */
+/* plot.c — a run and runs compared as SVG, from plain data: no I/O, no daemon (the history: plot-history.c). */
 #include "plot.h"
 
 #include <errno.h>
@@ -11,60 +11,16 @@
 #include "svg.h"
 #include "util.h"
 
-#define FONT 12                         /* px, labels */
-#define FONT_SMALL 11                   /* px, ticks */
-#define FONT_TITLE 15                   /* px */
-#define AXIS "#333333"
-#define GRID "#e4e4e4"
-#define MUTED "#666666"
-#define LEVEL_COLOUR "#b2182b"          /* trips and the safety limit */
-#define FIT_POINTS 240                  /* points of a fitted curve */
-#define DASH_REF "6 4"                  /* baseline, ambient */
-#define DASH_FIT "3 2"
+#include "plot-internal.h"
 
-static const char *str(const char *s) {
-        return s ? s : "";
-}
-
-/* A plot area in px and the data range it shows. */
-struct panel {
-        double x, y, w, h;              /* px */
-        double x0, x1, y0, y1;          /* data */
-};
-
-static double px(const struct panel *p, double t) {
-        return p->x + (t - p->x0) / (p->x1 - p->x0) * p->w;
-}
-
-static double py(const struct panel *p, double v) {
-        return p->y + p->h - (v - p->y0) / (p->y1 - p->y0) * p->h;
-}
-
-static bool in_y(const struct panel *p, double v) {
-        return isfinite(v) && v >= p->y0 && v <= p->y1;
-}
-
-struct range {
-        double lo, hi;
-};
-
-#define RANGE_EMPTY ((struct range) { INFINITY, -INFINITY })
-
-static void range_add(struct range *r, double v) {
-        if (!isfinite(v))
-                return;
-        r->lo = fmin(r->lo, v);
-        r->hi = fmax(r->hi, v);
-}
-
-static void range_add_array(struct range *r, const double *v, size_t n, double offset, double scale) {
+void plot_range_add_array(struct range *r, const double *v, size_t n, double offset, double scale) {
         for (size_t i = 0; v && i < n; i++)
                 range_add(r, (v[i] - offset) * scale);
 }
 
 /* Rounds the y range out to whole ticks, with a little room; a flat or
  * empty range gets a span of its own. */
-static void panel_y_range(struct panel *p, struct range r, double min_span) {
+void plot_panel_y_range(struct panel *p, struct range r, double min_span) {
         double step, first;
 
         if (!(r.lo <= r.hi)) {
@@ -83,7 +39,7 @@ static void panel_y_range(struct panel *p, struct range r, double min_span) {
                 p->y1 = p->y0 + step;
 }
 
-static void panel_x_range(struct panel *p, double lo, double hi) {
+void plot_panel_x_range(struct panel *p, double lo, double hi) {
         if (!(lo < hi) || !isfinite(lo) || !isfinite(hi)) {
                 lo = isfinite(lo) ? lo : 0;
                 hi = lo + 1;
@@ -92,14 +48,14 @@ static void panel_x_range(struct panel *p, double lo, double hi) {
         p->x1 = hi;
 }
 
-static void draw_frame(struct svg *s, const struct panel *p) {
+void plot_draw_frame(struct svg *s, const struct panel *p) {
         svg_raw(s, "<rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"none\" stroke=\"%s\"/>\n",
                 svg_num(p->x, 1, (char[32]) {}, 32), svg_num(p->y, 1, (char[32]) {}, 32),
                 svg_num(p->w, 1, (char[32]) {}, 32), svg_num(p->h, 1, (char[32]) {}, 32), AXIS);
 }
 
 /* Horizontal grid lines and labels on the left (or right) edge; title along the axis. */
-static void draw_y_axis(struct svg *s, const struct panel *p, double scale_div, bool right, const char *title,
+void plot_draw_y_axis(struct svg *s, const struct panel *p, double scale_div, bool right, const char *title,
                         const char *colour) {
         double step, first, x = right ? p->x + p->w + 4 : p->x - 4;
         size_t n = svg_ticks(p->y0, p->y1, p->h >= 160 ? 6 : 3, &step, &first);
@@ -260,7 +216,7 @@ void plot_run_fits(const double *t_s, const double *temp_c, const enum analysis_
                 cool->model = ANALYSIS_MODEL_NONE;
 }
 
-static int check_size(unsigned width, unsigned height) {
+int plot_check_size(unsigned width, unsigned height) {
         return width < PLOT_SIZE_MIN || width > PLOT_SIZE_MAX || height < PLOT_SIZE_MIN || height > PLOT_SIZE_MAX ?
                -EINVAL : 0;
 }
@@ -326,7 +282,7 @@ static struct range run_temp_range(const struct plot_run *r) {
         struct range d = RANGE_EMPTY, all;
         double lo, hi;
 
-        range_add_array(&d, r->temp_c, r->n, 0, 1);
+        plot_range_add_array(&d, r->temp_c, r->n, 0, 1);
         all = d;
         if (plateau_band(m, &lo, &hi) && hi - lo < 40) {
                 range_add(&all, lo);
@@ -342,7 +298,7 @@ static struct range run_temp_range(const struct plot_run *r) {
 }
 
 /* Trip lines across the panel; those off its scale are named in its corner. */
-static void draw_levels(struct svg *s, const struct panel *p, const struct plot_level *levels, size_t n) {
+void plot_draw_levels(struct svg *s, const struct panel *p, const struct plot_level *levels, size_t n) {
         char off[256] = "";
 
         for (size_t i = 0; i < n; i++) {
@@ -361,7 +317,9 @@ static void draw_run_temps(struct svg *s, const struct plot_run *r, const struct
         const struct run_metrics *m = &r->metrics;
         double a = NAN, b = NAN, c, d, lo, hi;
 
-        if (run_phase_span(r, ANALYSIS_PHASE_STRESS, -INFINITY, &a, &b) && plateau_band(m, &lo, &hi)) {
+        if (analysis_regulated(m))      /* held by throttling: the limit it was held at, no plateau */
+                draw_level(s, p, m->regulated_c, svg_palette(1), DASH_FIT, "regulated");
+        else if (run_phase_span(r, ANALYSIS_PHASE_STRESS, -INFINITY, &a, &b) && plateau_band(m, &lo, &hi)) {
                 hi = fmin(p->y1, hi);
                 lo = fmax(p->y0, lo);
                 if (hi > lo)
@@ -371,7 +329,7 @@ static void draw_run_temps(struct svg *s, const struct plot_run *r, const struct
         }
         draw_level(s, p, m->baseline_c, MUTED, DASH_REF, "baseline");
         draw_level(s, p, m->ambient_c, MUTED, "2 3", "ambient");
-        draw_levels(s, p, r->levels, r->n_levels);
+        plot_draw_levels(s, p, r->levels, r->n_levels);
         draw_series(s, p, r->t_s, r->temp_c, r->n, 0, 1, svg_palette(0), 1.5);
         if (run_phase_span(r, ANALYSIS_PHASE_STRESS, -INFINITY, &a, &b))
                 draw_fit(s, p, &r->heat, r->heat.t_origin_s, fmin(b, p->x1), svg_palette(1));
@@ -386,31 +344,31 @@ static void draw_run_lower(struct svg *s, const struct plot_run *r, const struct
         char title[64];
         double div;
 
-        range_add_array(&fr, r->freq_hz, r->n, 0, 1e-6);
-        panel_y_range(&p, fr, 100);
+        plot_range_add_array(&fr, r->freq_hz, r->n, 0, 1e-6);
+        plot_panel_y_range(&p, fr, 100);
         p.y0 *= 1e6;
         p.y1 *= 1e6;
-        draw_frame(s, &p);
+        plot_draw_frame(s, &p);
         draw_x_axis(s, &p, true, "time since the run started");
-        draw_y_axis(s, &p, 1e6, false, "CPU MHz", svg_palette(0));
+        plot_draw_y_axis(s, &p, 1e6, false, "CPU MHz", svg_palette(0));
         if (r->freq_hz)
                 draw_series(s, &p, r->t_s, r->freq_hz, r->n, 0, 1, svg_palette(0), 1.2);
         if (!work)
                 return;
-        range_add_array(&wr, r->work_rate, r->n, 0, 1);
+        plot_range_add_array(&wr, r->work_rate, r->n, 0, 1);
         if (!(wr.lo <= wr.hi))
                 return;
         wr.lo = fmin(0, wr.lo);
-        panel_y_range(&w, wr, 1);
+        plot_panel_y_range(&w, wr, 1);
         /* SI prefixes keep the labels of billions of ops/s short */
         div = w.y1 >= 1e10 ? 1e9 : w.y1 >= 1e7 ? 1e6 : w.y1 >= 1e4 ? 1e3 : 1;
         snprintf(title, sizeof title, "work %s%s/s", div == 1e9 ? "G" : div == 1e6 ? "M" : div == 1e3 ? "k" : "",
                  r->work_unit);
-        draw_y_axis(s, &w, div, true, title, svg_palette(2));
+        plot_draw_y_axis(s, &w, div, true, title, svg_palette(2));
         draw_series(s, &w, r->t_s, r->work_rate, r->n, 0, 1, svg_palette(2), 1.2);
 }
 
-static void draw_legend_line(struct svg *s, double x, double y, const char *colour, const char *dash,
+void plot_draw_legend_line(struct svg *s, double x, double y, const char *colour, const char *dash,
                              const char *text) {
         svg_line(s, x, y - 4, x + 22, y - 4, colour, 2, dash);
         svg_text(s, x + 28, y, "start", FONT_SMALL, AXIS, text);
@@ -459,6 +417,9 @@ static void draw_run_box(struct svg *s, const struct plot_run *r, double x, doub
                 snprintf(a, sizeof a, "%s ± %s °C", svg_num(m->plateau_c, 1, (char[32]) {}, 32),
                          svg_num(m->plateau_ci95_c, 1, (char[32]) {}, 32));
         snprintf(line, sizeof line, "plateau %s", a);
+        if (analysis_regulated(m))      /* held by throttling: the limit, not a plateau */
+                snprintf(line, sizeof line, "%sregulated at %s °C", analysis_regulated_possibly(m) ? "possibly " : "",
+                         svg_num(m->regulated_c, 1, (char[32]) {}, 32));
         svg_text(s, x + 8, yy, "start", FONT, AXIS, line);
         fmt_c(a, sizeof a, m->rise_over_ambient_c);
         snprintf(line, sizeof line, "rise over ambient %s", a);
@@ -470,16 +431,23 @@ static void draw_run_box(struct svg *s, const struct plot_run *r, double x, doub
         fmt_duration(a, sizeof a, m->tau_cool_s);
         snprintf(line, sizeof line, "τ cool %s", a);
         svg_text(s, x + 8, yy += 17, "start", FONT, AXIS, line);
-        if (isfinite(m->throttled_fraction))
+        svg_num(-m->work_rate_drop_pct, 1, b, sizeof b);
+        if (isfinite(m->throttled_fraction) && analysis_regulated(m) && isfinite(m->work_rate_drop_pct))
+                snprintf(line, sizeof line, "throttled %s %%, work %s%s %%",
+                         svg_num(100 * m->throttled_fraction, 0, (char[32]) {}, 32), b[0] == '-' ? "" : "+", b);
+        else if (isfinite(m->throttled_fraction))
                 snprintf(line, sizeof line, "throttled %s %%", svg_num(100 * m->throttled_fraction, 0, (char[32]) {}, 32));
         else
                 snprintf(line, sizeof line, "throttled —");
         svg_text(s, x + 8, yy += 17, "start", FONT, AXIS, line);
-        draw_legend_line(s, x + 8, yy += 24, svg_palette(0), NULL, r->sensor && r->sensor[0] ? r->sensor : "samples");
-        draw_legend_line(s, x + 8, yy += 17, svg_palette(1), DASH_FIT, "heat-up fit");
-        draw_legend_line(s, x + 8, yy += 17, svg_palette(2), DASH_FIT, "cool-down fit");
-        svg_rect(s, x + 8, (yy += 17) - 9, 22, 10, svg_palette(1), 0.15);
-        svg_text(s, x + 36, yy, "start", FONT_SMALL, AXIS, "plateau 95 % band");
+        plot_draw_legend_line(s, x + 8, yy += 24, svg_palette(0), NULL,
+                              r->sensor && r->sensor[0] ? r->sensor : "samples");
+        plot_draw_legend_line(s, x + 8, yy += 17, svg_palette(1), DASH_FIT, "heat-up fit");
+        plot_draw_legend_line(s, x + 8, yy += 17, svg_palette(2), DASH_FIT, "cool-down fit");
+        if (!analysis_regulated(m)) {
+                svg_rect(s, x + 8, (yy += 17) - 9, 22, 10, svg_palette(1), 0.15);
+                svg_text(s, x + 36, yy, "start", FONT_SMALL, AXIS, "plateau 95 % band");
+        }
         draw_run_quality(s, r, x + 8, yy + 17);
 }
 
@@ -498,7 +466,7 @@ int plot_run_svg(const struct plot_run *r, unsigned width, unsigned height, char
         double t_end;
         char date[96];
 
-        if (!r || check_size(width, height) < 0 || (r->n && (!r->t_s || !r->temp_c)) ||
+        if (!r || plot_check_size(width, height) < 0 || (r->n && (!r->t_s || !r->temp_c)) ||
             (r->n_phases && !r->phases) || r->n_levels > PLOT_LEVELS_MAX)
                 return -EINVAL;
         if (svg_begin(&s, width, height, r->label && r->label[0] ? r->label : "heatcurve run") < 0)
@@ -517,13 +485,13 @@ int plot_run_svg(const struct plot_run *r, unsigned width, unsigned height, char
         for (size_t i = 0; i < r->n_phases; i++)
                 if (isfinite(r->phases[i].end_s))
                         t_end = fmax(t_end, r->phases[i].end_s);
-        panel_x_range(&top, r->n ? fmin(0, r->t_s[0]) : 0, t_end);
-        panel_x_range(&bottom, top.x0, top.x1);
-        panel_y_range(&top, run_temp_range(r), 5);
+        plot_panel_x_range(&top, r->n ? fmin(0, r->t_s[0]) : 0, t_end);
+        plot_panel_x_range(&bottom, top.x0, top.x1);
+        plot_panel_y_range(&top, run_temp_range(r), 5);
         draw_phases(&s, r, &top, &bottom);
-        draw_frame(&s, &top);
+        plot_draw_frame(&s, &top);
         draw_x_axis(&s, &top, false, NULL);
-        draw_y_axis(&s, &top, 1, false, "temperature °C", AXIS);
+        plot_draw_y_axis(&s, &top, 1, false, "temperature °C", AXIS);
         draw_run_temps(&s, r, &top);
         draw_run_lower(&s, r, &bottom);
         draw_run_box(&s, r, width - box_w - 8, top.y, box_w);
@@ -763,7 +731,7 @@ int plot_compare_svg(const struct plot_curve *curves, size_t n, bool rise, unsig
         struct panel p;
         struct svg s;
 
-        if (!curves || n == 0 || n > PLOT_COMPARE_MAX || check_size(width, height) < 0)
+        if (!curves || n == 0 || n > PLOT_COMPARE_MAX || plot_check_size(width, height) < 0)
                 return -EINVAL;
         if (height < top + 50 + 120 + table_h)
                 return -ERANGE;
@@ -777,7 +745,7 @@ int plot_compare_svg(const struct plot_curve *curves, size_t n, bool rise, unsig
                         hi = fmax(hi, curves[i].t_s[curves[i].n - 1]);
                 }
                 if (isfinite(ref) || !rise)
-                        range_add_array(&yr, curves[i].temp_c, curves[i].n, ref, 1);
+                        plot_range_add_array(&yr, curves[i].temp_c, curves[i].n, ref, 1);
         }
         nbars = compare_bars(curves, n, rise, bars);
         for (size_t i = 0; i < nbars; i++) {
@@ -790,14 +758,14 @@ int plot_compare_svg(const struct plot_curve *curves, size_t n, bool rise, unsig
                    "Temperature, aligned on the load start", "", "");
         draw_compare_verdict(&s, curves, n, 12, 36, width - 24.0);
         p = (struct panel) { .x = 64, .y = top, .w = width - 64 - 24, .h = height - top - 50 - table_h };
-        panel_x_range(&p, lo, hi);
+        plot_panel_x_range(&p, lo, hi);
         if (rise)
                 range_add(&yr, 0);      /* a rise is read from nothing */
         range_add(&yr, yr.hi + 0.04 * (yr.hi - yr.lo));        /* headroom: no curve along the frame */
-        panel_y_range(&p, yr, 5);
-        draw_frame(&s, &p);
+        plot_panel_y_range(&p, yr, 5);
+        plot_draw_frame(&s, &p);
         draw_x_axis(&s, &p, true, "time since the load started");
-        draw_y_axis(&s, &p, 1, false, rise ? "rise °C" : "temperature °C", AXIS);
+        plot_draw_y_axis(&s, &p, 1, false, rise ? "rise °C" : "temperature °C", AXIS);
         if (p.x0 < 0 && p.x1 > 0) {
                 svg_line(&s, px(&p, 0), p.y, px(&p, 0), p.y + p.h, MUTED, 1, DASH_REF);
                 svg_text(&s, px(&p, 0) + 4, p.y + p.h - 6, "start", FONT_SMALL, MUTED, "load start");
@@ -811,390 +779,5 @@ int plot_compare_svg(const struct plot_curve *curves, size_t n, bool rise, unsig
         draw_compare_bars(&s, bars, nbars, &p);
         draw_compare_legend(&s, curves, n, rise, &p);
         draw_compare_table(&s, curves, n, rise, p.x, p.y + p.h + 56, p.w);
-        return svg_end(&s, ret, ret_len);
-}
-
-/* Unix days to a civil date (H. Hinnant's algorithm): no time_t, so 32-bit
- * boards format dates after 2038 too, and no locale or time zone. */
-static void civil_from_days(int64_t z, int *y, unsigned *m, unsigned *d) {
-        z += 719468;
-        int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-        unsigned doe = (unsigned) (z - era * 146097);
-        unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-        unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        unsigned mp = (5 * doy + 2) / 153;
-
-        *d = doy - (153 * mp + 2) / 5 + 1;
-        *m = mp < 10 ? mp + 3 : mp - 9;
-        *y = (int) (yoe + era * 400 + (*m <= 2));
-}
-
-void plot_format_utc(int64_t ms, char *buf, size_t size) {
-        int64_t sec = ms >= 0 ? ms / 1000 : (ms - 999) / 1000, days = sec >= 0 ? sec / 86400 : (sec - 86399) / 86400;
-        int64_t rem = sec - days * 86400;
-        unsigned m, d;
-        int y;
-
-        civil_from_days(days, &y, &m, &d);
-        snprintf(buf, size, "%04d-%02u-%02u %02u:%02u:%02u", y, m, d, (unsigned) (rem / 3600),
-                 (unsigned) (rem / 60 % 60), (unsigned) (rem % 60));
-}
-
-static const double time_steps_s[] = { 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200,
-                                       10800, 21600, 43200, 86400, 172800, 604800 };
-
-/* Wall-clock ticks: x is seconds since from_ms, labels are UTC times of day
- * (dates when a step is a day or more). */
-static void draw_clock_axis(struct svg *s, const struct panel *p, int64_t from_ms, bool labels) {
-        double span = p->x1 - p->x0, target = fmax(2, p->w / 110), step = time_steps_s[ELEMENTSOF(time_steps_s) - 1];
-        double t0 = (double) from_ms / 1000.0;
-        char buf[32];
-
-        for (size_t i = 0; i < ELEMENTSOF(time_steps_s); i++)
-                if (span / time_steps_s[i] <= target) {
-                        step = time_steps_s[i];
-                        break;
-                }
-        if (span / step > target)       /* months and more: whole weeks, as many as fit */
-                step *= ceil(span / step / target);
-        /* counted, not only compared: far from 1970 a small step no longer moves t */
-        for (size_t i = 0, n = (size_t) target + 2; i < n; i++) {
-                double t = (ceil((t0 + p->x0) / step) + (double) i) * step, x = px(p, t - t0);
-
-                if (t > t0 + p->x1 + 1e-6)
-                        break;
-                svg_line(s, x, p->y, x, p->y + p->h, GRID, 1, NULL);
-                if (!labels)
-                        continue;
-                plot_format_utc((int64_t) llround(t * 1000), buf, sizeof buf);
-                if (step >= 86400) {
-                        buf[10] = '\0';                 /* "YYYY-MM-DD" */
-                } else {
-                        memmove(buf, buf + 11, 8);      /* "HH:MM:SS" */
-                        buf[step >= 60 ? 5 : 8] = '\0';
-                }
-                svg_text(s, x, p->y + p->h + 15, "middle", FONT_SMALL, AXIS, buf);
-        }
-        if (labels) {
-                plot_format_utc(from_ms, buf, sizeof buf);
-                svg_textf(s, p->x + p->w / 2, p->y + p->h + 32, "middle", FONT, AXIS, "time (UTC) from %s", buf);
-        }
-}
-
-static double kind_scale(enum plot_kind k) {
-        return k == PLOT_KIND_FREQ ? 1e-6 : k == PLOT_KIND_LOAD ? 100 : 1;
-}
-
-static const char *kind_title(enum plot_kind k) {
-        return k == PLOT_KIND_FREQ ? "CPU MHz" : k == PLOT_KIND_LOAD ? "load %" : "temperature °C";
-}
-
-/* One band (max forward, min back) and the mean line per run of buckets
- * without a gap; colour i of the palette. */
-static void draw_band(struct svg *s, const struct panel *p, const double *x, size_t n, int64_t gap,
-                      const int64_t *t_ms, const struct plot_band *b, double scale, const char *colour) {
-        struct svg_path band, mean;
-
-        for (size_t a = 0, e; a < n; a = e) {
-                for (e = a + 1; e < n && t_ms[e] - t_ms[e - 1] <= gap; e++)
-                        ;
-                svg_path_begin(&band, s);
-                for (size_t i = a; i < e; i++)
-                        if (isfinite(b->max[i]))
-                                svg_path_point(&band, x[i], py(p, b->max[i] * scale));
-                for (size_t i = e; i-- > a; )
-                        if (isfinite(b->min[i]))
-                                svg_path_point(&band, x[i], py(p, b->min[i] * scale));
-                svg_path_end(&band, NULL, 0, NULL, colour, 0.25);
-        }
-        svg_path_begin(&mean, s);
-        for (size_t i = 0; i < n; i++) {
-                if (i > 0 && t_ms[i] - t_ms[i - 1] > gap)
-                        svg_path_point(&mean, NAN, NAN);
-                svg_path_point(&mean, x[i], isfinite(b->mean[i]) ? py(p, b->mean[i] * scale) : NAN);
-        }
-        svg_path_end(&mean, colour, 1.4, NULL, NULL, 1);
-}
-
-bool plot_throttled(double freq_hz, double max_hz, double load) {
-        /* a NaN load is unknown: the frequency alone decides */
-        return isfinite(freq_hz) && max_hz > 0 && freq_hz < max_hz * (1 - PLOT_THROTTLE_TOLERANCE) &&
-               !(load < PLOT_THROTTLE_LOAD);
-}
-
-#define STRIP_H 36.0                    /* px, a frequency panel whose values do not change */
-#define WARN_COLOUR "#E69F00"
-
-/* What the history's panels share. */
-struct history_plot {
-        const int64_t *t_ms;
-        size_t n;
-        int64_t bucket_ms, from_ms;
-        const struct plot_band *bands;
-        size_t n_bands;
-        const struct plot_history_marks *marks;
-        double *x;                      /* px, each bucket's middle */
-        bool *throttled;                /* each bucket's */
-        bool any_throttled;
-        double top, bottom;             /* px, the first panel's top and the last one's bottom */
-};
-
-/* A bucket is throttled when one of the frequencies is, by the load of the
- * first load series; without a load series, by the frequency alone. */
-static void history_throttled(struct history_plot *h) {
-        const double *load = NULL;
-
-        for (size_t i = 0; i < h->n_bands && !load; i++)
-                if (h->bands[i].kind == PLOT_KIND_LOAD)
-                        load = h->bands[i].mean;
-        for (size_t b = 0; b < h->n; b++) {
-                h->throttled[b] = false;
-                if (load && !isfinite(load[b]))
-                        continue;       /* a load is shown but not known here: not counted */
-                for (size_t i = 0; i < h->n_bands; i++)
-                        if (h->bands[i].kind == PLOT_KIND_FREQ &&
-                            plot_throttled(h->bands[i].mean[b], h->bands[i].max_hz, load ? load[b] : NAN))
-                                h->throttled[b] = true;
-                h->any_throttled |= h->throttled[b];
-        }
-}
-
-/* The frequencies do not change over the window (within 1 MHz): a strip says so. */
-static bool history_freq_flat(const struct history_plot *h, double *value) {
-        struct range r = RANGE_EMPTY;
-
-        for (size_t i = 0; i < h->n_bands; i++)
-                if (h->bands[i].kind == PLOT_KIND_FREQ) {
-                        range_add_array(&r, h->bands[i].min, h->n, 0, 1e-6);
-                        range_add_array(&r, h->bands[i].max, h->n, 0, 1e-6);
-                }
-        *value = r.hi;
-        return r.lo <= r.hi && r.hi - r.lo < 1;
-}
-
-static double history_px(const struct panel *p, const struct history_plot *h, int64_t t_ms) {
-        return px(p, (double) (t_ms - h->from_ms) / 1000.0);
-}
-
-/* Each stretch of throttled buckets, shaded over the panel. Samples further
- * apart than a bucket leave buckets empty: the stretch goes on over gaps of
- * up to two sample spacings (the shortest step between buckets). */
-static void draw_history_throttled(struct svg *s, const struct panel *p, const struct history_plot *h) {
-        int64_t step = 0;
-
-        if (!h->any_throttled)
-                return;
-        for (size_t i = 1; i < h->n; i++)
-                if (step == 0 || h->t_ms[i] - h->t_ms[i - 1] < step)
-                        step = h->t_ms[i] - h->t_ms[i - 1];
-        if (step < h->bucket_ms)
-                step = h->bucket_ms;
-        svg_raw(s, "<g class=\"throttled\">\n");
-        for (size_t a = 0, e; a < h->n; a = e) {
-                for (e = a + 1; e < h->n && h->throttled[e] == h->throttled[a] &&
-                     h->t_ms[e] - h->t_ms[e - 1] <= 2 * step; e++)
-                        ;
-                if (!h->throttled[a])
-                        continue;
-                double x0 = fmax(p->x, history_px(p, h, h->t_ms[a]));
-                double x1 = fmin(p->x + p->w, history_px(p, h, h->t_ms[e - 1] + h->bucket_ms));
-                if (x1 > x0)
-                        svg_rect(s, x0, p->y, x1 - x0, p->h, LEVEL_COLOUR, 0.12);
-        }
-        svg_raw(s, "</g>\n");
-}
-
-static void draw_history_panel(struct svg *s, const struct panel *p_in, enum plot_kind kind,
-                               const struct history_plot *h, bool last, bool strip) {
-        struct panel p = *p_in;
-        struct range r = RANGE_EMPTY;
-        double scale = kind_scale(kind), flat = NAN;
-        const struct plot_history_marks *m = h->marks;
-        size_t k = 0;
-
-        for (size_t i = 0; i < h->n_bands; i++)
-                if (h->bands[i].kind == kind) {
-                        range_add_array(&r, h->bands[i].min, h->n, 0, scale);
-                        range_add_array(&r, h->bands[i].max, h->n, 0, scale);
-                }
-        if (kind == PLOT_KIND_TEMP && m) {
-                struct range d = r;
-                for (size_t i = 0; i < m->n_levels; i++)
-                        if (!(d.lo <= d.hi) || m->levels[i].temp_c <= d.hi + 20)
-                                range_add(&r, m->levels[i].temp_c);
-        }
-        if (strip) {
-                flat = r.hi;
-                p.y0 = flat - 1;
-                p.y1 = flat + 1;
-        } else {
-                panel_y_range(&p, r, kind == PLOT_KIND_TEMP ? 5 : 10);
-        }
-        draw_history_throttled(s, &p, h);
-        draw_frame(s, &p);
-        draw_clock_axis(s, &p, h->from_ms, last);
-        if (strip) {
-                svg_text(s, p.x - 4, p.y + 12, "end", FONT_SMALL, AXIS, kind_title(kind));
-                svg_text(s, p.x - 4, p.y + p.h - 6, "end", FONT_SMALL, AXIS, svg_num(flat, 0, (char[32]) {}, 32));
-        } else
-                draw_y_axis(s, &p, 1, false, kind_title(kind), AXIS);
-        if (kind == PLOT_KIND_TEMP && m)
-                draw_levels(s, &p, m->levels, m->n_levels);
-        for (size_t i = 0; i < h->n_bands; i++) {
-                char text[320];
-                if (h->bands[i].kind != kind)
-                        continue;
-                draw_band(s, &p, h->x, h->n, 2 * h->bucket_ms, h->t_ms, &h->bands[i], scale, svg_palette(i));
-                snprintf(text, sizeof text, "%s%s", h->bands[i].id, strip ? ": unchanged" : "");
-                draw_legend_line(s, p.x + 8, (strip ? p.y + p.h / 2 + 4 : p.y + 16) + 15.0 * (double) k++,
-                                 svg_palette(i), NULL, text);
-        }
-}
-
-/* Each run's start (solid) and end (dashed) over every panel, its label above the first. */
-static void draw_history_runs(struct svg *s, const struct panel *p, const struct history_plot *h) {
-        double last_label = -INFINITY;
-
-        if (!h->marks || h->marks->n_runs == 0)
-                return;
-        svg_raw(s, "<g class=\"runs\">\n");
-        for (size_t i = 0; i < h->marks->n_runs; i++) {
-                const struct plot_span *r = &h->marks->runs[i];
-                double a = history_px(p, h, r->from_ms), b = history_px(p, h, r->to_ms);
-
-                if (b < p->x || a > p->x + p->w)
-                        continue;
-                if (a >= p->x)
-                        svg_line(s, a, h->top, a, h->bottom, MUTED, 1, NULL);
-                if (b <= p->x + p->w && r->to_ms > r->from_ms)
-                        svg_line(s, b, h->top, b, h->bottom, MUTED, 1, "4 3");
-                a = fmax(a, p->x);
-                if (a - last_label < 90)        /* labels of runs close together would overlap */
-                        continue;
-                svg_text(s, a + 2, h->top - 4, "start", FONT_SMALL, MUTED, str(r->label));
-                last_label = a;
-        }
-        svg_raw(s, "</g>\n");
-}
-
-/* A triangle on the top edge of the panel and a dotted line under it, per change to warn or crit. */
-static void draw_history_alerts(struct svg *s, const struct panel *p, const struct history_plot *h) {
-        char a[32], b[32], c[32], y0[32], y1[32];
-
-        if (!h->marks || h->marks->n_alerts == 0)
-                return;
-        svg_raw(s, "<g class=\"alerts\">\n");
-        for (size_t i = 0; i < h->marks->n_alerts; i++) {
-                const struct plot_alert_mark *m = &h->marks->alerts[i];
-                const char *colour = m->crit ? LEVEL_COLOUR : WARN_COLOUR;
-                double x = history_px(p, h, m->t_ms);
-
-                if (x < p->x || x > p->x + p->w)
-                        continue;
-                svg_line(s, x, p->y, x, p->y + p->h, colour, 1, "1 3");
-                svg_raw(s, "<path d=\"M%s %sL%s %sL%s %sZ\" fill=\"%s\"><title>", svg_num(x - 5, 1, a, sizeof a),
-                        svg_num(p->y, 1, y0, sizeof y0), svg_num(x + 5, 1, b, sizeof b), y0,
-                        svg_num(x, 1, c, sizeof c), svg_num(p->y + 8, 1, y1, sizeof y1), colour);
-                svg_escaped(s, str(m->label));
-                svg_raw(s, "</title></path>\n");
-        }
-        svg_raw(s, "</g>\n");
-}
-
-/* "throttled" under the temperature panel's legend: at the top right it
- * ran into the labels of the trips near the top (and stays there above
- * another kind's panel, whose legend may be a strip's). */
-static void draw_history_key(struct svg *s, const struct panel *p, enum plot_kind kind,
-                             const struct history_plot *h) {
-        double x = p->x + p->w - 92, y = p->y + 16;
-
-        if (!h->any_throttled)
-                return;
-        if (kind == PLOT_KIND_TEMP) {
-                x = p->x + 8;
-                for (size_t i = 0; i < h->n_bands; i++)
-                        if (h->bands[i].kind == kind)
-                                y += 15;
-        }
-        svg_rect(s, x, y - 9, 22, 10, LEVEL_COLOUR, 0.25);
-        svg_text(s, x + 28, y, "start", FONT_SMALL, AXIS, "throttled");
-}
-
-static int history_check(const int64_t *t_ms, size_t n_buckets, int64_t bucket_ms, int64_t from_ms,
-                         int64_t to_ms, const struct plot_band *bands, size_t n_bands,
-                         const struct plot_history_marks *marks, unsigned width, unsigned height) {
-        if (check_size(width, height) < 0 || to_ms < from_ms || n_buckets > PLOT_BUCKETS_MAX ||
-            (n_buckets && !t_ms) || (n_bands && !bands) || bucket_ms <= 0)
-                return -EINVAL;
-        if (marks && (marks->n_levels > PLOT_LEVELS_MAX || (marks->n_runs && !marks->runs) ||
-                      (marks->n_alerts && !marks->alerts)))
-                return -EINVAL;
-        for (size_t i = 0; i < n_bands; i++)
-                if (bands[i].kind >= _PLOT_KIND_MAX || (n_buckets && (!bands[i].min || !bands[i].max || !bands[i].mean)))
-                        return -EINVAL;
-        return 0;
-}
-
-int plot_history_svg(const int64_t *t_ms, size_t n_buckets, int64_t bucket_ms, int64_t from_ms, int64_t to_ms,
-                     const struct plot_band *bands, size_t n_bands, const struct plot_history_marks *marks,
-                     unsigned width, unsigned height, char **ret, size_t *ret_len) {
-        struct history_plot h = { t_ms, n_buckets, bucket_ms, from_ms, bands, n_bands, marks };
-        bool present[_PLOT_KIND_MAX] = {}, strip;
-        struct panel ps[_PLOT_KIND_MAX];
-        enum plot_kind kinds[_PLOT_KIND_MAX];
-        size_t n_panels = 0, k = 0;
-        double panel_h, strip_h, y = 40, flat;
-        struct svg s;
-        char a[32], b[32];
-        int e = history_check(t_ms, n_buckets, bucket_ms, from_ms, to_ms, bands, n_bands, marks, width, height);
-
-        if (e < 0)
-                return e;
-        for (size_t i = 0; i < n_bands; i++) {
-                n_panels += !present[bands[i].kind];
-                present[bands[i].kind] = true;
-        }
-        h.x = malloc((n_buckets ? n_buckets : 1) * sizeof *h.x);
-        h.throttled = malloc((n_buckets ? n_buckets : 1) * sizeof *h.throttled);
-        if (!h.x || !h.throttled || svg_begin(&s, width, height, "heatcurve: history") < 0) {
-                free(h.x);
-                free(h.throttled);
-                return -ENOMEM;
-        }
-        history_throttled(&h);
-        strip = present[PLOT_KIND_FREQ] && n_panels > 1 && history_freq_flat(&h, &flat);
-        strip_h = strip ? STRIP_H : 0;
-        plot_format_utc(from_ms, a, sizeof a);
-        plot_format_utc(to_ms, b, sizeof b);
-        svg_textf(&s, 12, 22, "start", FONT_TITLE, AXIS, "History %s — %s UTC", a, b + 11);
-        if (n_panels == 0)
-                svg_text(&s, width / 2.0, height / 2.0, "middle", FONT_TITLE, MUTED, "no sensors selected");
-        panel_h = (height - 40.0 - 50.0 - 14.0 * (double) (n_panels ? n_panels - 1 : 0) - strip_h) /
-                  (double) (n_panels ? n_panels - strip : 1);
-        for (enum plot_kind kind = 0; kind < _PLOT_KIND_MAX; kind++) {
-                bool thin = strip && kind == PLOT_KIND_FREQ;
-                if (!present[kind])
-                        continue;
-                ps[k] = (struct panel) { .x = 64, .y = y, .w = width - 64 - 24, .h = thin ? strip_h : panel_h };
-                panel_x_range(&ps[k], 0, (double) (to_ms - from_ms) / 1000.0);
-                kinds[k++] = kind;
-                y += ps[k - 1].h + 14;
-        }
-        if (n_panels) {
-                /* a bucket is drawn at its middle */
-                for (size_t i = 0; i < n_buckets; i++)
-                        h.x[i] = fmin(ps[0].x + ps[0].w, px(&ps[0], ((double) (t_ms[i] - from_ms) + 0.5 * (double) bucket_ms) / 1000.0));
-                h.top = ps[0].y;
-                h.bottom = ps[n_panels - 1].y + ps[n_panels - 1].h;
-        }
-        for (size_t i = 0; i < n_panels; i++)
-                draw_history_panel(&s, &ps[i], kinds[i], &h, i + 1 == n_panels, strip && kinds[i] == PLOT_KIND_FREQ);
-        if (n_panels) {
-                draw_history_runs(&s, &ps[0], &h);
-                draw_history_alerts(&s, &ps[0], &h);
-                draw_history_key(&s, &ps[0], kinds[0], &h);
-        }
-        free(h.x);
-        free(h.throttled);
         return svg_end(&s, ret, ret_len);
 }

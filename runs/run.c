@@ -302,7 +302,12 @@ static void run_finish(struct run *r, struct run_now now, enum run_state state) 
         r->csv_ids = NULL;
         r->csv_ch = NULL;
         run_write_json(r);
-        if (state == RUN_FINISHED)
+        if (state == RUN_FINISHED && analysis_regulated(&r->metrics)) {
+                char held[128];
+
+                analysis_regulated_text(&r->metrics, "C", held, sizeof held);
+                run_log(r, LOG_NOTICE, "finished: %s", held);
+        } else if (state == RUN_FINISHED)
                 run_log(r, LOG_NOTICE, "finished: plateau %.1f C, rise %.1f C, tau %.0f s",
                         r->metrics.plateau_c, r->metrics.rise_c, r->metrics.tau_heat_s);
         else

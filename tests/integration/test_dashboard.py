@@ -590,6 +590,69 @@ def test_one_verdict_on_the_page_the_plot_and_the_cli(page, start_daemon):
     assert page.problems() == []
 
 
+def regulated_run(template):
+    """synthetic_run() of a board held at 80 °C from about a minute into its load, the firmware
+    clocking it down two samples in three from then on: held by throttling."""
+    doc = synthetic_run(template, "no heatsink", 45.0, tau=60.0, idle_c=50.0)
+    header, *lines = doc["samples_csv"].splitlines()
+    cols = header.split(",")
+    temp, freq, top, phase, work = cols.index("temp_c"), cols.index("freq_hz"), cols.index("max_allowed_hz"), \
+        cols.index("phase"), cols.index("work_rate_per_s")
+    for i, line in enumerate(lines):
+        r = line.split(",")
+        held = r[phase] == "stress" and float(r[temp]) >= 80.0
+        r[temp] = "80.000" if held else r[temp]
+        r[freq] = str(int(int(r[top]) * 2 / 3)) if held and i % 3 else r[top]
+        r[work] = "666666.7" if held and i % 3 else r[work]       # the work done goes with the clock
+        lines[i] = ",".join(r)
+    doc["samples_csv"] = "\n".join([header, *lines]) + "\n"
+    return doc
+
+
+def half_up(x, d):
+    """The displays' rounding: half away from zero, as the value is written, and no "-0"."""
+    import decimal
+    q = decimal.Decimal(1).scaleb(-d)
+    return str(decimal.Decimal(repr(x)).quantize(q, rounding=decimal.ROUND_HALF_UP) + 0)
+
+
+def test_a_regulated_run_says_so_instead_of_a_plateau(page, start_daemon):
+    """A run held at the firmware's limit by throttling: its run page, the runs table, its plot.svg,
+    heatcurvectl show and runs say "regulated at" where a plateau would be, with the same numbers."""
+    d = start_daemon("--simulate", "--interval", "200ms")
+    _, template = d.get(f"/api/v1/runs/{finished_run(d, 'template')}/export")
+    status, run = d.request("POST", "/api/v1/runs/import", regulated_run(template))
+    assert status == 201, run
+    m = d.get(f"/api/v1/runs/{run['id']}")[1]["metrics"]
+    # held for its last two minutes: throttled for 44 % of the load, two thirds of its last minute
+    assert m["regulated_c"] == 80.0 and 0.4 < m["throttled_fraction"] < 0.5, m
+    at = f"regulated at {half_up(m['regulated_c'], 1)} °C"
+    work = half_up(-m["work_rate_drop_pct"], 1)
+    whole = f"{at}, throttled {half_up(m['throttled_fraction'] * 100, 0)} %, work {'' if work[0] == '-' else '+'}{work} %"
+
+    page.open(d.url, f"?live=0#/runs/{run['id']}")
+    page.wait(lambda: page.text('#run-metrics tr[data-id="plateau_c"] td') != "", what="the metrics table")
+    assert whole.endswith(", work -33.3 %"), whole          # the median of the last 30 s ran at 2/3 of the clock
+    # with the run's quality flag after it, as every metric of the table has
+    assert page.text('#run-metrics tr[data-id="plateau_c"] td').startswith(whole)
+    page.open(d.url, "?live=0#/")
+    page.wait(lambda: at in page.text(f'#runs tr[data-id="{run["id"]}"]'), what="the runs table says it")
+    svg = fetch(d, f"/api/v1/runs/{run['id']}/plot.svg")[2].decode()
+    assert f">{at}<" in svg and ">plateau " not in svg, svg
+    assert f">throttled {half_up(m['throttled_fraction'] * 100, 0)} %, work " in svg
+    ctl = os.environ.get("HEATCURVECTL", "")
+    if ctl and os.access(ctl, os.X_OK):
+        show = subprocess.run([ctl, "--url", d.url, "show", str(run["id"])], capture_output=True, text=True,
+                              timeout=30)
+        assert show.returncode == 0, show.stderr
+        assert f"held     {whole}: its plateau is the limit, not the case's" in show.stdout, show.stdout
+        [row] = [line for line in show.stdout.splitlines() if line.startswith("plateau °C ")]
+        assert row.split(None, 2)[2] == whole, show.stdout
+        runs = subprocess.run([ctl, "--url", d.url, "runs"], capture_output=True, text=True, timeout=30)
+        assert f"  {at}  " in runs.stdout, runs.stdout                 # the short form: a column of a table
+    assert page.problems() == []
+
+
 def test_phone_width_and_dark_mode(page, start_daemon):
     d = start_daemon("--simulate", "--interval", "200ms")
     finished_run(d, "a run with a rather long label for a phone")

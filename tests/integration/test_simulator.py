@@ -153,3 +153,22 @@ def test_own_load_source_heats_only_with_the_runs_loads(start_daemon, tmp_path):
     d.request("POST", f"/api/v1/runs/{run['id']}/stop")
     d.wait_for(lambda: d.get("/api/v1/status")[1]["simulator"]["host_load"] == 0, timeout=5,
                what="no load once the run stopped")
+
+
+@pytest.mark.slow       # a 10 s run
+def test_a_run_held_at_the_trip_ends_regulated(start_daemon, tmp_path):
+    """The simulated board clocks down at its 70 °C passive trip while heading for 72 °C: a run
+    throttled for most of its load ends "regulated at", not with a plateau, in the journal too."""
+    conf = tmp_path / "sim.conf"
+    conf.write_text("[simulate]\nambient = 25\ntau = 1s\nrise = 47\nquantize = no\nload_source = own\n")
+    d = start_daemon("--config", str(conf), "--simulate", "--interval", "200ms")
+    status, run = post_run(d, {"label": "hot", "phases": [
+        {"kind": "idle", "duration": "2s"}, {"kind": "stress", "duration": "8s", "load": {"type": "cpu"}}]})
+    assert status == 201, run
+    done = wait_state(d, run["id"])
+    assert done["state"] == "finished", done["abort_reason"]
+    m = done["metrics"]
+    assert m["throttled_fraction"] > 0.5 and 69 <= m["regulated_c"] <= 72, m
+    line = [x for x in d.logs().splitlines() if f"Run {run['id']}: finished" in x]
+    assert line and "finished: regulated at " in line[0] and " C, throttled " in line[0] and "plateau" not in line[0], \
+        d.logs()

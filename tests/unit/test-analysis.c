@@ -653,6 +653,59 @@ static void test_metrics_regulated(void **state) {
         assert_true(isnan(m.regulated_c));
 }
 
+/* A short load on a Pi 4 without a heatsink, the shape of a real 2.0 GHz
+ * one under sysbench: 20 s idle, then 220 s heading for 95 C (tau 80 s),
+ * held at 80 C from about 108 s by the firmware clocking down two samples
+ * in three. Throttled for 40 % of the load, which spent its first half
+ * heating up, but for two thirds of its last minute: held by throttling.
+ * The same samples throttled only one in four at the top are not. What
+ * the run then says instead of a plateau, with and without a work count,
+ * and without a clock. */
+static void test_metrics_regulated_short_load(void **state) {
+        enum { N = 240 };
+        static double t[N], y[N], f[N], fmax[N], work[N];
+        static enum analysis_phase ph[N];
+        struct analysis_samples s = { .n = N, .t_s = t, .temp_c = y, .freq_hz = f, .max_allowed_hz = fmax,
+                                      .phase = ph, .ambient_c = NAN };
+        struct run_metrics m;
+        char text[160];
+
+        (void) state;
+        for (size_t i = 0; i < N; i++) {
+                double truth = i < 20 ? 50 : fmin(80, 95 - 45 * exp(-((double) i - 20) / 80));
+                t[i] = (double) i;
+                ph[i] = i < 20 ? ANALYSIS_PHASE_IDLE : ANALYSIS_PHASE_STRESS;
+                y[i] = round(truth);
+                fmax[i] = 2.0e9;
+                f[i] = truth >= 80 && i % 3 != 0 ? 1.334e9 : 2.0e9;
+                work[i] = i < 20 ? NAN : f[i] / 2e6;
+        }
+        assert_int_equal(analysis_compute_metrics(&s, &m), 0);
+        assert_true(m.throttled_fraction > 0.35 && m.throttled_fraction < ANALYSIS_REGULATED_SHARE);
+        assert_true(analysis_regulated(&m) && !analysis_regulated_possibly(&m));
+        assert_true(m.regulated_c == 80);
+        analysis_regulated_text(&m, "°C", text, sizeof text);
+        assert_string_equal(text, "regulated at 80.0 °C, throttled 40 %");
+        s.work_rate = work;
+        assert_int_equal(analysis_compute_metrics(&s, &m), 0);
+        /* the median of the first 30 s ran at 2000, of the last at 1334 MHz: -33.3 % */
+        analysis_regulated_text(&m, "C", text, sizeof text);
+        assert_string_equal(text, "regulated at 80.0 C, throttled 40 %, work -33.3 %");
+
+        for (size_t i = 0; i < N; i++)
+                f[i] = y[i] >= 80 && i % 4 == 0 ? 1.334e9 : 2.0e9;
+        assert_int_equal(analysis_compute_metrics(&s, &m), 0);
+        assert_false(analysis_regulated(&m));
+        analysis_regulated_text(&m, "°C", text, sizeof text);
+        assert_string_equal(text, "");
+
+        s.freq_hz = s.max_allowed_hz = NULL;
+        assert_int_equal(analysis_compute_metrics(&s, &m), 0);
+        assert_true(analysis_regulated_possibly(&m));
+        analysis_regulated_text(&m, "°C", text, sizeof text);
+        assert_string_equal(text, "possibly regulated at 80.0 °C (flat at a firmware limit, no clock recorded)");
+}
+
 /* A power reading: 2 W idle, 6 W under load, one sample missing: °C/W is
  * the rise over ambient over the mean power under load. */
 static void test_metrics_power(void **state) {
@@ -852,6 +905,7 @@ int main(void) {
                 cmocka_unit_test(test_metrics_run),
                 cmocka_unit_test(test_metrics_firmware_throttled),
                 cmocka_unit_test(test_metrics_regulated),
+                cmocka_unit_test(test_metrics_regulated_short_load),
                 cmocka_unit_test(test_metrics_power),
                 cmocka_unit_test(test_metrics_partial),
                 cmocka_unit_test(test_timing),

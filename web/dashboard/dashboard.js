@@ -358,9 +358,24 @@ function plateau(p, lo, hi, rise, ci) {
   return `${degC(p)} (${num(lo, 1)}–${num(hi, 1)})`;
 }
 
+// What a run held by throttling has instead of a plateau, as heatcurvectl says it
+// (analysis_regulated_text()); short: the temperature only, for the tables.
+function regulated(m, short) {
+  if (m.regulated_c == null)
+    return '';
+  const at = `regulated at ${degC(m.regulated_c)}`;
+  if (m.throttled_fraction == null)
+    return 'possibly ' + at + (short ? '' : ' (flat at a firmware limit, no clock recorded)');
+  if (short)
+    return at;
+  const work = m.work_rate_drop_pct == null ? '' : num(-m.work_rate_drop_pct, 1);
+  return `${at}, throttled ${num(m.throttled_fraction * 100, 0)} %` +
+    (work ? `, work ${work[0] === '-' ? '' : '+'}${work} %` : '');
+}
+
 const riseSoFar = (now, base) => now == null || base == null ? null : now - base;
-const metricsPlateau = m => plateau(m.plateau_c, m.plateau_low_c, m.plateau_high_c, riseSoFar(m.peak_c, m.baseline_c),
-  m.plateau_ci95_c);
+const metricsPlateau = (m, short) => regulated(m, short) || plateau(m.plateau_c, m.plateau_low_c, m.plateau_high_c,
+  riseSoFar(m.peak_c, m.baseline_c), m.plateau_ci95_c);
 
 function renderRuns() {
   const runs = st.runs || [];
@@ -370,7 +385,7 @@ function renderRuns() {
     return h('tr', { 'data-id': r.id },
       h('th', { scope: 'row' }, h('a', { href: `#/runs/${r.id}` }, runName(r))),
       td(runState(r), 'state ' + r.state), td(when(r.created_ms)),
-      td(degC(m.baseline_c), 'num'), td(degC(m.peak_c), 'num'), td(metricsPlateau(m), 'num'),
+      td(degC(m.baseline_c), 'num'), td(degC(m.peak_c), 'num'), td(metricsPlateau(m, true), 'num'),
       td(degC(m.rise_over_ambient_c), 'num'), td(secs(m.tau_heat_s), 'num'),
       td(secs(m.tau_cool_s), 'num'), td(pct(m.throttled_fraction), 'num'));
   }));
@@ -515,7 +530,7 @@ function renderCompareList() {
     return;     // not read yet: the choice in the address stays
   $('#compare-runs').replaceChildren(...st.runs.map(r => h('label', null,
     h('input', { type: 'checkbox', value: String(r.id), checked: st.compare.includes(String(r.id)) }),
-    ` ${runName(r)} `, h('small', null, `${r.state}, plateau ${metricsPlateau(r.metrics || {})}`))));
+    ` ${runName(r)} `, h('small', null, `${r.state}, ${regulated(r.metrics || {}, true) || 'plateau ' + metricsPlateau(r.metrics || {})}`))));
   updateCompare();
 }
 
