@@ -40,8 +40,9 @@ struct config_key {
         double min, max;                /* numbers: allowed range */
         uint64_t min_ms, max_ms;        /* durations: allowed range, ms */
         bool zero_ok;                   /* 0 is allowed outside the range ("auto", "never") */
+        bool auto_nan;                  /* numbers: "auto" is NaN, allowed outside the range */
         bool empty_ok;                  /* strings: "" is allowed */
-        const char *zero_note;          /* how a rejected value explains the 0 */
+        const char *zero_note;          /* how a rejected value explains the 0 (or "auto") */
 };
 
 /* A configuration file is a few KiB; anything much larger is not one. */
@@ -81,6 +82,10 @@ static const struct config_key config_keys[] = {
         { "simulate", "quantize", CONFIG_BOOL, offsetof(struct config, sim.quantize) },
         { "simulate", "load_source", CONFIG_NAME, offsetof(struct config, sim.load_source),
           sizeof(((struct config *) 0)->sim.load_source) },
+        { "simulate", "power_idle", CONFIG_NUMBER, offsetof(struct config, sim.power_idle_w),
+          .min = 0, .max = 1000, .auto_nan = true, .zero_note = "or auto for the board's own reading" },
+        { "simulate", "power_load", CONFIG_NUMBER, offsetof(struct config, sim.power_load_w),
+          .min = 0, .max = 1000 },
         { "runs", "safety_limit", CONFIG_NUMBER, offsetof(struct config, safety_limit_c),
           .min = 20, .max = 150, .zero_ok = true,
           .zero_note = "or auto" },
@@ -112,6 +117,8 @@ void config_defaults(struct config *c) {
                         .tau_ms = 60 * MS_S,
                         .rise_c = 35.0,
                         .quantize = true,
+                        .power_idle_w = NAN,
+                        .power_load_w = 3.5,
                 },
                 .safety_limit_c = 0,
                 .event_clients = 16,
@@ -282,7 +289,7 @@ static int config_check_duration(const struct config_key *k, const char *name, c
 
 static int config_check_number(const struct config_key *k, const char *name, const char *shown,
                                double x, char *err, size_t errlen) {
-        if ((x >= k->min && x <= k->max) || (k->zero_ok && x == 0))
+        if ((x >= k->min && x <= k->max) || (k->zero_ok && x == 0) || (k->auto_nan && isnan(x)))
                 return 0;
         return util_errorf(err, errlen, -ERANGE, "%s: \"%s\" is out of range (%g..%g%s%s)", name, shown,
                             k->min, k->max, k->zero_note ? ", " : "", k->zero_note ? k->zero_note : "");
@@ -341,6 +348,8 @@ static int config_set_value(struct config *c, const struct config_key *k, const 
         case CONFIG_NUMBER:
                 if (k->zero_ok && strcasecmp(value, "auto") == 0)
                         x = 0;
+                else if (k->auto_nan && strcasecmp(value, "auto") == 0)
+                        x = NAN;
                 else if (config_parse_number(value, &x) < 0)
                         return util_errorf(err, errlen, -EINVAL, "%s: \"%s\" is not a number", name, value);
                 r = config_check_number(k, name, value, x, err, errlen);

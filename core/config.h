@@ -42,6 +42,9 @@ struct simulate_config {
         bool quantize;                  /* whole degrees, like the vendor kernels */
         char load_source[8];            /* "host": this machine's CPU load heats it; "own": only the
                                          * loads heatcurved commands */
+        double power_idle_w;            /* W its power meters read at no load; NaN ("auto"): as the
+                                         * board's fixture reads */
+        double power_load_w;            /* W added at full load */
 };
 
 struct config {

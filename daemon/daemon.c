@@ -62,8 +62,12 @@ static int daemon_setup_simulator(struct daemon *d) {
                 .rise_c = d->cfg.sim.rise_c,
                 .quantize = d->cfg.sim.quantize,
                 .own_load = strcmp(d->cfg.sim.load_source, "own") == 0,
+                .power_idle_w = d->cfg.sim.power_idle_w,
+                .power_load_w = d->cfg.sim.power_load_w,
         };
         const char *boards = daemon_boards_dir();
+        char power[96] = "";
+        double idle_w = 0;
         int r;
 
         snprintf(p.board, sizeof p.board, "%s", d->cfg.sim.board);
@@ -77,9 +81,11 @@ static int daemon_setup_simulator(struct daemon *d) {
         r = simulator_step(d->sim, util_now_ms());
         if (r < 0)
                 log_warning("Simulated board: first step failed: %s, ignoring", strerror(-r));
-        log_info("Simulating board \"%s\" in %s (ambient %.1f C, tau %.0f s, rise %.1f C, heated by %s)",
+        if (simulator_power_meters(d->sim, &idle_w) > 0)
+                snprintf(power, sizeof power, ", power %.1f W idle + %.1f W at full load", idle_w, p.power_load_w);
+        log_info("Simulating board \"%s\" in %s (ambient %.1f C, tau %.0f s, rise %.1f C, heated by %s%s)",
                  p.board, simulator_sysfs_root(d->sim), p.ambient_c, p.tau_s, p.rise_c,
-                 p.own_load ? "its own runs' loads" : "this machine's CPU load");
+                 p.own_load ? "its own runs' loads" : "this machine's CPU load", power);
         return 0;
 }
 

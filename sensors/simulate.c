@@ -32,6 +32,13 @@ struct sim_policy {
         long throttled_khz;     /* kHz, written while throttled */
 };
 
+struct sim_meter {
+        int fd;                 /* powerN_input (uW) or currN_input (mA) in the copy, kept open */
+        double volts;           /* V, the inN_input found beside a current; 0 for a power input */
+        bool negative;          /* the fixture's current read negative (a shunt wired the other way) */
+        double idle_w;          /* W, read at no load */
+};
+
 struct simulator {
         struct sim_params p;
         char root[PATH_MAX];            /* the copy, standing for "/" */
@@ -56,6 +63,9 @@ struct simulator {
         size_t n_policies;
         int fd_cooling;                 /* first cooling device cur_state, -1 when none */
         long cooling_orig;              /* its fixture value */
+
+        struct sim_meter *meters;
+        size_t n_meters;
 };
 
 /* ---- small file helpers ---- */
@@ -120,13 +130,13 @@ static int read_long(const char *path, long *ret) {
         return parse_long(buf, ret);
 }
 
-/* Rewrite in place: the reader keeps the same inode open. */
-static int write_long(int fd, long v) {
+/* Rewrite in place: the reader keeps the same inode open. long long: microwatts pass 2^31 on 32-bit. */
+static int write_long(int fd, long long v) {
         char buf[32];
         int len;
         ssize_t n;
 
-        len = snprintf(buf, sizeof buf, "%ld\n", v);
+        len = snprintf(buf, sizeof buf, "%lld\n", v);
         do
                 n = pwrite(fd, buf, (size_t) len, 0);
         while (n < 0 && errno == EINTR);
@@ -666,6 +676,81 @@ static void find_cooling_device(struct simulator *s) {
         free_list(list, n);
 }
 
+/* ---- the power meters ---- */
+
+/* <dir>/<what>N_input: a meter when it holds a number (and, for a current, inN_input a positive voltage). */
+static int add_meter(struct simulator *s, const char *dir, const char *what, int n) {
+        char path[PATH_MAX + 64];
+        struct sim_meter m = { .fd = -1 }, *nm;
+        long raw, mv = 0;
+
+        if (strcmp(what, "curr") == 0 &&
+            (sysfs_path(path, sizeof path, "%s/in%d_input", dir, n) < 0 || read_long(path, &mv) < 0 || mv <= 0))
+                return 0;
+        if (sysfs_path(path, sizeof path, "%s/%s%d_input", dir, what, n) < 0 || (m.fd = open_in_copy(s, path)) < 0)
+                return 0;
+        if (read_long_fd(m.fd, &raw) < 0) {
+                close(m.fd);
+                return 0;
+        }
+        m.volts = mv / 1000.0;                                  /* mV -> V */
+        m.negative = mv > 0 && raw < 0;
+        m.idle_w = mv > 0 ? fabs((double) raw) * m.volts / 1000.0 : raw / 1e6;  /* mA x V, uW -> W */
+        if (isfinite(s->p.power_idle_w))
+                m.idle_w = s->p.power_idle_w;
+        nm = realloc(s->meters, (s->n_meters + 1) * sizeof *nm);
+        if (!nm) {
+                close(m.fd);
+                return -ENOMEM;
+        }
+        s->meters = nm;
+        s->meters[s->n_meters++] = m;
+        return 0;
+}
+
+/* One chip, by power_draw's rule: its power inputs, else each current with its voltage. */
+static int find_chip_meters(struct simulator *s, const char *base, int hwmon) {
+        static const char *const kinds[] = { "power", "curr" };
+        char dir[PATH_MAX + 32];
+        int *idx, n = 0, r = 0;
+
+        if (sysfs_path(dir, sizeof dir, "%s/hwmon%d", base, hwmon) < 0)
+                return 0;
+        for (size_t k = 0; k < 2 && n == 0 && r == 0; k++) {
+                n = sysfs_list_indices(dir, kinds[k], "_input", &idx);
+                if (n < 0)
+                        return 0;               /* an unreadable chip is not a meter */
+                for (int i = 0; r == 0 && i < n; i++)
+                        r = add_meter(s, dir, kinds[k], idx[i]);
+                free(idx);
+        }
+        return r;
+}
+
+static int find_meters(struct simulator *s) {
+        char base[PATH_MAX];
+        int *idx, n, r = 0;
+
+        if (sysfs_path(base, sizeof base, "%s/sys/class/hwmon", s->root) < 0)
+                return -ENAMETOOLONG;
+        n = sysfs_list_indices(base, "hwmon", "", &idx);
+        if (n <= 0)
+                return n == -ENOMEM ? n : 0;
+        for (int i = 0; r == 0 && i < n; i++)
+                r = find_chip_meters(s, base, idx[i]);
+        free(idx);
+        return r;
+}
+
+/* What meter m reads at the current load: microwatts, or milliamperes at its voltage. */
+static long long meter_value(const struct simulator *s, const struct sim_meter *m) {
+        double w = m->idle_w + s->p.power_load_w * s->load;
+
+        if (m->volts <= 0)
+                return llround(w * 1e6);
+        return llround(w / m->volts * 1000.0) * (m->negative ? -1 : 1);
+}
+
 /* ---- the model ---- */
 
 /* Busy and total jiffies of the "cpu" line. */
@@ -754,6 +839,11 @@ static int write_state(struct simulator *s) {
                 if (k < 0 && r == 0)
                         r = k;
         }
+        for (size_t i = 0; i < s->n_meters; i++) {
+                k = write_long(s->meters[i].fd, meter_value(s, &s->meters[i]));
+                if (k < 0 && r == 0)
+                        r = k;
+        }
         if (s->has_trip) {
                 k = 0;
                 if (!s->throttled && s->temp_c >= s->trip_c)
@@ -797,6 +887,9 @@ static int check_params(const struct sim_params *p) {
                 return -EINVAL;
         if (!isfinite(p->ambient_c) || !isfinite(p->rise_c) || !isfinite(p->tau_s) || p->tau_s <= 0)
                 return -EINVAL;
+        if (!(p->power_load_w >= 0) || !isfinite(p->power_load_w) || p->power_idle_w < 0 ||
+            isinf(p->power_idle_w))
+                return -EINVAL;
         return 0;
 }
 
@@ -831,6 +924,9 @@ static int simulator_setup(struct simulator *s, const char *boards_dir, const ch
         if (r < 0)
                 return r;
         find_cooling_device(s);
+        r = find_meters(s);
+        if (r < 0)
+                return r;
         if (s->p.own_load && (r = write_own_stat(s, 0)) < 0)
                 return r;
         return write_state(s);
@@ -878,6 +974,8 @@ void simulator_free(struct simulator *s) {
                 if (s->policies[i].fd_cpuinfo >= 0)
                         close(s->policies[i].fd_cpuinfo);
         }
+        for (size_t i = 0; i < s->n_meters; i++)
+                close(s->meters[i].fd);
         if (s->fd_cooling >= 0)
                 close(s->fd_cooling);
         if (s->stat_fd >= 0)
@@ -888,6 +986,7 @@ void simulator_free(struct simulator *s) {
                 remove_tree(s->root);
         free(s->files);
         free(s->policies);
+        free(s->meters);
         free(s);
 }
 
@@ -914,4 +1013,12 @@ double simulator_load(const struct simulator *s) {
 
 bool simulator_throttled(const struct simulator *s) {
         return s->throttled;
+}
+
+size_t simulator_power_meters(const struct simulator *s, double *ret_idle_w) {
+        if (!s)
+                return 0;
+        if (ret_idle_w && s->n_meters > 0)
+                *ret_idle_w = s->meters[0].idle_w;
+        return s->n_meters;
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -55,6 +56,18 @@
  * trip - hysteresis (trip_point_N_hyst, 0 when absent). Trip values follow
  * the same degree rule as temperatures; the hysteresis uses the unit of the
  * zone's temp file.
+ *
+ * Power meters, so runs get a power draw that follows the load: the hwmon
+ * chips of the copy's sys/class/hwmon are taken as the power_draw source
+ * reads them (each powerN_input of a chip, or on a chip without one each
+ * currN_input with an inN_input of the same N). Each reads
+ *   P = power_idle_w + power_load_w * load
+ * from the setup on, written like the temperatures, in place and whole:
+ * powerN_input in microwatts, currN_input in milliamperes as P over the
+ * voltage its inN_input held (the voltage is left as found; a current the
+ * fixture showed negative stays negative). power_idle_w NaN: each meter's
+ * idle is what its fixture files read. Files that are unreadable, hold no
+ * number, or a voltage of 0 or less are left alone.
  */
 
 struct sim_params {
@@ -64,6 +77,8 @@ struct sim_params {
         double rise_c;                  /* degrees C above ambient at full load */
         bool quantize;                  /* write whole degrees */
         bool own_load;                  /* the load is simulator_set_load()'s, not the host's */
+        double power_idle_w;            /* W the power meters read at no load; NaN: as the fixture reads */
+        double power_load_w;            /* W added at full load */
 };
 
 struct simulator;
@@ -71,7 +86,8 @@ struct simulator;
 /* Copy boards_dir/<board> into a fresh temporary directory. host_procfs is
  * where the real load comes from (normally "/proc"; NULL means that). now_ms
  * is the time the first step measures its load from. Returns -EINVAL for a
- * board name with '/' or "..", tau_s <= 0 or a non-finite parameter, -ENOENT
+ * board name with '/' or "..", tau_s <= 0, a negative power or a non-finite
+ * parameter (but power_idle_w NaN), -ENOENT
  * for a missing board or host stat, other -errno from copying; nothing is
  * left behind on failure. */
 int simulator_new(const char *boards_dir, const char *host_procfs, const struct sim_params *p,
@@ -85,6 +101,9 @@ double simulator_load(const struct simulator *s);     /* last load fraction fed 
  * daemon's runs rather than measured; 0 until set. Ignored otherwise. */
 void simulator_set_load(struct simulator *s, double load);
 bool simulator_throttled(const struct simulator *s); /* the passive trip is in force */
+/* The power meters the copy has; *ret_idle_w (may be NULL) gets the first's
+ * draw at no load, W, when there is one. */
+size_t simulator_power_meters(const struct simulator *s, double *ret_idle_w);
 
 /* Advance the model to now_ms and write the files. */
 int simulator_step(struct simulator *s, int64_t now_ms);

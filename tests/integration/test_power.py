@@ -5,6 +5,8 @@ import io
 import shutil
 import subprocess
 
+import pytest
+
 from conftest import fixture_path, start_tree
 from test_runs import post_run, wait_state
 
@@ -44,8 +46,9 @@ def test_board_without_a_meter_has_no_power_column(start_daemon):
 
 def test_run_on_a_board_with_a_meter_has_power_and_thermal_resistance(start_daemon, tmp_path):
     conf = tmp_path / "sim.conf"
+    # power_load = 0: the meter keeps the fixture's 5.095 W whatever the load, so every sample reads it
     conf.write_text("[simulate]\nboard = rpi4-ina219\nambient = 25\ntau = 1s\nrise = 40\nquantize = no\n"
-                    "load_source = own\n")
+                    "load_source = own\npower_load = 0\n")
     state = str(tmp_path / "state")
     d = start_daemon("--config", str(conf), "--simulate", "--interval", "100ms", state_dir=state)
     status, run = post_run(d, {"label": "metered", "ambient_c": 25,
@@ -67,3 +70,45 @@ def test_run_on_a_board_with_a_meter_has_power_and_thermal_resistance(start_daem
     again = d.get(f"/api/v1/runs/{run['id']}")[1]["metrics"]
     assert again["power_mean_w"] == 5.095
     assert again["thermal_resistance_c_per_w"] == m["thermal_resistance_c_per_w"]
+
+
+def meter_watts(d):
+    return next(c["value"] for c in d.get("/api/v1/sensors")[1]["channels"] if c["id"] == METER)
+
+
+def test_simulated_meter_follows_the_load(start_daemon, tmp_path):
+    """The simulated INA219 reads power_idle (as the fixture: 5.095 W) + power_load x the commanded load:
+    4 workers (the Pi 4's CPUs) at duty 50 are half the board, 2 W more with power_load = 4."""
+    conf = tmp_path / "sim.conf"
+    conf.write_text("[simulate]\nboard = rpi4-ina219\nambient = 25\ntau = 1s\nrise = 40\nquantize = no\n"
+                    "load_source = own\npower_load = 4\n")
+    d = start_daemon("--config", str(conf), "--simulate", "--interval", "200ms")
+    assert "power 5.1 W idle + 4.0 W at full load)" in d.logs()
+    assert meter_watts(d) == 5.095
+    status, run = post_run(d, {"label": "half", "ambient_c": 25,
+                               "phases": [{"kind": "idle", "duration": "1s"},
+                                          {"kind": "stress", "duration": "3s", "load": {"type": "cpu", "duty": 50}}]})
+    assert status == 201, run
+    d.wait_for(lambda: meter_watts(d) == 7.095, timeout=10, what="the meter at 5.095 + 4 x 0.5 W")
+    assert f'heatcurve_power_watts{{sensor="{METER}"}} 7.095\n' in d.get("/metrics")[1]
+    done = wait_state(d, run["id"], timeout=30)
+    assert done["state"] == "finished", done
+    d.wait_for(lambda: meter_watts(d) == 5.095, timeout=5, what="the meter back at idle")
+    rows = list(csv.DictReader(io.StringIO(d.get(f"/api/v1/runs/{run['id']}/samples?format=csv")[1])))
+    # Each tick steps the simulator with the load the run commanded after the previous sample, so every
+    # sample of a phase reads that phase's draw: the mean under load is 7.095 W to the 3 decimals kept.
+    assert {(r["phase"], r["power_w"]) for r in rows} == {("idle", "5.095"), ("stress", "7.095")}, rows
+    m = done["metrics"]
+    assert m["power_mean_w"] == pytest.approx(5.095 + 4 * 0.5, abs=0.001), m
+    assert m["rise_over_ambient_c"] is not None and m["rise_over_ambient_c"] > 5, m
+    assert m["thermal_resistance_c_per_w"] == pytest.approx(m["rise_over_ambient_c"] / m["power_mean_w"],
+                                                            rel=0.002), m
+
+
+def test_bad_power_load_is_refused(heatcurved_bin, tmp_path):
+    conf = tmp_path / "bad.conf"
+    conf.write_text("[simulate]\nboard = rpi4-ina219\npower_load = -1\n")
+    r = subprocess.run([heatcurved_bin, "--config", str(conf), "--simulate", "--check-config"],
+                       capture_output=True, text=True, timeout=10)
+    assert r.returncode != 0
+    assert f'{conf}:3: [simulate] power_load: "-1" is out of range (0..1000)' in r.stdout + r.stderr

@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -46,6 +47,8 @@ static void test_defaults(void **state) {
         assert_int_equal(c.sim.tau_ms, 60000);
         assert_true(c.sim.rise_c == 35.0);
         assert_true(c.sim.quantize);
+        assert_true(isnan(c.sim.power_idle_w));        /* as the board's meter reads */
+        assert_true(c.sim.power_load_w == 3.5);
         assert_string_equal(c.token_file, "");
         assert_true(c.safety_limit_c == 0);
         assert_string_equal(c.stress_dir, "");
@@ -76,6 +79,8 @@ static void test_good_conf(void **state) {
         assert_int_equal(c.sim.tau_ms, 5400000);
         assert_true(c.sim.rise_c == 12.25);
         assert_false(c.sim.quantize);
+        assert_true(c.sim.power_idle_w == 2.75);
+        assert_true(c.sim.power_load_w == 0);
         assert_true(c.safety_limit_c == 72.5);
         assert_string_equal(c.stress_dir, "/var/tmp");
         assert_int_equal(c.runs_keep, 100);
@@ -272,7 +277,8 @@ static void test_reload_keeps_old(void **state) {
 
 static const char *const all_keys[] = {
         "listen", "interval", "history", "history_save", "state_dir", "sysfs_root", "procfs_root",
-        "simulate", "token_file", "board", "ambient", "tau", "rise", "quantize", "load_source", "safety_limit",
+        "simulate", "token_file", "board", "ambient", "tau", "rise", "quantize", "load_source", "power_idle",
+        "power_load", "safety_limit",
         "stress_dir", "ambient_sensor", "event_clients", "allow_root", "keep", "keep_for",
 };
 
@@ -343,6 +349,12 @@ static const struct set_case set_cases[] = {
         { "simulate", "rise", "1e999", -EINVAL, "--simulate-rise: \"1e999\" is not a number" },
         { "simulate", "rise", "0x10", -EINVAL, "--simulate-rise: \"0x10\" is not a number" },
         { "simulate", "rise", "inf", -EINVAL, "--simulate-rise: \"inf\" is not a number" },
+        { "simulate", "power_load", "-1", -ERANGE, "--simulate-power-load: \"-1\" is out of range (0..1000)" },
+        { "simulate", "power_load", "nan", -EINVAL, "--simulate-power-load: \"nan\" is not a number" },
+        { "simulate", "power_load", "auto", -EINVAL, "--simulate-power-load: \"auto\" is not a number" },
+        { "simulate", "power_idle", "-0.5", -ERANGE,
+          "--simulate-power-idle: \"-0.5\" is out of range (0..1000, or auto for the board's own reading)" },
+        { "simulate", "power_idle", "inf", -EINVAL, "--simulate-power-idle: \"inf\" is not a number" },
         { "simulate", "board", "a/b", -EINVAL,
           "--simulate-board: \"a/b\" is not a board name (letters, digits, '.', '-', '_')" },
         { "simulate", "board", "", -EINVAL, "--simulate-board: must not be empty" },
@@ -421,6 +433,13 @@ static void test_set_values(void **state) {
         assert_true(c.sim.rise_c == 0.1);
         assert_int_equal(config_set(&c, "simulate", "rise", "1.5e2", err, sizeof err), 0);
         assert_true(c.sim.rise_c == 150);
+        assert_int_equal(config_set(&c, "simulate", "power_idle", "0", err, sizeof err), 0);
+        assert_true(c.sim.power_idle_w == 0);
+        assert_int_equal(config_set(&c, "simulate", "power_idle", "Auto", err, sizeof err), 0);
+        assert_true(isnan(c.sim.power_idle_w));
+        assert_int_equal(config_set(&c, "simulate", "power_load", "4", err, sizeof err), 0);
+        assert_true(c.sim.power_load_w == 4);
+        assert_int_equal(config_validate(&c, err, sizeof err), 0);
         assert_int_equal(config_set(&c, "runs", "safety_limit", "80", err, sizeof err), 0);
         assert_true(c.safety_limit_c == 80);
         assert_int_equal(config_set(&c, "runs", "safety_limit", "AUTO", err, sizeof err), 0);
@@ -554,6 +573,15 @@ static void test_validate(void **state) {
         c.sim.ambient_c = 61;
         assert_int_equal(config_validate(&c, err, sizeof err), -ERANGE);
         assert_string_equal(err, "--simulate-ambient: \"61\" is out of range (-40..60)");
+        config_defaults(&c);
+        c.sim.power_load_w = INFINITY;
+        assert_int_equal(config_validate(&c, err, sizeof err), -ERANGE);
+        assert_string_equal(err, "--simulate-power-load: \"inf\" is out of range (0..1000)");
+        config_defaults(&c);
+        c.sim.power_idle_w = -INFINITY;
+        assert_int_equal(config_validate(&c, err, sizeof err), -ERANGE);
+        assert_string_equal(err, "--simulate-power-idle: \"-inf\" is out of range (0..1000, or auto for the "
+                            "board's own reading)");
         config_defaults(&c);
         c.listen_port = 0;
         assert_int_equal(config_validate(&c, err, sizeof err), -ERANGE);

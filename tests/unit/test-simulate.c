@@ -224,6 +224,27 @@ static void make_board_millidegrees(const struct fx *f) {
         put("cpu  1 0 0 1 0 0 0 0 0 0\n", "%s/proc/stat", b);
 }
 
+/* Power meters: a chip with a power input (its current beside it is not a meter), a current with
+ * its voltage (read negative: the shunt wired the other way), a current without one, garbage. */
+static void make_board_meters(const struct fx *f) {
+        char b[PATH_MAX];
+
+        pathf(b, sizeof b, "%s/pwr", f->boards);
+        put("45000\n", "%s/sys/class/thermal/thermal_zone0/temp", b);
+        put("ina219\n", "%s/sys/devices/i2c/1-0040/hwmon/hwmon1/name", b);
+        put("5095000\n", "%s/sys/devices/i2c/1-0040/hwmon/hwmon1/power1_input", b);
+        put("1003\n", "%s/sys/devices/i2c/1-0040/hwmon/hwmon1/curr1_input", b);
+        put("5080\n", "%s/sys/devices/i2c/1-0040/hwmon/hwmon1/in1_input", b);
+        link_to("../../devices/i2c/1-0040/hwmon/hwmon1", "%s/sys/class/hwmon/hwmon1", b);
+        put("-500\n", "%s/sys/class/hwmon/hwmon2/curr1_input", b);
+        put("12000\n", "%s/sys/class/hwmon/hwmon2/in1_input", b);
+        put("700\n", "%s/sys/class/hwmon/hwmon2/curr2_input", b);
+        put("300\n", "%s/sys/class/hwmon/hwmon3/curr1_input", b);
+        put("0\n", "%s/sys/class/hwmon/hwmon3/in1_input", b);
+        put("n/a\n", "%s/sys/class/hwmon/hwmon4/power1_input", b);
+        put("cpu  1 0 0 1 0 0 0 0 0 0\n", "%s/proc/stat", b);
+}
+
 static int setup(void **state) {
         struct fx *f = calloc(1, sizeof *f);
         const char *tmp = getenv("TMPDIR");
@@ -242,6 +263,7 @@ static int setup(void **state) {
         set_stat(f);
         make_board_degrees(f);
         make_board_millidegrees(f);
+        make_board_meters(f);
         *state = f;
         return 0;
 }
@@ -255,7 +277,8 @@ static int teardown(void **state) {
 }
 
 static struct sim_params params(const char *board, double amb, double rise, double tau, bool quantize) {
-        struct sim_params p = { .ambient_c = amb, .rise_c = rise, .tau_s = tau, .quantize = quantize };
+        struct sim_params p = { .ambient_c = amb, .rise_c = rise, .tau_s = tau, .quantize = quantize,
+                                .power_idle_w = NAN };
 
         pathf(p.board, sizeof p.board, "%s", board);
         return p;
@@ -568,6 +591,58 @@ static void test_throttle_millidegrees(void **state) {
         simulator_free(s);
 }
 
+/* P = idle + power_load x load on every meter, idle as the fixture read it; currents at their voltage. */
+static void test_power_follows_load(void **state) {
+        struct fx *f = *state;
+        struct sim_params p = params("pwr", 25, 40, 60, false);
+        struct simulator *s;
+        double idle = 0;
+
+        p.power_load_w = 4;
+        s = sim_new(f, &p);
+        assert_int_equal(simulator_power_meters(s, &idle), 2);
+        assert_near(idle, 5.095, 1e-12);
+        assert_int_equal(get_long(s, "sys/class/hwmon/hwmon1/power1_input"), 5095000);
+        assert_int_equal(get_long(s, "sys/class/hwmon/hwmon2/curr1_input"), -500);
+        add_load(f, 0.5);
+        assert_int_equal(simulator_step(s, 1000), 0);
+        assert_int_equal(get_long(s, "sys/class/hwmon/hwmon1/power1_input"), 7095000);
+        assert_int_equal(get_long(s, "sys/class/hwmon/hwmon2/curr1_input"), -667);     /* 8 W at 12 V */
+        add_load(f, 1.0);
+        assert_int_equal(simulator_step(s, 2000), 0);
+        assert_int_equal(get_long(s, "sys/class/hwmon/hwmon1/power1_input"), 9095000);
+        assert_int_equal(get_long(s, "sys/class/hwmon/hwmon2/curr1_input"), -833);
+        /* left as found: voltages, a current beside a power input, one without a voltage, garbage */
+        assert_int_equal(get_long(s, "sys/class/hwmon/hwmon1/in1_input"), 5080);
+        assert_int_equal(get_long(s, "sys/class/hwmon/hwmon1/curr1_input"), 1003);
+        assert_int_equal(get_long(s, "sys/class/hwmon/hwmon2/in1_input"), 12000);
+        assert_int_equal(get_long(s, "sys/class/hwmon/hwmon2/curr2_input"), 700);
+        assert_int_equal(get_long(s, "sys/class/hwmon/hwmon3/curr1_input"), 300);
+        simulator_free(s);
+
+        /* A given idle replaces the fixture's; own load: the commanded load, not the host's. */
+        p.power_idle_w = 2.5;
+        p.own_load = true;
+        s = sim_new(f, &p);
+        assert_int_equal(simulator_power_meters(s, &idle), 2);
+        assert_near(idle, 2.5, 1e-12);
+        add_load(f, 1.0);
+        simulator_set_load(s, 0.25);
+        assert_int_equal(simulator_step(s, 1000), 0);
+        assert_int_equal(get_long(s, "sys/class/hwmon/hwmon1/power1_input"), 3500000);
+        assert_int_equal(get_long(s, "sys/class/hwmon/hwmon2/curr1_input"), -292);
+        simulator_free(s);
+
+        /* No meter: nothing to write, no error. */
+        p = params("mdeg", 25, 40, 60, false);
+        p.power_load_w = 4;
+        s = sim_new(f, &p);
+        idle = -1;
+        assert_int_equal(simulator_power_meters(s, &idle), 0);
+        assert_near(idle, -1, 0);
+        simulator_free(s);
+}
+
 static void test_free_removes(void **state) {
         struct fx *f = *state;
         struct sim_params p = params("deg", 25, 40, 60, false);
@@ -600,6 +675,16 @@ static void test_bad_params(void **state) {
         p = params("deg", 25, 40, 0, false);
         assert_int_equal(simulator_new(f->boards, f->hostproc, &p, 0, &s), -EINVAL);
         p = params("deg", NAN, 40, 60, false);
+        assert_int_equal(simulator_new(f->boards, f->hostproc, &p, 0, &s), -EINVAL);
+        p = params("pwr", 25, 40, 60, false);
+        p.power_load_w = -1;
+        assert_int_equal(simulator_new(f->boards, f->hostproc, &p, 0, &s), -EINVAL);
+        p.power_load_w = INFINITY;
+        assert_int_equal(simulator_new(f->boards, f->hostproc, &p, 0, &s), -EINVAL);
+        p.power_load_w = NAN;
+        assert_int_equal(simulator_new(f->boards, f->hostproc, &p, 0, &s), -EINVAL);
+        p.power_load_w = 0;
+        p.power_idle_w = -0.5;
         assert_int_equal(simulator_new(f->boards, f->hostproc, &p, 0, &s), -EINVAL);
         p = params("no-such-board", 25, 40, 60, false);
         assert_int_equal(simulator_new(f->boards, f->hostproc, &p, 0, &s), -ENOENT);
@@ -700,6 +785,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_same_inode, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_throttle_degrees, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_throttle_millidegrees, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_power_follows_load, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_free_removes, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_bad_params, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_real_fixtures, setup, teardown),
