@@ -206,13 +206,19 @@ static void check_duty(enum cpu_method method) {
                       (unsigned long long) full.ops, (unsigned long long) full.ticks,
                       (unsigned long long) part.ops, (unsigned long long) part.ticks);
         /* At most about 30 % of the 2 workers' wall time, whatever else
-         * runs on the machine; clearly less than at 100 % even when other
-         * processes take a share from the full-duty workers. */
-        uint64_t capacity = 2 * part.ms * (uint64_t) sysconf(_SC_CLK_TCK) / 1000;
+         * runs on the machine. Clearly less than at 100 % too, which only
+         * says something when the full-duty workers had at least half the
+         * CPUs they asked for: on a machine busy with other builds they
+         * may have got less than 30 % themselves. */
+        uint64_t clk = (uint64_t) sysconf(_SC_CLK_TCK), capacity = 2 * part.ms * clk / 1000;
         assert_true(part.ticks * 100 <= capacity * 40);
         assert_true(part.ticks > 0);
-        assert_true(part.ticks * 10 < full.ticks * 8);
-        assert_true(part.ops * 10 < full.ops * 8);
+        if (full.ticks * 2 >= 2 * full.ms * clk / 1000) {
+                assert_true(part.ticks * 10 < full.ticks * 8);
+                assert_true(part.ops * 10 < full.ops * 8);
+        } else
+                print_message("busy machine: the full-duty workers got %llu ticks of %llu, not compared\n",
+                              (unsigned long long) full.ticks, (unsigned long long) (2 * full.ms * clk / 1000));
 }
 
 static void test_cpu_sqrt(void **state) {
