@@ -144,8 +144,12 @@ static double profile_end(struct profile *p, double tmin, double thr, double ste
         }
         if (isnan(out))
                 return dir * INFINITY;
-        while (fabs(out - in) > PROFILE_TOL_C) {
+        /* each halving must move: far from 0 two doubles can be further
+         * apart than the tolerance with no double between them */
+        for (int k = 0; k < 200 && fabs(out - in) > PROFILE_TOL_C; k++) {
                 double mid = 0.5 * (in + out);
+                if (mid == in || mid == out)
+                        break;
                 if (profile_objective(mid, p) > thr)
                         out = mid;
                 else
@@ -208,6 +212,13 @@ static int honest_profile(struct honest *h, double centre, double step, double *
                 a = c, c = b, fc = fb, b += 2 * step;
         }
         tmin = brent_min(profile_objective, &p, a, b, PROFILE_TOL_C * 0.2, &fx);
+        if (!(fabs(tmin - h->sc.sign * centre) <= PROFILE_FAR_C)) {
+                /* a minimum run off to no temperature at all: the data bound nothing */
+                *lo = -INFINITY;
+                *hi = INFINITY;
+                free(p.a);
+                return 0;
+        }
         /* with a horizon the wide model holds every curve it allows: its own
          * residuals measure the noise when the chosen model misfits */
         if (isfinite(h->horizon)) {
