@@ -1,5 +1,6 @@
 /* power-draw.c — the board's power draw in watts from hwmon power meters (INA219/INA226 and the like). */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,9 +90,10 @@ static void power_draw_add(struct sensors *s, struct power_draw *d, const char *
 }
 
 /* One chip: its power inputs, else each current with its voltage. */
-static int power_draw_chip(struct sensors *s, struct power_draw *d, const char *base, int hwmon) {
-        char dir[450], path[700], name[64] = "";
-        int *idx, n;
+static int power_meters_chip(const char *base, int hwmon,
+                             int (*found)(void *, const char *, const char *, int, const char *, int), void *userdata) {
+        char dir[PATH_MAX], path[PATH_MAX + 32], name[64] = "";
+        int *idx, n, r = 0;
 
         if (sysfs_path(dir, sizeof dir, "%s/hwmon%d", base, hwmon) < 0)
                 return 0;
@@ -102,37 +104,57 @@ static int power_draw_chip(struct sensors *s, struct power_draw *d, const char *
         n = sysfs_list_indices(dir, "power", "_input", &idx);
         if (n < 0)
                 return n;
-        for (int i = 0; i < n; i++)
-                power_draw_add(s, d, dir, name, hwmon, "power", idx[i], false);
+        for (int i = 0; i < n && r >= 0; i++)
+                r = found(userdata, dir, name, hwmon, "power", idx[i]);
         free(idx);
-        if (n > 0)
-                return 0;
+        if (n > 0 || r < 0)
+                return r;
         n = sysfs_list_indices(dir, "curr", "_input", &idx);
         if (n < 0)
                 return n;
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < n && r >= 0; i++)
                 if (sysfs_path(path, sizeof path, "%s/in%d_input", dir, idx[i]) >= 0 && access(path, F_OK) == 0)
-                        power_draw_add(s, d, dir, name, hwmon, "curr", idx[i], true);
-        }
+                        r = found(userdata, dir, name, hwmon, "curr", idx[i]);
         free(idx);
-        return 0;
+        return r;
 }
 
-static int power_draw_probe(struct sensors *s, void *state) {
-        struct power_draw *d = state;
-        char base[400];
+int sensors_power_meters_each(const char *base,
+                              int (*found)(void *userdata, const char *dir, const char *chip, int hwmon,
+                                           const char *what, int n),
+                              void *userdata) {
         int *idx, n, r = 0;
 
-        r = sysfs_path(base, sizeof base, "%s/sys/class/hwmon", sysfs_prefix(s->sysfs_root));
-        if (r < 0)
-                return r;
         n = sysfs_list_indices(base, "hwmon", "", &idx);
         if (n <= 0)
                 return n;
         for (int i = 0; i < n && r >= 0; i++)
-                r = power_draw_chip(s, d, base, idx[i]);
+                r = power_meters_chip(base, idx[i], found, userdata);
         free(idx);
         return r;
+}
+
+struct power_draw_probing {
+        struct sensors *s;
+        struct power_draw *d;
+};
+
+static int power_draw_found(void *userdata, const char *dir, const char *chip, int hwmon, const char *what, int n) {
+        struct power_draw_probing *p = userdata;
+
+        power_draw_add(p->s, p->d, dir, chip, hwmon, what, n, strcmp(what, "curr") == 0);
+        return 0;
+}
+
+static int power_draw_probe(struct sensors *s, void *state) {
+        struct power_draw_probing p = { s, state };
+        char base[400];
+        int r;
+
+        r = sysfs_path(base, sizeof base, "%s/sys/class/hwmon", sysfs_prefix(s->sysfs_root));
+        if (r < 0)
+                return r;
+        return sensors_power_meters_each(base, power_draw_found, &p);
 }
 
 static int power_draw_read_one(struct sensors *s, struct power_meter *m) {

@@ -272,6 +272,17 @@ int sensors_parse_temp(const char *text, int32_t *ret_mc, bool *ret_quirk);
  * (inN_input, millivolts). -EBADMSG on garbage, -ERANGE outside 0..10 kW. */
 int sensors_parse_power(const char *power_uw, const char *curr_ma, const char *in_mv, double *ret_w);
 
+/* The power meters under base, a sys/class/hwmon directory, by the rule
+ * of sensors/power-draw.c: each powerN_input of a chip, or on a chip with
+ * none each currN_input that has an inN_input. found(userdata, dir, chip,
+ * hwmon, what, n) is called for each, with the chip's directory, its name
+ * ("hwmonM" without one), what "power" or "curr" and n its N. Returns 0,
+ * the first negative errno of listing a directory, or of found. */
+int sensors_power_meters_each(const char *base,
+                              int (*found)(void *userdata, const char *dir, const char *chip, int hwmon,
+                                           const char *what, int n),
+                              void *userdata);
+
 /* Limits like 65261850 or -273150 mean "no limit" on some chips; so does
  * anything at or below -273150 or above 1000000 (1000 C). */
 bool sensors_temp_is_sentinel(long long raw);

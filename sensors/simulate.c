@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sensors.h"
 #include "sysfs-util.h"
 
 #define SIM_MAX_TRIPS 32        /* trip_point_N_* scanned per zone */
@@ -708,38 +709,20 @@ static int add_meter(struct simulator *s, const char *dir, const char *what, int
         return 0;
 }
 
-/* One chip, by power_draw's rule: its power inputs, else each current with its voltage. */
-static int find_chip_meters(struct simulator *s, const char *base, int hwmon) {
-        static const char *const kinds[] = { "power", "curr" };
-        char dir[PATH_MAX + 32];
-        int *idx, n = 0, r = 0;
-
-        if (sysfs_path(dir, sizeof dir, "%s/hwmon%d", base, hwmon) < 0)
-                return 0;
-        for (size_t k = 0; k < 2 && n == 0 && r == 0; k++) {
-                n = sysfs_list_indices(dir, kinds[k], "_input", &idx);
-                if (n < 0)
-                        return 0;               /* an unreadable chip is not a meter */
-                for (int i = 0; r == 0 && i < n; i++)
-                        r = add_meter(s, dir, kinds[k], idx[i]);
-                free(idx);
-        }
-        return r;
+static int meter_found(void *userdata, const char *dir, const char *chip, int hwmon, const char *what, int n) {
+        return add_meter(userdata, dir, what, n);
 }
 
+/* The board's meters by the power source's rule (sensors_power_meters_each()). A directory it cannot
+ * list ends the search quietly: the meters found by then are the board's. */
 static int find_meters(struct simulator *s) {
         char base[PATH_MAX];
-        int *idx, n, r = 0;
+        int r;
 
         if (sysfs_path(base, sizeof base, "%s/sys/class/hwmon", s->root) < 0)
                 return -ENAMETOOLONG;
-        n = sysfs_list_indices(base, "hwmon", "", &idx);
-        if (n <= 0)
-                return n == -ENOMEM ? n : 0;
-        for (int i = 0; r == 0 && i < n; i++)
-                r = find_chip_meters(s, base, idx[i]);
-        free(idx);
-        return r;
+        r = sensors_power_meters_each(base, meter_found, s);
+        return r == -ENOMEM ? r : 0;
 }
 
 /* What meter m reads at the current load: microwatts, or milliamperes at its voltage. */
