@@ -288,3 +288,10 @@ def import_busy_copy(d, run_id, label="busy"):
     status, imported = d.request("POST", "/api/v1/runs/import", doc)
     assert status == 201 and imported["quality"]["ok"] is False, imported.get("quality")
     return imported
+
+
+def promtool_check_metrics(text):
+    """promtool check metrics on a /metrics exposition, when promtool is installed (make deps installs it)."""
+    if shutil.which("promtool"):
+        r = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stdout + r.stderr

@@ -12,7 +12,7 @@ import urllib.request
 
 import pytest
 
-from conftest import start_tree, write_in_place
+from conftest import promtool_check_metrics, start_tree, write_in_place
 from test_dashboard import page  # noqa: F401  (the headless Chromium of the dashboard's tests)
 
 ZONE = "sys/class/thermal/thermal_zone0/temp"
@@ -159,10 +159,7 @@ def test_run_forecast_on_a_heating_zone(start_daemon, fixture_copy):
         metrics = d.get("/metrics")[1]
         assert f'heatcurve_run_forecast_plateau_celsius{{run_id="{rid}"}} ' in metrics
         assert f'heatcurve_run_forecast_eta_seconds{{run_id="{rid}"}} ' in metrics
-        import shutil
-        if shutil.which("promtool"):
-            r = subprocess.run(["promtool", "check", "metrics"], input=metrics, capture_output=True, text=True)
-            assert r.returncode == 0, r.stdout + r.stderr
+        promtool_check_metrics(metrics)
         told, event, deadline = [], None, time.monotonic() + 10
         while time.monotonic() < deadline and not (told and told[-1]["plateau_c"] == pytest.approx(85, abs=2)):
             line = stream.readline().decode()
